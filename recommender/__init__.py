@@ -1,0 +1,1 @@
+"""gpufit's pure domain: text → Workload → estimate → ranked Recommendation."""

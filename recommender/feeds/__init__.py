@@ -1,0 +1,1 @@
+"""Price feeds: adapters, fetching, the Redis cache and the bundled snapshot."""

@@ -1,0 +1,263 @@
+"""Known model architectures, and a typical architecture inferred from a bare size.
+
+Every number is from the model's published ``config.json`` on the Hugging Face Hub (or its
+paper where there is no Hub config); parameter counts are the total including embeddings.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+__all__ = [
+    "Architecture",
+    "Block",
+    "KNOWN_MODELS",
+    "infer_architecture",
+    "lookup_model",
+]
+
+
+class Block(StrEnum):
+    """The transformer block family; it decides the activation and FLOP accounting."""
+
+    LLAMA = "llama"  # pre-norm RMSNorm, SwiGLU MLP (3 matrices), RoPE, no dropout
+    GPT = "gpt"  # LayerNorm, GeLU MLP with 2 matrices (4h), learned positions, dropout
+    T5 = "t5"  # encoder-decoder; counted as a GPT-like stack of its total layers
+
+
+@dataclass(frozen=True, slots=True)
+class Architecture:
+    """The shape of a model, enough to count memory and FLOPs.
+
+    ``params`` is the total parameter count. For mixture-of-experts models ``active_params``
+    is what one token touches (it sets the FLOPs), while every expert must be held in memory.
+    """
+
+    name: str
+    params: int
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    ffn: int
+    vocab: int
+    tied_embeddings: bool
+    block: Block = Block.LLAMA
+    experts: int = 1
+    experts_per_token: int = 1
+    known: bool = True
+    aliases: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.params <= 0 or self.layers <= 0 or self.hidden <= 0:
+            raise ValueError(f"architecture {self.name!r} needs positive sizes")
+        if self.heads <= 0 or self.kv_heads <= 0 or self.heads % self.kv_heads:
+            raise ValueError(f"architecture {self.name!r}: heads must be a multiple of kv_heads")
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden // self.heads
+
+    @property
+    def embedding_params(self) -> int:
+        """Input embedding plus (when untied) the LM head."""
+        return self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
+
+    @property
+    def active_params(self) -> int:
+        """Parameters one token passes through (all of them for a dense model)."""
+        if self.experts <= 1:
+            return self.params
+        mlp_matrices = 3 if self.block is Block.LLAMA else 2
+        expert = mlp_matrices * self.hidden * self.ffn * self.layers
+        idle = expert * (self.experts - self.experts_per_token)
+        return self.params - idle
+
+    @property
+    def largest_layer_params(self) -> int:
+        """Parameters of the largest wrapped unit (a decoder block, or the embedding)."""
+        attn = self.hidden * self.head_dim * (2 * self.heads + 2 * self.kv_heads)
+        mlp_matrices = 3 if self.block is Block.LLAMA else 2
+        mlp = mlp_matrices * self.hidden * self.ffn * self.experts
+        return max(attn + mlp, self.vocab * self.hidden)
+
+    @property
+    def billions(self) -> float:
+        return self.params / 1e9
+
+
+def _m(
+    name: str,
+    params: float,
+    layers: int,
+    hidden: int,
+    heads: int,
+    kv_heads: int,
+    ffn: int,
+    vocab: int,
+    *,
+    tied: bool = False,
+    block: Block = Block.LLAMA,
+    experts: int = 1,
+    experts_per_token: int = 1,
+    aliases: tuple[str, ...] = (),
+) -> Architecture:
+    return Architecture(
+        name=name,
+        params=round(params),
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv_heads,
+        ffn=ffn,
+        vocab=vocab,
+        tied_embeddings=tied,
+        block=block,
+        experts=experts,
+        experts_per_token=experts_per_token,
+        aliases=aliases,
+    )
+
+
+# Sources: each model's config.json on huggingface.co (num_hidden_layers, hidden_size,
+# num_attention_heads, num_key_value_heads, intermediate_size, vocab_size,
+# tie_word_embeddings) and the parameter count on its model card.
+KNOWN_MODELS: tuple[Architecture, ...] = (
+    # meta-llama/Llama-2-{7,13,70}b-hf
+    _m("Llama 2 7B", 6.74e9, 32, 4096, 32, 32, 11008, 32000, aliases=("llama-2-7b", "llama2-7b")),
+    _m("Llama 2 13B", 13.0e9, 40, 5120, 40, 40, 13824, 32000, aliases=("llama-2-13b",)),
+    _m("Llama 2 70B", 68.98e9, 80, 8192, 64, 8, 28672, 32000, aliases=("llama-2-70b",)),
+    # meta-llama/Meta-Llama-3-8B, -70B; Llama-3.1-8B/70B/405B share the shapes
+    _m("Llama 3 8B", 8.03e9, 32, 4096, 32, 8, 14336, 128256, aliases=("llama-3-8b", "llama3-8b")),
+    _m("Llama 3 70B", 70.55e9, 80, 8192, 64, 8, 28672, 128256, aliases=("llama-3-70b",)),
+    _m("Llama 3.1 8B", 8.03e9, 32, 4096, 32, 8, 14336, 128256, aliases=("llama-3.1-8b",)),
+    _m("Llama 3.1 70B", 70.55e9, 80, 8192, 64, 8, 28672, 128256, aliases=("llama-3.1-70b",)),
+    _m("Llama 3.1 405B", 405.85e9, 126, 16384, 128, 8, 53248, 128256, aliases=("llama-3.1-405b",)),
+    # meta-llama/Llama-3.2-1B, -3B (tied embeddings)
+    _m("Llama 3.2 1B", 1.24e9, 16, 2048, 32, 8, 8192, 128256, tied=True),
+    _m("Llama 3.2 3B", 3.21e9, 28, 3072, 24, 8, 8192, 128256, tied=True),
+    # mistralai/Mistral-7B-v0.1, mistralai/Mixtral-8x7B-v0.1
+    _m("Mistral 7B", 7.24e9, 32, 4096, 32, 8, 14336, 32000, aliases=("mistral-7b",)),
+    _m(
+        "Mixtral 8x7B",
+        46.7e9,
+        32,
+        4096,
+        32,
+        8,
+        14336,
+        32000,
+        experts=8,
+        experts_per_token=2,
+        aliases=("mixtral-8x7b", "mixtral"),
+    ),
+    # Qwen/Qwen2.5-{0.5,1.5,3,7,14,32,72}B
+    _m("Qwen2.5 0.5B", 0.494e9, 24, 896, 14, 2, 4864, 151936, tied=True),
+    _m("Qwen2.5 1.5B", 1.54e9, 28, 1536, 12, 2, 8960, 151936, tied=True),
+    _m("Qwen2.5 3B", 3.09e9, 36, 2048, 16, 2, 11008, 151936, tied=True),
+    _m("Qwen2.5 7B", 7.62e9, 28, 3584, 28, 4, 18944, 152064),
+    _m("Qwen2.5 14B", 14.7e9, 48, 5120, 40, 8, 13824, 152064),
+    _m("Qwen2.5 32B", 32.5e9, 64, 5120, 40, 8, 27648, 152064),
+    _m("Qwen2.5 72B", 72.7e9, 80, 8192, 64, 8, 29568, 152064),
+    # google/gemma-2-{2b,9b,27b} (tied embeddings, GeGLU ~ gated MLP like SwiGLU)
+    _m("Gemma 2 2B", 2.61e9, 26, 2304, 8, 4, 9216, 256000, tied=True),
+    _m("Gemma 2 9B", 9.24e9, 42, 3584, 16, 8, 14336, 256000, tied=True),
+    _m("Gemma 2 27B", 27.2e9, 46, 4608, 32, 16, 36864, 256000, tied=True),
+    # microsoft/Phi-3-mini-4k-instruct
+    _m("Phi-3 mini", 3.82e9, 32, 3072, 32, 32, 8192, 32064, aliases=("phi-3-mini", "phi3-mini")),
+    # tiiuae/falcon-40b (multi-query groups = 8, GeLU MLP 4h, vocab 65024)
+    _m("Falcon 40B", 41.8e9, 60, 8192, 128, 8, 32768, 65024, block=Block.GPT),
+    # openai-community/gpt2, gpt2-medium, gpt2-large, gpt2-xl (tied, 4h GeLU MLP)
+    _m("GPT-2", 124e6, 12, 768, 12, 12, 3072, 50257, tied=True, block=Block.GPT),
+    _m("GPT-2 Medium", 355e6, 24, 1024, 16, 16, 4096, 50257, tied=True, block=Block.GPT),
+    _m("GPT-2 Large", 774e6, 36, 1280, 20, 20, 5120, 50257, tied=True, block=Block.GPT),
+    _m("GPT-2 XL", 1.56e9, 48, 1600, 25, 25, 6400, 50257, tied=True, block=Block.GPT),
+    # google-t5/t5-3b: 24 encoder + 24 decoder layers, d_model 1024, d_ff 16384, 32 heads
+    _m("T5-3B", 2.85e9, 48, 1024, 32, 32, 16384, 32128, tied=True, block=Block.T5),
+)
+
+
+def _model_key(text: str) -> str:
+    s = text.lower().rsplit("/", 1)[-1]
+    s = re.sub(r"-(hf|instruct|chat|base|it|v0\.\d|4k|128k)\b", "", s)
+    s = s.replace("meta-llama-", "llama-").replace("meta-", "")
+    return re.sub(r"[^a-z0-9.]+", "", s)
+
+
+def _model_index() -> dict[str, Architecture]:
+    index: dict[str, Architecture] = {}
+    for arch in KNOWN_MODELS:
+        for spelling in (arch.name, *arch.aliases):
+            index.setdefault(_model_key(spelling), arch)
+    return index
+
+
+_INDEX = _model_index()
+
+
+def lookup_model(text: str) -> Architecture | None:
+    """A known architecture for a spelling such as ``llama-3-8b`` or ``meta-llama/Llama-2-7b-hf``."""
+    return _INDEX.get(_model_key(text))
+
+
+# Typical dense shapes by size (Llama-style), used when only "13B" is given.
+# Each row is (params, layers, hidden, heads, kv_heads, ffn): Llama 2 / Llama 3 configs.
+_TYPICAL: tuple[tuple[float, int, int, int, int, int], ...] = (
+    (350e6, 24, 1024, 16, 16, 2816),
+    (760e6, 24, 1536, 16, 16, 4096),
+    (1.2e9, 16, 2048, 32, 8, 8192),
+    (3.2e9, 28, 3072, 24, 8, 8192),
+    (7e9, 32, 4096, 32, 8, 14336),
+    (13e9, 40, 5120, 40, 40, 13824),
+    (34e9, 48, 8192, 64, 8, 22016),
+    (70e9, 80, 8192, 64, 8, 28672),
+    (405e9, 126, 16384, 128, 8, 53248),
+)
+_TYPICAL_VOCAB = 32000  # Llama 2 vocabulary: a conservative middle between GPT-2 and Llama 3
+
+
+def infer_architecture(params: float) -> Architecture:
+    """A typical Llama-style architecture for a bare parameter count.
+
+    Picks the nearest published shape (in log space) and rescales the layer count so the
+    total matches ``params``; tiny models below ~100M params get a GPT-2-like shape.
+    """
+    if params < 100e6:
+        hidden, heads, layers = 768, 12, max(1, round((params - 50257 * 768) / (12 * 768**2)))
+        return replace(
+            KNOWN_MODELS[-5],  # GPT-2
+            name=f"{_fmt(params)} (inferred GPT-2-like)",
+            params=round(params),
+            layers=max(1, layers),
+            hidden=hidden,
+            heads=heads,
+            kv_heads=heads,
+            known=False,
+            aliases=(),
+        )
+    base = min(_TYPICAL, key=lambda row: abs(math.log(row[0] / params)))
+    _, layers, hidden, heads, kv_heads, ffn = base
+    per_layer = hidden * (hidden // heads) * (2 * heads + 2 * kv_heads) + 3 * hidden * ffn
+    embed = 2 * _TYPICAL_VOCAB * hidden
+    layers = max(1, round((params - embed) / per_layer))
+    return Architecture(
+        name=f"{_fmt(params)} (inferred Llama-like)",
+        params=round(params),
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv_heads,
+        ffn=ffn,
+        vocab=_TYPICAL_VOCAB,
+        tied_embeddings=False,
+        known=False,
+    )
+
+
+def _fmt(params: float) -> str:
+    if params >= 1e9:
+        return f"{params / 1e9:.3g}B"
+    return f"{params / 1e6:.3g}M"

@@ -1,0 +1,130 @@
+"""Price offers and the catalog they form.
+
+An :class:`Offer` is one rentable shape at one price: a provider's instance type with its GPUs,
+in one region (and zone, where priced per zone), on-demand or spot. Prices are for the whole
+instance per hour; :attr:`Offer.price_usd_per_gpu_hour` divides by the GPU count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+from recommender.gpus import IntraNode, get_gpu
+
+__all__ = [
+    "Catalog",
+    "Fabric",
+    "Offer",
+    "SourceInfo",
+]
+
+
+class Fabric(StrEnum):
+    """The network between nodes of a multi-node cluster."""
+
+    INFINIBAND = "infiniband"
+    EFA = "efa"  # AWS Elastic Fabric Adapter
+    ROCE = "roce"  # RDMA over Converged Ethernet (also GCP GPUDirect-TCPX/RDMA)
+    ETHERNET = "ethernet"  # plain TCP: multi-node sharding is impractical
+    NONE = "none"  # single-node offer; no cluster networking
+
+    @property
+    def fast(self) -> bool:
+        return self in (Fabric.INFINIBAND, Fabric.EFA, Fabric.ROCE)
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """One priced instance shape."""
+
+    provider: str
+    instance_type: str
+    gpu_id: str
+    gpu_count: int
+    price_usd_per_hour: float
+    spot: bool
+    region: str
+    zone: str = ""
+    gpu_memory_gib: float | None = None
+    vcpus: float | None = None
+    ram_gib: float | None = None
+    #: GPU-to-GPU path inside the instance; ``None`` takes the GPU model's default.
+    intra_node: IntraNode | None = None
+    fabric: Fabric = Fabric.NONE
+    fabric_gbps: float | None = None
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.gpu_count < 1:
+            raise ValueError("an offer has at least one GPU")
+        if not 0 < self.price_usd_per_hour < 10_000:
+            raise ValueError(f"implausible price {self.price_usd_per_hour!r} USD/h")
+        if not self.provider or not self.instance_type:
+            raise ValueError("an offer names its provider and instance type")
+
+    @property
+    def price_usd_per_gpu_hour(self) -> float:
+        return self.price_usd_per_hour / self.gpu_count
+
+    @property
+    def link(self) -> IntraNode:
+        """The effective GPU-to-GPU path inside this instance."""
+        if self.intra_node is not None:
+            return self.intra_node
+        return get_gpu(self.gpu_id).intra_node
+
+    @property
+    def memory_gib_per_gpu(self) -> float:
+        if self.gpu_memory_gib is not None:
+            return self.gpu_memory_gib
+        return get_gpu(self.gpu_id).memory_gib
+
+    @property
+    def key(self) -> str:
+        """Stable identity of the offer (for history, watches and dedupe)."""
+        kind = "spot" if self.spot else "od"
+        return f"{self.provider}/{self.instance_type}/{self.region}/{self.zone}/{kind}"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """Where a set of offers came from and how fresh it is."""
+
+    name: str
+    #: When the provider's prices were collected (the snapshot's as-of time).
+    as_of: datetime
+    #: When gpufit last fetched it successfully (``None`` for bundled data).
+    fetched_at: datetime | None = None
+    rows: int = 0
+    rejected: int = 0
+    #: Set when the latest refresh failed and this is the last good copy.
+    error: str | None = None
+    bundled: bool = False
+
+    def age_hours(self, now: datetime) -> float:
+        return max(0.0, (now - self.as_of).total_seconds() / 3600)
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """All offers gpufit knows of, with their provenance."""
+
+    offers: tuple[Offer, ...]
+    sources: tuple[SourceInfo, ...] = field(default=())
+
+    @classmethod
+    def of(cls, offers: Iterable[Offer], sources: Sequence[SourceInfo] = ()) -> Catalog:
+        return cls(tuple(offers), tuple(sources))
+
+    def __len__(self) -> int:
+        return len(self.offers)
+
+    def merged(self, other: Catalog) -> Catalog:
+        return Catalog(self.offers + other.offers, self.sources + other.sources)
+
+    @property
+    def oldest_as_of(self) -> datetime | None:
+        return min((s.as_of for s in self.sources), default=None)

@@ -1,0 +1,42 @@
+"""The price snapshot that ships inside the package, so a fresh install answers offline.
+
+``recommender/data/snapshot.json`` is a gpufit feed (docs/feed-format.md) written by hand from
+public sources: SkyPilot catalog rows where they exist, provider list prices otherwise; each
+offer names its source. Its ``as_of`` is old by the time anyone reads it, and answers built on
+it must say so (``SourceInfo.bundled``).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+from recommender.errors import CatalogError
+from recommender.feeds.base import ParsedFeed
+from recommender.feeds.native import parse_native
+
+__all__ = ["BUNDLED_SOURCE", "load_bundled"]
+
+#: The name the bundled snapshot goes by in errors, ``feed status`` and answers' footers.
+BUNDLED_SOURCE = "bundled snapshot"
+
+_RESOURCE = "data/snapshot.json"
+
+
+@cache
+def load_bundled() -> ParsedFeed:
+    """Parse the bundled snapshot (once per process; the result is immutable).
+
+    Raises:
+        CatalogError: the packaged file is missing or broken (a packaging bug).
+    """
+    try:
+        data = resources.files("recommender").joinpath(_RESOURCE).read_bytes()
+    except OSError as exc:
+        raise CatalogError(
+            f"The bundled price snapshot ({_RESOURCE}) is missing from the installed package: "
+            f"{exc.strerror or exc}.",
+            source=BUNDLED_SOURCE,
+            hint="Reinstall gpufit, or point it at a live feed with --catalog.",
+        ) from None
+    return parse_native(data, source=BUNDLED_SOURCE)

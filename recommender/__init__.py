@@ -1,1 +1,83 @@
-"""gpufit's pure domain: text → Workload → estimate → ranked Recommendation."""
+"""gpufit's pure domain: text → Workload → estimate → ranked Recommendation.
+
+Nothing in this package (outside :mod:`recommender.feeds`) does I/O, reads the environment
+or the clock; callers pass ``now`` in. ``bot/`` uses only the names exported here.
+"""
+
+from recommender.caveats import Caveat, CaveatKind, Severity
+from recommender.errors import (
+    CatalogError,
+    GpufitError,
+    NoFeasibleOptionError,
+    PriceFeedError,
+    StoreError,
+    UnknownGpuError,
+    WorkloadError,
+)
+from recommender.estimate import Estimate, estimate
+from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu, normalize, try_normalize
+from recommender.models import Architecture, lookup_model
+from recommender.offers import Catalog, Fabric, Offer, SourceInfo
+from recommender.parse import parse_workload
+from recommender.ranking import (
+    Alternative,
+    BudgetGap,
+    HoursBasis,
+    Option,
+    Recommendation,
+    recommend,
+)
+from recommender.topology import Plan
+from recommender.workload import (
+    HardwareRequest,
+    Method,
+    Offload,
+    Optimizer,
+    Precision,
+    Sharding,
+    SpotPolicy,
+    Workload,
+)
+
+__all__ = [
+    "Alternative",
+    "Architecture",
+    "BudgetGap",
+    "Catalog",
+    "CatalogError",
+    "Caveat",
+    "CaveatKind",
+    "Estimate",
+    "Fabric",
+    "GpuSpec",
+    "GpufitError",
+    "HardwareRequest",
+    "HoursBasis",
+    "IntraNode",
+    "Method",
+    "NoFeasibleOptionError",
+    "Offer",
+    "Offload",
+    "Optimizer",
+    "Option",
+    "Plan",
+    "Precision",
+    "PriceFeedError",
+    "Recommendation",
+    "Severity",
+    "Sharding",
+    "SourceInfo",
+    "SpotPolicy",
+    "StoreError",
+    "UnknownGpuError",
+    "Workload",
+    "WorkloadError",
+    "all_gpus",
+    "estimate",
+    "get_gpu",
+    "lookup_model",
+    "normalize",
+    "parse_workload",
+    "recommend",
+    "try_normalize",
+]

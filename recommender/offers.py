@@ -55,7 +55,10 @@ class Offer:
     intra_node: IntraNode | None = None
     fabric: Fabric = Fabric.NONE
     fabric_gbps: float | None = None
+    #: Name of the price source (feed) this offer came from; matches a ``SourceInfo.name``.
     source: str = ""
+    #: Where the price itself was read (a pricing page, a catalog file), when the feed says.
+    citation: str = ""
 
     def __post_init__(self) -> None:
         if self.gpu_count < 1:

@@ -1,0 +1,54 @@
+"""Loading the catalog for a face: the bundled snapshot plus any explicit sources."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from recommender import Catalog, SourceInfo
+from recommender.feeds.base import ParsedFeed
+from recommender.feeds.bundled import load_bundled
+
+__all__ = ["BUNDLED_SOURCE", "bundled_catalog", "catalog_from_parsed"]
+
+BUNDLED_SOURCE = "bundled snapshot"
+
+
+def catalog_from_parsed(
+    name: str,
+    feed: ParsedFeed,
+    *,
+    fetched_at: datetime | None = None,
+    bundled: bool = False,
+    fallback_as_of: datetime | None = None,
+) -> Catalog:
+    """A one-source Catalog whose offers all name ``name`` as their source."""
+    as_of = feed.as_of or fetched_at or fallback_as_of
+    if as_of is None:
+        raise ValueError("a source needs an as-of time")
+    offers = tuple(
+        replace(o, source=name, citation=o.citation or (o.source if o.source != name else ""))
+        for o in feed.offers
+    )
+    info = SourceInfo(
+        name=name,
+        as_of=as_of,
+        fetched_at=fetched_at,
+        rows=feed.rows,
+        rejected=feed.rejected,
+        bundled=bundled,
+    )
+    return Catalog(offers, (info,))
+
+
+def bundled_catalog() -> Catalog:
+    """The snapshot shipped inside the package: works offline, always dated."""
+    return catalog_from_parsed(BUNDLED_SOURCE, load_bundled(), bundled=True)
+
+
+def merge(catalogs: Sequence[Catalog]) -> Catalog:
+    out = Catalog((), ())
+    for c in catalogs:
+        out = out.merged(c)
+    return out

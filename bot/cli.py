@@ -1,0 +1,145 @@
+"""The ``gpufit`` command line: ask, estimate, feed, serve, worker.
+
+Exit codes (a contract): 0 answered; 2 the input was not understood (stderr says what and
+shows an example that works); 1 anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import TextIO
+
+from rich.console import Console
+
+from bot.catalog import bundled_catalog
+from bot.render.jsonout import estimate_document, recommendation_document
+from bot.render.terminal import render_estimate, render_recommendation
+from recommender import (
+    Catalog,
+    GpufitError,
+    WorkloadError,
+    estimate,
+    parse_workload,
+    recommend,
+)
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_BAD_INPUT = 2
+
+EXAMPLES = """examples:
+  gpufit ask "13B full finetune 2 days"
+  gpufit ask "llama-3-70b qlora on 2B tokens under \\$3,000" --json
+  gpufit estimate "llama-3-8b full finetune seq 4k on 1x A100-80GB"
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as exit code 2 with an example (its default too)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"gpufit: {message}\n{EXAMPLES}")
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="gpufit",
+        description="Which cloud GPUs to rent for a training job, and what it will really cost.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    ask = sub.add_parser("ask", help="ranked, priced options for a workload")
+    ask.add_argument("text", nargs="+", help='the workload, e.g. "13B full finetune 2 days"')
+    ask.add_argument("--json", action="store_true", help="print the JSON document")
+    ask.add_argument("--top", type=int, default=None, help="how many options (default 5)")
+    ask.add_argument(
+        "--catalog",
+        action="append",
+        default=[],
+        metavar="SRC",
+        help="a price source (path or http(s) URL); repeatable; replaces the configured feeds",
+    )
+
+    est = sub.add_parser("estimate", help="memory and layout only, no prices")
+    est.add_argument("text", nargs="+", help='the workload, e.g. "7B lora on 1x A100-40GB"')
+    est.add_argument("--json", action="store_true", help="print the JSON document")
+    est.add_argument("--catalog", action="append", default=[], metavar="SRC", help=argparse.SUPPRESS)
+    return parser
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _load_catalog(sources: Sequence[str]) -> Catalog:
+    if not sources:
+        return bundled_catalog()
+    from bot.catalog import load_sources
+
+    return asyncio.run(load_sources(sources))
+
+
+def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
+    text = " ".join(args.text)
+    workload = parse_workload(text)
+    if args.top is not None and not 1 <= args.top <= 100:
+        raise WorkloadError("--top must be between 1 and 100.", hint="Try: --top 5")
+    catalog = _load_catalog(args.catalog)
+    rec = recommend(workload, catalog, now=_now(), top=args.top or 5)
+    if args.json:
+        json.dump(recommendation_document(rec, query=text), out, indent=2)
+        out.write("\n")
+    else:
+        Console(file=out, width=max(100, Console(file=out).width)).print(
+            render_recommendation(rec)
+        )
+    return EXIT_OK
+
+
+def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
+    text = " ".join(args.text)
+    workload = parse_workload(text)
+    est = estimate(workload)
+    if args.json:
+        json.dump(estimate_document(est, query=text, now=_now()), out, indent=2)
+        out.write("\n")
+    else:
+        Console(file=out, width=max(100, Console(file=out).width)).print(render_estimate(est))
+    return EXIT_OK
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
+    "ask": _cmd_ask,
+    "estimate": _cmd_estimate,
+}
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:
+    """Run the CLI; returns the exit code (the console script exits with it)."""
+    out = out or sys.stdout
+    args = _build_parser().parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args, out)
+    except WorkloadError as exc:
+        sys.stderr.write(f"gpufit: {exc.user_text()}\n")
+        return EXIT_BAD_INPUT
+    except GpufitError as exc:
+        sys.stderr.write(f"gpufit: {exc.user_text()}\n")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+
+
+def run() -> None:  # pragma: no cover - console-script shim
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Pure renderers: domain values in, JSON documents / terminal text / Block Kit out."""

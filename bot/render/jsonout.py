@@ -1,0 +1,212 @@
+"""The versioned ``--json`` documents (schema: ``docs/schema/recommendation-v1.schema.json``).
+
+Memory is in GiB (keys end ``_gib``), money in USD (``_usd``, ``_usd_per_hour``), time in
+hours (``_hours``). Adding keys is a minor change; renaming or removing one bumps
+``schema_version``.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+from recommender import (
+    Estimate,
+    Option,
+    Plan,
+    Recommendation,
+    SourceInfo,
+    Workload,
+    get_gpu,
+)
+
+__all__ = ["SCHEMA_VERSION", "estimate_document", "recommendation_document"]
+
+SCHEMA_VERSION = 1
+
+JSON = dict[str, Any]
+
+
+def _r(value: float, digits: int = 2) -> float | None:
+    if not math.isfinite(value):
+        return None
+    return round(value, digits)
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat().replace("+00:00", "Z")
+
+
+def workload_doc(w: Workload) -> JSON:
+    m = w.model
+    return {
+        "model": {
+            "name": m.name,
+            "params": m.params,
+            "params_billions": _r(m.billions, 3),
+            "known": m.known,
+            "layers": m.layers,
+            "hidden": m.hidden,
+            "heads": m.heads,
+            "kv_heads": m.kv_heads,
+            "ffn": m.ffn,
+            "vocab": m.vocab,
+            "experts": m.experts,
+        },
+        "method": w.method.value,
+        "precision": w.precision.value,
+        "optimizer": w.optimizer.value,
+        "seq_len": w.seq_len,
+        "micro_batch": w.micro_batch,
+        "checkpointing": w.checkpointing,
+        "sharding": None if w.sharding is None else w.sharding.value,
+        "offload": None if w.offload is None else w.offload.value,
+        "hardware": None
+        if w.hardware is None
+        else {"gpu": w.hardware.gpu_id, "count": w.hardware.count},
+        "duration_hours": w.duration_hours,
+        "tokens": w.tokens,
+        "budget_usd": w.budget_usd,
+        "spot": w.spot.value,
+        "providers": sorted(w.providers),
+        "regions": list(w.regions),
+        "lora_rank": w.lora_rank if not w.method.trains_all_weights else None,
+        "assumed": list(w.assumed),
+        "ignored": list(w.ignored),
+    }
+
+
+def plan_doc(p: Plan) -> JSON:
+    mem = p.memory
+    return {
+        "gpu": p.gpu_id,
+        "gpu_name": get_gpu(p.gpu_id).name,
+        "gpus": p.gpus,
+        "gpus_per_node": p.gpus_per_node,
+        "nodes": p.nodes,
+        "strategy": p.strategy.describe(),
+        "sharding": p.strategy.sharding.value,
+        "offload": p.strategy.offload.value,
+        "checkpointing": p.strategy.checkpointing,
+        "fits": p.fits,
+        "memory_per_gpu": {
+            "weights_gib": _r(mem.weights_gib),
+            "gradients_gib": _r(mem.gradients_gib),
+            "optimizer_gib": _r(mem.optimizer_gib),
+            "activations_gib": _r(mem.activations_gib),
+            "overhead_gib": _r(mem.overhead_gib),
+            "total_gib": _r(mem.total_gib),
+        },
+        "usable_gib": _r(p.usable_gib),
+        "headroom_frac": _r(p.headroom_frac, 3),
+        "notes": list(p.notes),
+    }
+
+
+def option_doc(o: Option) -> JSON:
+    offer = o.offer
+    spot = None
+    if o.spot is not None:
+        s = o.spot
+        spot = {
+            "interruptions_per_hour": _r(s.interruptions_per_hour, 5),
+            "mtbf_hours": _r(s.mtbf_hours, 1),
+            "checkpoint_gib": _r(s.checkpoint_gib, 1),
+            "checkpoint_write_s": _r(s.checkpoint_write_s, 0),
+            "checkpoint_interval_hours": _r(s.checkpoint_interval_hours, 2),
+            "restart_s": _r(s.restart_s, 0),
+            "overhead_frac": _r(s.overhead_frac, 4),
+            "expected_interruptions": _r(s.expected_interruptions, 2),
+        }
+    return {
+        "rank": o.rank,
+        "provider": offer.provider,
+        "instance_type": offer.instance_type,
+        "region": offer.region,
+        "zone": offer.zone or None,
+        "gpu": offer.gpu_id,
+        "gpus_per_node": offer.gpu_count,
+        "nodes": o.nodes,
+        "total_gpus": o.total_gpus,
+        "spot": offer.spot,
+        "interconnect": offer.link.value,
+        "fabric": offer.fabric.value,
+        "price_usd_per_hour": _r(o.price_usd_per_hour, 4),
+        "price_usd_per_gpu_hour": _r(offer.price_usd_per_gpu_hour, 4),
+        "hours": _r(o.hours, 3),
+        "expected_hours": _r(o.expected_hours, 3),
+        "billed_hours": _r(o.billed_hours, 3),
+        "cost_usd": _r(o.cost_usd),
+        "storage_usd": _r(o.storage_usd),
+        "expected_cost_usd": _r(o.expected_cost_usd),
+        "meets_deadline": o.meets_deadline,
+        "layout": plan_doc(o.plan),
+        "spot_economics": spot,
+        "caveats": [
+            {"kind": c.kind.value, "severity": c.severity.value, "text": c.text} for c in o.caveats
+        ],
+        "price_source": offer.source,
+    }
+
+
+def source_doc(s: SourceInfo, now: datetime) -> JSON:
+    return {
+        "name": s.name,
+        "as_of": _iso(s.as_of),
+        "fetched_at": _iso(s.fetched_at),
+        "age_hours": _r(s.age_hours(now), 1),
+        "rows": s.rows,
+        "rejected": s.rejected,
+        "error": s.error,
+        "bundled": s.bundled,
+    }
+
+
+def recommendation_document(rec: Recommendation, *, query: str) -> JSON:
+    """The ``gpufit ask --json`` document."""
+    budget = None
+    if rec.workload.budget_usd is not None:
+        budget = {
+            "budget_usd": rec.workload.budget_usd,
+            "within_budget": rec.over_budget is None,
+            "cheapest_usd": None
+            if rec.over_budget is None
+            else _r(rec.over_budget.cheapest.expected_cost_usd),
+            "gap_usd": None if rec.over_budget is None else _r(rec.over_budget.gap_usd),
+        }
+    alternative = None
+    if rec.alternative is not None:
+        alternative = {
+            "method": rec.alternative.method.value,
+            "reason": rec.alternative.reason,
+            "option": option_doc(rec.alternative.option),
+        }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "recommendation",
+        "generated_at": _iso(rec.generated_at),
+        "query": query,
+        "workload": workload_doc(rec.workload),
+        "hours_basis": rec.hours_basis.value,
+        "feasible_options": rec.feasible,
+        "options": [option_doc(o) for o in rec.options],
+        "budget": budget,
+        "alternative": alternative,
+        "layouts": [plan_doc(p) for p in rec.layouts],
+        "sources": [source_doc(s, rec.generated_at) for s in rec.sources],
+        "notes": list(rec.notes),
+    }
+
+
+def estimate_document(est: Estimate, *, query: str, now: datetime) -> JSON:
+    """The ``gpufit estimate --json`` document."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "estimate",
+        "generated_at": _iso(now),
+        "query": query,
+        "workload": workload_doc(est.workload),
+        "hardware": None if est.hardware is None else plan_doc(est.hardware),
+        "layouts": [plan_doc(p) for p in est.layouts],
+    }

@@ -1,0 +1,186 @@
+"""Terminal rendering with rich: pure functions from domain values to renderables."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from recommender import Estimate, Option, Plan, Recommendation, SourceInfo, Workload, get_gpu
+
+__all__ = ["render_estimate", "render_recommendation", "money", "describe_workload"]
+
+
+def money(usd: float) -> str:
+    if usd >= 100:
+        return f"${usd:,.0f}"
+    return f"${usd:,.2f}"
+
+
+def hours_text(hours: float) -> str:
+    if hours < 1:
+        return f"{hours * 60:.0f} min"
+    if hours < 48:
+        return f"{hours:.1f} h"
+    return f"{hours / 24:.1f} d"
+
+
+def describe_workload(w: Workload) -> str:
+    parts = [w.model.name, w.method.label, w.precision.label, w.optimizer.value]
+    parts.append(f"seq {w.seq_len}, micro-batch {w.micro_batch}")
+    if w.tokens is not None:
+        parts.append(f"{w.tokens / 1e9:g}B tokens")
+    if w.duration_hours is not None:
+        label = "deadline" if w.tokens is not None else "for"
+        parts.append(f"{label} {hours_text(w.duration_hours)}")
+    if w.budget_usd is not None:
+        parts.append(f"budget {money(w.budget_usd)}")
+    if w.spot.value != "allow":
+        parts.append(f"spot: {w.spot.value}")
+    if w.providers:
+        parts.append("providers: " + ", ".join(sorted(w.providers)))
+    if w.regions:
+        parts.append("regions: " + ", ".join(w.regions))
+    return " · ".join(parts)
+
+
+def _layout(plan: Plan) -> str:
+    nodes = f"{plan.nodes}×{plan.gpus_per_node}" if plan.nodes > 1 else f"{plan.gpus}×"
+    return f"{nodes} {get_gpu(plan.gpu_id).name}, {plan.strategy.describe()}"
+
+
+def _memory_line(plan: Plan) -> str:
+    m = plan.memory
+    return (
+        f"{m.total_gib:.1f} / {plan.usable_gib:.1f} GiB per GPU "
+        f"(weights {m.weights_gib:.1f}, grads {m.gradients_gib:.1f}, optimizer "
+        f"{m.optimizer_gib:.1f}, activations {m.activations_gib:.1f}, overhead "
+        f"{m.overhead_gib:.1f}; headroom {plan.headroom_frac * 100:.0f} %)"
+    )
+
+
+def _options_table(options: tuple[Option, ...], *, with_hours: bool) -> Table:
+    table = Table(show_lines=False, header_style="bold", expand=False)
+    table.add_column("#", justify="right")
+    table.add_column("provider / instance")
+    table.add_column("region")
+    table.add_column("layout")
+    table.add_column("$/h", justify="right")
+    if with_hours:
+        table.add_column("hours", justify="right")
+    table.add_column("total", justify="right")
+    table.add_column("per GPU mem", justify="right")
+    for o in options:
+        kind = "spot" if o.offer.spot else "on-demand"
+        table.add_row(
+            str(o.rank),
+            Text(f"{o.offer.provider} {o.offer.instance_type} ({kind})"),
+            Text(o.offer.region),
+            Text(_layout(o.plan)),
+            money(o.price_usd_per_hour),
+            *([hours_text(o.expected_hours)] if with_hours else []),
+            money(o.expected_cost_usd),
+            f"{o.plan.memory.total_gib:.0f}/{o.plan.usable_gib:.0f} GiB",
+        )
+    return table
+
+
+def _sources(sources: tuple[SourceInfo, ...], now: datetime) -> Text:
+    if not sources:
+        return Text("prices: no source loaded", style="yellow")
+    parts = []
+    for s in sources:
+        kind = "bundled snapshot" if s.bundled else "feed"
+        err = f", last refresh failed: {s.error}" if s.error else ""
+        parts.append(
+            f"{s.name} ({kind}, as of {s.as_of:%Y-%m-%d}, {hours_text(s.age_hours(now))} old"
+            f"{err})"
+        )
+    return Text("prices: " + "; ".join(parts), style="dim")
+
+
+def render_recommendation(rec: Recommendation) -> RenderableType:
+    w = rec.workload
+    out: list[RenderableType] = [Text(describe_workload(w), style="bold")]
+    if w.assumed:
+        out.append(Text("assumed: " + "; ".join(w.assumed), style="dim"))
+    if w.ignored:
+        out.append(Text("ignored (not understood): " + ", ".join(w.ignored), style="yellow"))
+    if rec.options:
+        best = rec.options[0]
+        out.append(Text(f"memory: {_memory_line(best.plan)}"))
+        for note in best.plan.notes:
+            out.append(Text(f"  • {note}", style="dim"))
+        out.append(_options_table(rec.options, with_hours=True))
+        for o in rec.options:
+            for c in o.caveats:
+                style = "yellow" if c.severity.value == "warn" else "dim"
+                out.append(Text(f"  [{o.rank}] {c.text}", style=style))
+        if rec.feasible > len(rec.options):
+            out.append(
+                Text(f"{rec.feasible - len(rec.options)} more options: use --top N", style="dim")
+            )
+    else:
+        out.append(Text("No offer in the catalog can run this job as asked.", style="bold red"))
+    if rec.over_budget is not None:
+        gap = rec.over_budget
+        c = gap.cheapest
+        out.append(
+            Text(
+                f"over budget: the cheapest that fits is {money(c.expected_cost_usd)} "
+                f"({c.offer.provider} {c.offer.instance_type}), {money(gap.gap_usd)} over "
+                f"{money(gap.budget_usd)}",
+                style="yellow",
+            )
+        )
+    if rec.alternative is not None:
+        alt = rec.alternative
+        o = alt.option
+        out.append(
+            Text(
+                f"alternative: {alt.method.label} on {_layout(o.plan)} "
+                f"({o.offer.provider}) fits at {money(o.expected_cost_usd)}: {alt.reason}",
+                style="green",
+            )
+        )
+    if not rec.options and rec.alternative is None and rec.layouts:
+        out.append(Text("smallest layouts that would hold it:", style="bold"))
+        for plan in rec.layouts[:5]:
+            out.append(Text(f"  {_layout(plan)}: {plan.memory.total_gib:.1f} GiB per GPU"))
+    for note in rec.notes:
+        out.append(Text(note, style="dim"))
+    out.append(_sources(rec.sources, rec.generated_at))
+    return Group(*out)
+
+
+def render_estimate(est: Estimate) -> RenderableType:
+    w = est.workload
+    out: list[RenderableType] = [Text(describe_workload(w), style="bold")]
+    if w.assumed:
+        out.append(Text("assumed: " + "; ".join(w.assumed), style="dim"))
+    if w.ignored:
+        out.append(Text("ignored (not understood): " + ", ".join(w.ignored), style="yellow"))
+    if est.hardware is not None:
+        p = est.hardware
+        verdict = Text("fits" if p.fits else "does NOT fit", style="green" if p.fits else "red")
+        out.append(Text.assemble("on ", _layout(p), ": ", verdict))
+        out.append(Text(_memory_line(p)))
+        for note in p.notes:
+            out.append(Text(f"  • {note}", style="dim"))
+    table = Table(header_style="bold")
+    table.add_column("GPU")
+    table.add_column("smallest layout")
+    table.add_column("per GPU", justify="right")
+    table.add_column("headroom", justify="right")
+    for plan in est.layouts:
+        table.add_row(
+            get_gpu(plan.gpu_id).name,
+            Text(_layout(plan)),
+            f"{plan.memory.total_gib:.1f}/{plan.usable_gib:.1f} GiB",
+            f"{plan.headroom_frac * 100:.0f} %",
+        )
+    if est.layouts:
+        out.append(table)
+    return Group(*out)

@@ -1,0 +1,37 @@
+"""Caveats: the honest small print attached to every option, as data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["Caveat", "CaveatKind", "Severity"]
+
+
+class CaveatKind(StrEnum):
+    PREEMPTION = "preemption"  # spot capacity: expected interruptions and checkpoint advice
+    PCIE_SHARDING = "pcie_sharding"  # sharding across GPUs without a peer fabric
+    MULTI_NODE = "multi_node"  # the job spans several machines
+    SLOW_FABRIC = "slow_fabric"  # several machines without InfiniBand/EFA/RoCE
+    TIGHT_HEADROOM = "tight_headroom"  # less than 10 % memory left
+    NO_BF16 = "no_bf16"  # the GPU lacks bf16; fp16 + loss scaling instead
+    NO_FP8 = "no_fp8"  # fp8 asked for on a GPU without FP8 tensor cores
+    STALE_PRICES = "stale_prices"  # the price is older than the freshness limit
+    DEADLINE = "deadline"  # misses the stated deadline
+    CHECKPOINTING = "checkpointing"  # activation checkpointing switched on to fit
+    OFFLOAD = "offload"  # CPU offload switched on to fit
+    BILLING = "billing"  # the billing granularity rounds the run up noticeably
+    IDLE_GPUS = "idle_gpus"  # more GPUs than the memory needs (instance shape)
+    SOURCE_ERROR = "source_error"  # the price source failed its last refresh
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARN = "warn"
+
+
+@dataclass(frozen=True, slots=True)
+class Caveat:
+    kind: CaveatKind
+    severity: Severity
+    text: str

@@ -1,0 +1,104 @@
+"""Billing rules: how providers meter time, and what preemptions cost on spot."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from recommender.billing import (
+    DEFAULT_RULE,
+    RULES,
+    billed_hours,
+    interruptions_per_hour,
+    rule_for,
+    spot_economics,
+)
+
+
+class TestRules:
+    def test_every_rule_names_its_source_and_date(self) -> None:
+        """Each provider rule cites where it was read and when."""
+        for rule in RULES.values():
+            assert rule.source
+            assert rule.as_of.year >= 2025
+
+    def test_unknown_provider_gets_the_conservative_default(self) -> None:
+        """A provider without a rule is billed hourly with a one-hour minimum."""
+        rule = rule_for("some-new-cloud")
+        assert rule is DEFAULT_RULE
+        assert rule.granularity_s == 3600
+        assert rule.minimum_s == 3600
+
+    def test_lookup_is_case_insensitive(self) -> None:
+        """Provider ids match regardless of case."""
+        assert rule_for("AWS") is RULES["aws"]
+
+    def test_lambda_sells_no_spot(self) -> None:
+        """Lambda's rule records that it has no spot market."""
+        assert RULES["lambda"].spot_available is False
+
+
+class TestBilledHours:
+    @pytest.mark.parametrize(
+        ("provider", "hours", "billed"),
+        [
+            ("aws", 1.5, 1.5),  # per second
+            ("aws", 10 / 3600, 60 / 3600),  # 10 s billed as the 60 s minimum
+            ("lambda", 1.001, 61 / 60),  # per minute, rounded up
+            ("gcp", 48.0, 48.0),
+        ],
+    )
+    def test_provider_granularity_and_minimum(
+        self, provider: str, hours: float, billed: float
+    ) -> None:
+        """Usage is rounded up to the provider's unit and never below its minimum."""
+        assert billed_hours(rule_for(provider), hours) == pytest.approx(billed)
+
+    def test_ninety_minutes_on_an_hourly_provider_costs_two_hours(self) -> None:
+        """The issue's example: hourly billing rounds 90 minutes up to 2 hours."""
+        assert billed_hours(DEFAULT_RULE, 1.5) == 2.0
+
+    def test_whole_hours_are_not_rounded_up_by_float_noise(self) -> None:
+        """Exactly 2 h on an hourly rule stays 2 h."""
+        assert billed_hours(DEFAULT_RULE, 2.0) == 2.0
+        assert billed_hours(DEFAULT_RULE, 0.1 * 3 / 0.3 * 2) == 2.0
+
+    def test_nothing_used_nothing_billed(self) -> None:
+        """Zero hours cost nothing (no minimum charge for a job that never ran)."""
+        assert billed_hours(RULES["aws"], 0) == 0.0
+
+
+class TestSpotEconomics:
+    def test_young_daly_interval(self) -> None:
+        """The checkpoint interval is √(2·C·MTBF) for write time C."""
+        rule = RULES["gcp"]
+        econ = spot_economics(rule, nodes=1, checkpoint_gib=100, hours=10)
+        c = econ.checkpoint_write_s
+        mtbf_s = 3600 / rule.spot_interruptions_per_hour
+        assert econ.checkpoint_interval_hours * 3600 == pytest.approx(math.sqrt(2 * c * mtbf_s))
+
+    def test_more_nodes_means_more_interruptions(self) -> None:
+        """A job stops when any node is preempted, so the rate scales with node count."""
+        rule = RULES["aws"]
+        assert interruptions_per_hour(rule, 4) == pytest.approx(
+            4 * interruptions_per_hour(rule, 1)
+        )
+        one = spot_economics(rule, nodes=1, checkpoint_gib=50, hours=10)
+        four = spot_economics(rule, nodes=4, checkpoint_gib=50, hours=10)
+        assert four.overhead_frac > one.overhead_frac
+        assert four.checkpoint_interval_hours < one.checkpoint_interval_hours
+
+    def test_bigger_checkpoints_cost_more_overhead(self) -> None:
+        """A larger checkpoint takes longer to write and raises the expected overhead."""
+        rule = RULES["runpod"]
+        small = spot_economics(rule, nodes=1, checkpoint_gib=1, hours=10)
+        big = spot_economics(rule, nodes=1, checkpoint_gib=500, hours=10)
+        assert big.checkpoint_write_s > small.checkpoint_write_s
+        assert big.overhead_frac > small.overhead_frac
+
+    def test_no_preemption_no_overhead(self) -> None:
+        """Where spot is never interrupted (rate 0), the overhead is zero."""
+        econ = spot_economics(RULES["lambda"], nodes=1, checkpoint_gib=10, hours=5)
+        assert econ.overhead_frac == 0
+        assert econ.mtbf_hours == math.inf

@@ -187,7 +187,10 @@ def _document_header(document: Mapping[str, Any], source: str) -> datetime:
             hint=_HINT,
         )
     version = document.get("version")
-    if type(version) is not int:
+    # JSON has one number type: 1.0 is the integer 1 (as JSON Schema's "integer" says too).
+    if isinstance(version, float) and version.is_integer():
+        version = int(version)
+    if isinstance(version, bool) or not isinstance(version, int):
         raise CatalogError(
             f"{source}: the feed's version must be an integer such as 1; got {version!r}.",
             source=source,

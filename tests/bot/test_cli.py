@@ -1,0 +1,128 @@
+"""The `gpufit` command line: answers, JSON contract and exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from bot.cli import EXIT_BAD_INPUT, EXIT_OK, main
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "docs/schema/recommendation-v1.schema.json").read_text())
+
+
+def _run(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(list(argv), out=out)
+    return code, out.getvalue()
+
+
+def _json(*argv: str) -> dict[str, Any]:
+    code, text = _run(*argv, "--json")
+    assert code == EXIT_OK
+    doc: dict[str, Any] = json.loads(text)
+    jsonschema.validate(doc, SCHEMA)
+    return doc
+
+
+class TestAsk:
+    def test_demo_query_prints_a_ranked_table(self) -> None:
+        """The README's demo query answers with ranked options and the snapshot's date."""
+        code, text = _run("ask", "13B full finetune 2 days")
+        assert code == EXIT_OK
+        assert "13B" in text
+        assert "bundled snapshot" in text
+        assert "as of 20" in text
+
+    def test_json_document_matches_the_schema(self) -> None:
+        """`ask --json` prints a schema-valid, versioned document with ranked options."""
+        doc = _json("ask", "13B full finetune 2 days")
+        assert doc["schema_version"] == 1
+        assert doc["kind"] == "recommendation"
+        assert 1 <= len(doc["options"]) <= 5
+        ranks = [o["rank"] for o in doc["options"]]
+        assert ranks == list(range(1, len(ranks) + 1))
+        assert doc["sources"][0]["bundled"] is True
+        for o in doc["options"]:
+            assert o["layout"]["fits"] is True
+            assert o["expected_cost_usd"] >= o["cost_usd"] > 0
+
+    def test_top_limits_the_options(self) -> None:
+        """`--top 2` returns at most two options."""
+        doc = _json("ask", "7B lora 10 hours", "--top", "2")
+        assert len(doc["options"]) <= 2
+
+    def test_budget_gap_is_reported(self) -> None:
+        """A budget too small for the job reports the gap in the JSON document."""
+        doc = _json("ask", "70B full finetune 1 week budget $100")
+        assert doc["options"] == []
+        assert doc["budget"]["within_budget"] is False
+        assert doc["budget"]["gap_usd"] > 0
+
+    def test_ignored_words_are_listed(self) -> None:
+        """Words the parser did not understand are listed, not silently dropped."""
+        doc = _json("ask", "13B full finetune 2 days flibbertigibbet")
+        assert "flibbertigibbet" in doc["workload"]["ignored"]
+
+
+class TestEstimate:
+    def test_named_hardware_gets_a_fit_verdict(self) -> None:
+        """`estimate ... on 1x A100-40GB` answers for exactly that hardware."""
+        doc = _json("estimate", "llama-2-7b lora bf16-true seq 1304 on 1x A100-40GB")
+        hw = doc["hardware"]
+        assert hw["gpu"] == "A100-SXM-40GB"
+        assert hw["gpus"] == 1
+        assert isinstance(hw["fits"], bool)
+        assert hw["memory_per_gpu"]["total_gib"] > 0
+
+    def test_layouts_per_gpu_without_hardware(self) -> None:
+        """Without hardware, the estimate lists the smallest layout per GPU type."""
+        doc = _json("estimate", "13B full finetune")
+        assert doc["hardware"] is None
+        assert len(doc["layouts"]) >= 5
+
+
+class TestExitCodes:
+    @pytest.mark.parametrize("text", ["", "   ", "hello there", "make it fast please"])
+    def test_not_understood_is_exit_2_with_an_example(
+        self, text: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Input that yields no workload exits 2, saying what failed and showing an example."""
+        code, out = _run("ask", text)
+        err = capsys.readouterr().err
+        assert code == EXIT_BAD_INPUT
+        assert out == ""
+        assert "Try:" in err
+        assert "Traceback" not in err
+
+    def test_unknown_gpu_is_exit_2(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """An unknown GPU in a hardware phrase is an input error, not a crash."""
+        code, _ = _run("estimate", "7B lora on 2x H900")
+        assert code == EXIT_BAD_INPUT
+        assert "H900" in capsys.readouterr().err
+
+    def test_usage_error_is_exit_2(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """A missing argument is an input error with an example."""
+        with pytest.raises(SystemExit) as exc:
+            main(["ask"])
+        assert exc.value.code == EXIT_BAD_INPUT
+        assert "gpufit ask" in capsys.readouterr().err
+
+    def test_console_script_runs(self) -> None:
+        """The installed entry point runs as a process and exits 0."""
+        result = subprocess.run(
+            [sys.executable, "-m", "bot", "ask", "7B qlora 5 hours", "--json"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["kind"] == "recommendation"

@@ -1,0 +1,270 @@
+"""Ranking: feasible layouts become priced, filtered, diversified options with caveats."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from recommender.caveats import CaveatKind
+from recommender.offers import Fabric, Offer
+from recommender.ranking import HoursBasis, rank, recommend
+from recommender.workload import HardwareRequest, Method, Precision, SpotPolicy
+from tests.factories import NOW, catalog, offer, workload
+
+H100_OD = offer()
+H100_SPOT = offer(spot=True, price_usd_per_hour=25.0, zone="use1-az4")
+A100_GCP = offer(
+    provider="gcp",
+    instance_type="a2-ultragpu-8g",
+    gpu_id="A100-SXM-80GB",
+    price_usd_per_hour=40.0,
+    region="us-central1",
+    fabric=Fabric.NONE,
+)
+L4_SINGLE = offer(
+    provider="aws",
+    instance_type="g6.xlarge",
+    gpu_id="L4",
+    gpu_count=1,
+    price_usd_per_hour=0.80,
+    fabric=Fabric.NONE,
+)
+L40S_4X = offer(
+    provider="aws",
+    instance_type="g6e.12xlarge",
+    gpu_id="L40S",
+    gpu_count=4,
+    price_usd_per_hour=10.5,
+    fabric=Fabric.NONE,
+)
+LAMBDA_H100 = offer(
+    provider="lambda",
+    instance_type="gpu_8x_h100_sxm5",
+    price_usd_per_hour=23.92,
+    region="us-east-1",
+    fabric=Fabric.INFINIBAND,
+)
+
+
+def _rec(w=None, *offers: Offer, **kw):  # type: ignore[no-untyped-def]
+    return recommend(w or workload(duration_hours=48), catalog(*offers), now=NOW, **kw)
+
+
+class TestFeasibility:
+    def test_options_only_where_the_job_fits(self) -> None:
+        """A full fine-tune of an 8B model never lands on one 24 GB L4."""
+        rec = _rec(None, L4_SINGLE, H100_OD)
+        assert [o.offer.gpu_id for o in rec.options] == ["H100-SXM-80GB"]
+        assert all(o.plan.fits for o in rec.options)
+
+    def test_small_job_fits_on_a_small_gpu(self) -> None:
+        """QLoRA of an 8B model fits on a single L4 and is the cheapest option."""
+        w = workload(method=Method.QLORA, precision=Precision.BF16_TRUE, duration_hours=10)
+        rec = _rec(w, L4_SINGLE, H100_OD)
+        assert rec.best is not None
+        assert rec.best.offer.gpu_id == "L4"
+
+    def test_multi_node_needs_a_fast_fabric(self) -> None:
+        """A job too big for one node is offered multi-node only over InfiniBand/EFA/RoCE."""
+        w = workload(model="Llama 3.1 405B", duration_hours=24)
+        slow = replace(A100_GCP, fabric=Fabric.ETHERNET)
+        rec = _rec(w, slow, H100_OD)
+        assert rec.options
+        assert all(o.offer.fabric.fast for o in rec.options)
+        assert all(o.nodes > 1 for o in rec.options)
+        assert any(c.kind is CaveatKind.MULTI_NODE for c in rec.options[0].caveats)
+
+    def test_pcie_sharding_is_allowed_with_a_caveat(self) -> None:
+        """Sharding across PCIe-only L40S cards is offered, with the PCIe caveat."""
+        w = workload(model="Llama 3.2 3B", duration_hours=10)
+        rec = _rec(w, L40S_4X)
+        assert rec.best is not None
+        if rec.best.plan.gpus > 1:
+            assert any(c.kind is CaveatKind.PCIE_SHARDING for c in rec.best.caveats)
+
+    def test_named_hardware_is_answered_for_exactly_that_hardware(self) -> None:
+        """`on 8x H100` only considers 8 H100s in total."""
+        w = workload(hardware=HardwareRequest("H100-SXM-80GB", 8), duration_hours=5)
+        rec = _rec(w, H100_OD, A100_GCP, LAMBDA_H100)
+        assert rec.options
+        assert {o.offer.gpu_id for o in rec.options} == {"H100-SXM-80GB"}
+        assert all(o.total_gpus == 8 for o in rec.options)
+
+
+class TestCost:
+    def test_duration_prices_the_run_for_that_long(self) -> None:
+        """With `2 days`, an on-demand option costs 48 h at its hourly price."""
+        rec = _rec(None, H100_OD)
+        best = rec.best
+        assert best is not None
+        assert rec.hours_basis is HoursBasis.DURATION
+        assert best.cost_usd == pytest.approx(48 * 55.0)
+
+    def test_token_budget_computes_hours(self) -> None:
+        """With a token budget, hours come from the training-time model and differ by GPU."""
+        w = workload(tokens=2e9)
+        rec = _rec(w, H100_OD, A100_GCP)
+        assert rec.hours_basis is HoursBasis.TOKENS
+        hours = {o.offer.gpu_id: o.hours for o in rec.options}
+        assert hours["H100-SXM-80GB"] < hours["A100-SXM-80GB"]
+
+    def test_no_duration_means_one_day_and_a_note(self) -> None:
+        """Without duration or tokens, costs are for a day and the answer says so."""
+        rec = _rec(workload(), H100_OD)
+        assert rec.hours_basis is HoursBasis.DEFAULT
+        assert any("one day" in n for n in rec.notes)
+
+
+class TestSpot:
+    def test_no_spot_excludes_spot(self) -> None:
+        """`no spot` never returns a spot option."""
+        w = workload(duration_hours=48, spot=SpotPolicy.NEVER)
+        rec = _rec(w, H100_OD, H100_SPOT)
+        assert rec.options
+        assert not any(o.offer.spot for o in rec.options)
+
+    def test_spot_only_excludes_on_demand(self) -> None:
+        """`spot only` returns spot options only."""
+        w = workload(duration_hours=48, spot=SpotPolicy.ONLY)
+        rec = _rec(w, H100_OD, H100_SPOT)
+        assert rec.options
+        assert all(o.offer.spot for o in rec.options)
+
+    def test_spot_options_carry_checkpoint_advice(self) -> None:
+        """A spot option shows its expected preemptions and checkpoint interval."""
+        rec = _rec(None, H100_SPOT)
+        best = rec.best
+        assert best is not None and best.spot is not None
+        assert best.spot.checkpoint_interval_hours > 0
+        assert any(c.kind is CaveatKind.PREEMPTION for c in best.caveats)
+
+
+class TestBudget:
+    def test_over_budget_options_are_excluded_and_the_gap_explained(self) -> None:
+        """With $500 for a 2-day 8B full fine-tune on H100s, nothing fits; the gap is shown."""
+        w = workload(duration_hours=48, budget_usd=500)
+        rec = _rec(w, H100_OD)
+        assert rec.options == ()
+        assert rec.over_budget is not None
+        assert rec.over_budget.gap_usd == pytest.approx(
+            rec.over_budget.cheapest.expected_cost_usd - 500
+        )
+
+    def test_a_cheaper_method_is_suggested_when_nothing_fits_the_budget(self) -> None:
+        """Over budget on a full fine-tune, gpufit points at LoRA/QLoRA on a smaller GPU."""
+        w = workload(duration_hours=10, budget_usd=50)
+        rec = _rec(w, H100_OD, L4_SINGLE)
+        assert rec.alternative is not None
+        assert rec.alternative.method in (Method.LORA, Method.QLORA)
+        assert rec.alternative.option.expected_cost_usd <= 50
+
+
+class TestRankingOrder:
+    def test_cheapest_expected_cost_first(self) -> None:
+        """Options are ordered by expected total cost."""
+        rec = _rec(None, H100_OD, LAMBDA_H100, A100_GCP)
+        costs = [o.expected_cost_usd for o in rec.options]
+        assert costs == sorted(costs)
+
+    def test_five_regions_of_one_instance_do_not_crowd_out_others(self) -> None:
+        """Diversification: a different GPU or provider appears before more regions."""
+        regions = [replace(H100_OD, region=f"us-east-{i}", price_usd_per_hour=50 + i) for i in range(6)]
+        rec = _rec(None, *regions, A100_GCP, top=3)
+        providers = {o.offer.provider for o in rec.options}
+        assert "gcp" in providers
+
+    def test_deterministic_for_equal_inputs(self) -> None:
+        """The same inputs in another order give the same ranking."""
+        offers = [H100_OD, H100_SPOT, LAMBDA_H100, A100_GCP]
+        a = _rec(None, *offers)
+        b = _rec(None, *reversed(offers))
+        assert [o.offer.key for o in a.options] == [o.offer.key for o in b.options]
+
+    def test_deadline_binds(self) -> None:
+        """With tokens and a deadline, options that miss it rank after those that meet it."""
+        w = workload(tokens=20e9, duration_hours=30)
+        options = recommend(w, catalog(H100_OD, A100_GCP), now=NOW).options
+        flags = [o.meets_deadline for o in options]
+        assert flags == sorted(flags, reverse=True)
+        assert rank(w, list(options)) == list(options)
+
+
+class TestCaveats:
+    def test_stale_prices_are_flagged(self) -> None:
+        """Prices older than two days carry a stale-price caveat."""
+        from datetime import timedelta
+
+        old = catalog(H100_OD, as_of=NOW - timedelta(days=5))
+        rec = recommend(workload(duration_hours=2), old, now=NOW)
+        assert rec.best is not None
+        assert any(c.kind is CaveatKind.STALE_PRICES for c in rec.best.caveats)
+
+    def test_failed_source_is_flagged(self) -> None:
+        """A source whose refresh failed is named in the caveats."""
+        bad = catalog(H100_OD, error="HTTP 500")
+        rec = recommend(workload(duration_hours=2), bad, now=NOW)
+        assert rec.best is not None
+        assert any(c.kind is CaveatKind.SOURCE_ERROR for c in rec.best.caveats)
+
+    def test_no_bf16_on_v100(self) -> None:
+        """bf16 training on a V100 gets a caveat to use fp16 instead."""
+        v100 = offer(instance_type="p3.16xlarge", gpu_id="V100-SXM-16GB", price_usd_per_hour=24.5)
+        w = workload(model="GPT-2", duration_hours=2)
+        rec = recommend(w, catalog(v100), now=NOW)
+        assert rec.best is not None
+        assert any(c.kind is CaveatKind.NO_BF16 for c in rec.best.caveats)
+
+
+_OFFER_POOL = [H100_OD, H100_SPOT, A100_GCP, L4_SINGLE, L40S_4X, LAMBDA_H100]
+
+
+class TestInvariants:
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        offers=st.lists(st.sampled_from(_OFFER_POOL), min_size=1, max_size=6),
+        discount=st.floats(min_value=0.05, max_value=0.95),
+        pick=st.integers(min_value=0, max_value=5),
+    )
+    def test_a_cheaper_equivalent_offer_never_makes_the_top_pick_dearer(
+        self, offers: list[Offer], discount: float, pick: int
+    ) -> None:
+        """Adding a strictly cheaper copy of an offer never raises the best expected cost."""
+        w = workload(duration_hours=12)
+        before = recommend(w, catalog(*offers), now=NOW).best
+        base = offers[pick % len(offers)]
+        cheaper = replace(
+            base,
+            instance_type=base.instance_type + "-promo",
+            price_usd_per_hour=base.price_usd_per_hour * discount,
+        )
+        after = recommend(w, catalog(*offers, cheaper), now=NOW).best
+        if before is not None:
+            assert after is not None
+            assert after.expected_cost_usd <= before.expected_cost_usd + 1e-9
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        offers=st.lists(st.sampled_from(_OFFER_POOL), min_size=1, max_size=6),
+        budget=st.floats(min_value=10, max_value=5000),
+        more=st.floats(min_value=1, max_value=10),
+    )
+    def test_raising_the_budget_never_removes_an_option(
+        self, offers: list[Offer], budget: float, more: float
+    ) -> None:
+        """Every option feasible under a budget stays feasible under a larger one."""
+        w = workload(duration_hours=6, budget_usd=budget)
+        low = recommend(w, catalog(*offers), now=NOW, top=50)
+        high = recommend(replace(w, budget_usd=budget * more), catalog(*offers), now=NOW, top=50)
+        assert {o.offer.key for o in low.options} <= {o.offer.key for o in high.options}
+        assert high.feasible >= low.feasible
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(offers=st.lists(st.sampled_from(_OFFER_POOL), min_size=1, max_size=6))
+    def test_spot_never_ranks_when_interruption_is_ruled_out(self, offers: list[Offer]) -> None:
+        """With `no spot`, no spot option appears anywhere in the ranking."""
+        w = workload(duration_hours=6, spot=SpotPolicy.NEVER)
+        rec = recommend(w, catalog(*offers), now=NOW, top=50)
+        assert not any(o.offer.spot for o in rec.options)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -406,3 +409,25 @@ class TestLooksLikeNative:
         text = json.dumps(feed_doc())
         assert looks_like_native(text[:4096])
         assert parse_native(text, source="detect").rows == 1
+
+
+class TestDocumentedExample:
+    DOC = Path(__file__).resolve().parents[2] / "docs" / "feed-format.md"
+    SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schema" / "feed-v1.schema.json"
+
+    def example(self) -> str:
+        match = re.search(r"```json\n(.*?)```", self.DOC.read_text("utf-8"), re.DOTALL)
+        assert match is not None, "docs/feed-format.md lost its JSON example"
+        return match.group(1)
+
+    def test_example_is_valid_against_the_schema(self) -> None:
+        """The example in docs/feed-format.md passes the published JSON Schema."""
+        schema = json.loads(self.SCHEMA.read_text("utf-8"))
+        jsonschema.Draft202012Validator(schema).validate(json.loads(self.example()))
+
+    def test_example_parses_cleanly(self) -> None:
+        """The example in docs/feed-format.md loads with every offer accepted."""
+        feed = parse_native(self.example(), source="docs")
+        assert (feed.rows, feed.rejected) == (2, 0)
+        assert {o.gpu_id for o in feed.offers} == {"H100-SXM-80GB", "RTX-4090"}
+        assert feed.offers[1].source == "Example Corp negotiated rates"

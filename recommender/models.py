@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 __all__ = [
+    "KNOWN_MODELS",
     "Architecture",
     "Block",
-    "KNOWN_MODELS",
     "infer_architecture",
     "lookup_model",
 ]
@@ -177,6 +177,24 @@ KNOWN_MODELS: tuple[Architecture, ...] = (
     _m("GPT-2 XL", 1.56e9, 48, 1600, 25, 25, 6400, 50257, tied=True, block=Block.GPT),
     # google-t5/t5-3b: 24 encoder + 24 decoder layers, d_model 1024, d_ff 16384, 32 heads
     _m("T5-3B", 2.85e9, 48, 1024, 32, 32, 16384, 32128, tied=True, block=Block.T5),
+    # bigscience/T0_3B (T5 v1.1 LM-adapted XL): d_model 2048, d_ff 5120, 24 + 24 layers,
+    # 32 heads, untied head; its gated-GeLU MLP is counted as a 2-matrix T5 MLP
+    _m("T0 3B", 2.85e9, 48, 2048, 32, 32, 5120, 32128, block=Block.T5, aliases=("t0_3b", "t0-3b")),
+    # bigscience/bloom-7b1 (and bloomz-7b1): 30 layers, hidden 4096, 32 heads, 4h GeLU MLP,
+    # vocabulary 250880, tied embeddings
+    _m(
+        "BLOOM 7B1",
+        7.07e9,
+        30,
+        4096,
+        32,
+        32,
+        16384,
+        250880,
+        tied=True,
+        block=Block.GPT,
+        aliases=("bloom-7b1", "bloomz-7b1", "bloomz-7b"),
+    ),
 )
 
 
@@ -199,7 +217,7 @@ _INDEX = _model_index()
 
 
 def lookup_model(text: str) -> Architecture | None:
-    """A known architecture for a spelling such as ``llama-3-8b`` or ``meta-llama/Llama-2-7b-hf``."""
+    """A known architecture for a spelling: ``llama-3-8b``, ``meta-llama/Llama-2-7b-hf``."""
     return _INDEX.get(_model_key(text))
 
 
@@ -228,7 +246,7 @@ def infer_architecture(params: float) -> Architecture:
     if params < 100e6:
         hidden, heads, layers = 768, 12, max(1, round((params - 50257 * 768) / (12 * 768**2)))
         return replace(
-            KNOWN_MODELS[-5],  # GPT-2
+            next(a for a in KNOWN_MODELS if a.name == "GPT-2"),
             name=f"{_fmt(params)} (inferred GPT-2-like)",
             params=round(params),
             layers=max(1, layers),

@@ -4,11 +4,12 @@ Strategies are tried cheapest first, so a switch is on only when it is what make
 fit (and :attr:`Plan.notes` says so, with what it costs):
 
 * one GPU: plain → activation checkpointing → optimizer CPU offload (DeepSpeed ZeRO-Offload)
-  → parameter offload (ZeRO-3 offload), each without and then with checkpointing;
-* several GPUs in one node: DDP → ZeRO-1 → ZeRO-2 → FSDP full shard (≡ ZeRO-3), each without
-  then with checkpointing, offload last;
+  → parameter offload (ZeRO-3 offload), the offload rungs each without then with
+  checkpointing;
+* several GPUs in one node: DDP → ZeRO-1 → ZeRO-2 → FSDP full shard (≡ ZeRO-3) without
+  checkpointing, then the same with it, offload last;
 * several nodes: HSDP (full shard inside a node, replicated across) → FSDP across all GPUs,
-  each without then with checkpointing, offload last.
+  without then with checkpointing, offload last.
 
 Whatever the workload fixes (sharding, offload, checkpointing, a GPU count) is honoured.
 CPU offload needs ~16 bytes of host RAM per trained parameter (DeepSpeed's estimators), so
@@ -124,8 +125,15 @@ def candidate_strategies(
             (Sharding.FSDP, Offload.OPTIMIZER),
             (Sharding.FSDP, Offload.PARAMS),
         ]
+    # Rungs without offload: every sharding without checkpointing, then with it. ZeRO-1/2
+    # move as many bytes as DDP and FSDP 1.5× (ZeRO §7), mostly overlapped with compute,
+    # while checkpointing costs a third more compute for certain. Offload rungs come last.
+    rungs: list[tuple[Sharding, Offload, bool]] = [
+        (sh, off, ck) for ck in (False, True) for sh, off in base if off is Offload.NONE
+    ]
+    rungs += [(sh, off, ck) for sh, off in base if off is not Offload.NONE for ck in (False, True)]
     out: list[Strategy] = []
-    for sharding, offload in base:
+    for sharding, offload, ckpt in rungs:
         if workload.sharding is not None:
             sharding = workload.sharding  # the ladder's offload rungs stay
         if workload.offload is not None and offload is not workload.offload:
@@ -134,10 +142,11 @@ def candidate_strategies(
             continue
         if offload is Offload.PARAMS and sharding not in FULL_SHARDING:
             continue
-        for ckpt in _with_checkpointing(workload):
-            strategy = Strategy(sharding=sharding, offload=offload, checkpointing=ckpt)
-            if strategy not in out:
-                out.append(strategy)
+        if workload.checkpointing is not None and ckpt is not workload.checkpointing:
+            continue
+        strategy = Strategy(sharding=sharding, offload=offload, checkpointing=ckpt)
+        if strategy not in out:
+            out.append(strategy)
     if not out and workload.offload is not None:
         # A fixed offload our ladder does not list for this layout (e.g. optimizer offload
         # with DDP): take the fixed sharding (or FSDP) with it.

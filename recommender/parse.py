@@ -1,0 +1,352 @@
+"""Free text → :class:`~recommender.workload.Workload`.
+
+The text is cleaned and split into tokens (:mod:`recommender._scan`). An ordered table of
+small named rules is then tried at each token; the first rule that matches consumes a span
+of tokens and records what it understood in a :class:`~recommender._draft.Draft`. A token no
+rule takes is either a filler word (consumed silently) or reported in ``Workload.ignored``.
+Word lists and phrase patterns live in :mod:`recommender._lexicon`; defaults and validation
+in :mod:`recommender._draft`.
+
+Conventions:
+
+* A known model name sets the real architecture; a bare size (``13B``) infers a typical one.
+* The first value stated for a field wins; a later, different value for the same field is
+  reported as ignored rather than silently overriding it.
+* ``regions`` holds lower-case prefixes of provider region ids (see ``_lexicon.REGIONS``):
+  ``europe`` → ``("eu", "europe", "northeurope", "westeurope")`` so AWS ``eu-west-1``, GCP
+  ``europe-west4`` and Azure ``westeurope`` all match. A lower-case ``us`` is only a region
+  after ``in``/``region`` (otherwise it is the pronoun); ``US`` always is.
+* ``providers`` holds canonical provider ids; ``no aws``/``except aws`` keeps every other one.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import NamedTuple
+
+from recommender import _lexicon as lex
+from recommender._draft import Draft, finish
+from recommender._scan import Tokens, clean, tokenize
+from recommender.errors import WorkloadError
+from recommender.gpus import normalize, try_normalize
+from recommender.models import infer_architecture, lookup_model
+from recommender.workload import Method, Offload, Optimizer, Sharding, SpotPolicy, Workload
+
+__all__ = ["parse_workload"]
+
+#: Longest accepted message: a workload fits in a sentence; beyond this it is not one.
+MAX_CHARS = 2000
+
+
+Handler = Callable[[re.Match[str], tuple[str, ...], Draft], bool]
+Matcher = Callable[[Tokens, int, Draft], int]
+
+
+class _Rule(NamedTuple):
+    name: str
+    match: Matcher
+
+
+# ------------------------------------------------------------------ helpers for rules
+
+
+def _rx(pattern: str, handle: Handler) -> Matcher:
+    """A matcher for a regex over the normalised text that ends on a token boundary."""
+    compiled = re.compile(rf"(?:{pattern})(?= |$)")
+
+    def match(toks: Tokens, i: int, st: Draft) -> int:
+        m = compiled.match(toks.text, toks.starts[i])
+        if m is None:
+            return 0
+        end = toks.index_after(m.end())
+        return end - i if handle(m, toks.raw[i:end], st) else 0
+
+    return match
+
+
+def _ok(current: object, new: object) -> bool:
+    """The first stated value wins; repeating it is fine, contradicting it is not."""
+    return current is None or current == new
+
+
+def _sets(attr: str, value: object) -> Handler:
+    def handle(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+        if not _ok(getattr(st, attr), value):
+            return False
+        setattr(st, attr, value)
+        return True
+
+    return handle
+
+
+def _bad(raw: tuple[str, ...], what: str) -> WorkloadError:
+    phrase = " ".join(raw)
+    return WorkloadError(f"{what} (in {phrase!r}).", not_understood=raw)
+
+
+def _number(text: str, raw: tuple[str, ...]) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _bad(raw, "That number is too large")
+    return value
+
+
+def _whole(value: float, low: float, high: float, raw: tuple[str, ...], what: str) -> int:
+    if not low <= value <= high or value != int(value):
+        raise _bad(raw, f"{what} must be a whole number from {low:,.0f} to {high:,.0f}")
+    return int(value)
+
+
+# ------------------------------------------------------------------ handlers
+
+
+def _model_name(toks: Tokens, i: int, st: Draft) -> int:
+    for span in range(min(5, len(toks.norm) - i), 0, -1):
+        arch = lookup_model(" ".join(toks.norm[i : i + span]))
+        if arch is not None:
+            if not _ok(st.model, arch):
+                return 0
+            st.model = arch
+            return span
+    return 0
+
+
+def _mixtral(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    return _sets("model", lookup_model("mixtral-8x7b"))(m, raw, st)
+
+
+def _size(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    params = _number(m["n"], raw) * lex.SIZE_UNITS.get(m.groupdict().get("u") or "", 1.0)
+    if not 1e6 <= params <= 1e13:
+        raise _bad(raw, "A model size must be between 1M and 10T parameters")
+    if st.model is not None:
+        return False
+    st.model = infer_architecture(params)
+    return True
+
+
+def _seq(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    value = _number(m["n"], raw) * (1024 if m["k"] else 1)
+    seq = _whole(value, 1, 10_000_000, raw, "Sequence length")
+    return _sets("seq_len", seq)(m, raw, st)
+
+
+def _tokens(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    value = _number(m["n"], raw) * lex.TOKEN_UNITS.get(m["u"] or "", 1.0)
+    if not 0 < value <= 1e15:
+        raise _bad(raw, "A token budget must be positive and below 1e15")
+    return _sets("tokens", value)(m, raw, st)
+
+
+def _budget(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    value = _number(m["n"], raw) * lex.MONEY_UNITS.get(m["u"] or "", 1.0)
+    if not 0 < value <= 1e9:
+        raise _bad(raw, "A budget must be a positive amount below $1B")
+    return _sets("budget_usd", value)(m, raw, st)
+
+
+def _duration(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    amount = _number(m["n"], raw) if m["n"] else 1.0
+    hours = amount * lex.DURATION_HOURS[m["u"]]
+    if not 0 < hours <= 24 * 366:
+        raise _bad(raw, "A duration must be positive and at most a year")
+    return _sets("duration_hours", hours)(m, raw, st)
+
+
+def _micro_batch(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    value = _whole(_number(m["n"], raw), 1, 65_536, raw, "Micro-batch")
+    return _sets("micro_batch", value)(m, raw, st)
+
+
+def _lora_rank(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    value = _whole(_number(m["n"], raw), 1, 4096, raw, "LoRA rank")
+    return _sets("lora_rank", value)(m, raw, st)
+
+
+def _unsupported(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    st.ignored.extend(raw)
+    return True
+
+
+def _fine_tune(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    st.fine_tune = True
+    return True
+
+
+def _zero(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    stages = (Sharding.DDP, Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
+    return _sets("sharding", stages[int(m["z"])])(m, raw, st)
+
+
+def _provider(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    ids = lex.PROVIDERS[m["p"].replace("-", " ")]
+    (st.excluded if m["neg"] else st.providers).update(ids)
+    return True
+
+
+def _region(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    word = m["r"].replace("-", " ")
+    if word == "us" and m["pre"] is None and raw[0] != "US":
+        return False  # "can you help us": the pronoun, not the region
+    prefixes = lex.REGIONS.get(word, (m["r"],))
+    st.regions.extend(p for p in prefixes if p not in st.regions)
+    return True
+
+
+_COUNT_X = re.compile(r"(-?[0-9]+)x(.*)", re.IGNORECASE)  # "8x", "8xa100"
+_INT = re.compile(r"-?[0-9]+")
+_LETTER_DIGIT = re.compile(r"(?=.*[a-z])(?=.*[0-9])")
+_SIZE_LIKE = re.compile(r"[0-9.]+[kmbt]")
+
+
+def _find_gpu(words: list[str]) -> tuple[str, int] | None:
+    for span in range(min(3, len(words)), 0, -1):
+        name = " ".join(words[:span])
+        gpu = try_normalize(name) or (try_normalize(name[:-1]) if name.endswith("s") else None)
+        if gpu is not None:
+            return gpu, span
+    return None
+
+
+def _hardware(toks: Tokens, i: int, st: Draft) -> int:
+    """``on 8x H100``, ``8xA100 80GB``, ``8 x h100``, ``2 gpus``, ``single gpu``, ``an H100``."""
+    norm, n, j = toks.norm, len(toks.norm), i
+    prefixed = norm[j] in ("on", "using", "with", "across") and j + 1 < n
+    j += 1 if prefixed else 0
+    count: float | None = None
+    if norm[j] in ("a", "an") and j + 1 < n:
+        count, j = 1, j + 1
+    explicit, rest, word = False, "", norm[j]
+    if m := _COUNT_X.fullmatch(word):
+        count, explicit, rest, j = _number(m[1], toks.raw[i : j + 1]), True, m[2], j + 1
+    elif _INT.fullmatch(word) or word in lex.NUMBER_WORDS:
+        count = lex.NUMBER_WORDS.get(word) or _number(word, toks.raw[i : j + 1])
+        j += 1
+        if j < n and norm[j] == "x":
+            explicit, j = True, j + 1
+    words = ([rest] if rest else []) + list(norm[j : j + 3])
+    if not words:
+        return 0
+    gpu_id: str | None = None
+    if words[0] in lex.GPU_WORDS:
+        if count is None:
+            return 0
+        used = 1
+    elif found := _find_gpu(words):
+        gpu_id, used = found
+        if count is None and not (prefixed or used > 1 or _LETTER_DIGIT.match(words[0])):
+            return 0
+    else:
+        first = words[0]
+        if explicit and (
+            first in lex.ACCELERATOR_WORDS
+            or (_LETTER_DIGIT.match(first) and not _SIZE_LIKE.fullmatch(first))
+        ):
+            typed = _COUNT_X.fullmatch(toks.raw[j - 1]) if rest else None
+            normalize(typed[2] if typed else toks.raw[j])  # raises UnknownGpuError
+        return 0
+    end = j + used - (1 if rest else 0)
+    if end < n and norm[end] in lex.GPU_WORDS:
+        end += 1
+    raw = toks.raw[i:end]
+    whole = None if count is None else _whole(count, 1, 4096, raw, "The GPU count")
+    if not (_ok(st.gpu_id, gpu_id or st.gpu_id) and _ok(st.gpu_count, whole or st.gpu_count)):
+        return 0
+    st.gpu_id, st.gpu_count = gpu_id or st.gpu_id, whole or st.gpu_count
+    return end - i
+
+
+# ------------------------------------------------------------------ the rule table
+# Tried in order at each token; the first that matches consumes its span. Model names come
+# first ("8x7B" is Mixtral, not hardware), and sequence, token, money and duration phrases
+# come before bare sizes ("4k context", "2B tokens", "$3k" are not model sizes).
+
+_RULES: tuple[_Rule, ...] = (
+    _Rule("model name", _model_name),
+    _Rule("mixtral 8x7b", _rx(lex.MIXTRAL, _mixtral)),
+    _Rule("seq N", _rx(lex.SEQ_FIRST, _seq)),
+    _Rule("N context", _rx(lex.SEQ_AFTER, _seq)),
+    _Rule("N tokens", _rx(lex.TOKENS, _tokens)),
+    _Rule("$N", _rx(lex.MONEY_DOLLAR, _budget)),
+    _Rule("N usd", _rx(lex.MONEY_WORD, _budget)),
+    _Rule("budget N", _rx(lex.MONEY_BUDGET, _budget)),
+    _Rule("have Nk", _rx(lex.MONEY_HAVE, _budget)),
+    _Rule("N hours", _rx(lex.DURATION, _duration)),
+    _Rule("a day", _rx(lex.DURATION_ONE, _duration)),
+    _Rule("global batch", _rx(lex.GLOBAL_BATCH, _unsupported)),
+    _Rule("micro-batch", _rx(lex.MICRO_BATCH, _micro_batch)),
+    _Rule("lora rank", _rx(lex.LORA_RANK, _lora_rank)),
+    _Rule("lora on attention", _rx(lex.LORA_ATTENTION, _sets("lora_targets", "attention"))),
+    _Rule("lora all linear", _rx(lex.LORA_ALL, _sets("lora_targets", "all"))),
+    _Rule("4-bit", _rx(lex.FOUR_BIT, _sets("four_bit", True))),
+    _Rule("no double quant", _rx(lex.NO_DOUBLE_QUANT, _sets("double_quant", False))),
+    _Rule("double quant", _rx(lex.DOUBLE_QUANT, _sets("double_quant", True))),
+    _Rule("pure bf16", _rx(lex.PURE_BF16, _sets("precision", "bf16-true"))),
+    _Rule("bf16 mixed", _rx(lex.BF16_MIXED, _sets("precision", "bf16-mixed"))),
+    _Rule("fp16", _rx(lex.FP16, _sets("precision", "fp16"))),
+    _Rule("bf16", _rx(lex.BF16, _sets("precision", "bf16"))),
+    _Rule("fp8", _rx(lex.FP8, _sets("precision", "fp8"))),
+    _Rule("fp32", _rx(lex.FP32, _sets("precision", "fp32"))),
+    _Rule("mixed", _rx(lex.MIXED, _sets("precision", "mixed"))),
+    _Rule("adamw 8bit", _rx(lex.ADAMW_8BIT, _sets("optimizer", Optimizer.ADAMW_8BIT))),
+    _Rule("sgd momentum", _rx(lex.SGD_MOMENTUM, _sets("optimizer", Optimizer.SGD_MOMENTUM))),
+    _Rule("sgd", _rx(lex.SGD, _sets("optimizer", Optimizer.SGD))),
+    _Rule("adafactor", _rx("adafactor", _sets("optimizer", Optimizer.ADAFACTOR))),
+    _Rule("lion", _rx("lion", _sets("optimizer", Optimizer.LION))),
+    _Rule("adamw", _rx(lex.ADAMW, _sets("optimizer", Optimizer.ADAMW))),
+    _Rule("no checkpointing", _rx(lex.NO_CHECKPOINTING, _sets("checkpointing", False))),
+    _Rule("checkpointing", _rx(lex.CHECKPOINTING, _sets("checkpointing", True))),
+    _Rule("no offload", _rx(lex.NO_OFFLOAD, _sets("offload", Offload.NONE))),
+    _Rule("offload params", _rx(lex.OFFLOAD_PARAMS, _sets("offload", Offload.PARAMS))),
+    _Rule("offload optimizer", _rx(lex.OFFLOAD_OPTIMIZER, _sets("offload", Offload.OPTIMIZER))),
+    _Rule("fsdp grad op", _rx(lex.FSDP_GRAD_OP, _sets("sharding", Sharding.FSDP_GRAD_OP))),
+    _Rule("hsdp", _rx(lex.HSDP, _sets("sharding", Sharding.HSDP))),
+    _Rule("fsdp", _rx(lex.FSDP, _sets("sharding", Sharding.FSDP))),
+    _Rule("zero N", _rx(lex.ZERO, _zero)),
+    _Rule("ddp", _rx(lex.DDP, _sets("sharding", Sharding.DDP))),
+    _Rule("spot only", _rx(lex.SPOT_ONLY, _sets("spot", SpotPolicy.ONLY))),
+    _Rule("no spot", _rx(lex.NO_SPOT, _sets("spot", SpotPolicy.NEVER))),
+    _Rule("spot ok", _rx(lex.SPOT_OK, _sets("spot", SpotPolicy.ALLOW))),
+    _Rule("provider", _rx(lex.PROVIDER, _provider)),
+    _Rule("region", _rx(lex.REGION, _region)),
+    _Rule("hardware", _hardware),
+    _Rule("qlora", _rx(lex.QLORA, _sets("method", Method.QLORA))),
+    _Rule("lora", _rx(lex.LORA, _sets("method", Method.LORA))),
+    _Rule("pretrain", _rx(lex.PRETRAIN, _sets("method", Method.PRETRAIN))),
+    _Rule("full fine-tune", _rx(lex.FULL, _sets("method", Method.FULL))),
+    _Rule("fine-tune", _rx(lex.FINE_TUNE, _fine_tune)),
+    _Rule("size", _rx(lex.SIZE, _size)),
+    _Rule("N params", _rx(lex.SIZE_PARAMS, _size)),
+)
+
+
+def parse_workload(text: str) -> Workload:
+    """Turn a free-text job description into a validated :class:`Workload`.
+
+    ``"13B full finetune 2 days"``, ``"llama-3-70b qlora on 2B tokens under $3k"``,
+    ``"meta-llama/Llama-2-7b-hf qlora seq 4k batch 4 on 1x A100-40GB spot ok aws only"``.
+
+    Raises:
+        WorkloadError: the text names no model, is empty or too long, or states a value
+            out of range (``UnknownGpuError`` when it names an accelerator we do not know).
+    """
+    if len(text) > MAX_CHARS:
+        raise WorkloadError(
+            f"That message is {len(text):,} characters long; describe the job in under "
+            f"{MAX_CHARS:,}."
+        )
+    toks = tokenize(clean(text))
+    if not toks.raw:
+        raise WorkloadError("The message is empty: describe the training job.")
+    st = Draft()
+    i = 0
+    while i < len(toks.raw):
+        used = next((u for rule in _RULES if (u := rule.match(toks, i, st))), 0)
+        if not used:
+            if toks.norm[i] not in lex.FILLER:
+                st.ignored.append(toks.raw[i])
+            used = 1
+        i += used
+    return finish(st, text)

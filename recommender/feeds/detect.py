@@ -1,0 +1,96 @@
+"""Choose a feed adapter from a document's content, not its name or content type."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from enum import StrEnum
+
+from recommender.errors import CatalogError
+from recommender.feeds.base import ParsedFeed, looks_like_native
+from recommender.feeds.gpuhunt import looks_like_gpuhunt, parse_gpuhunt
+from recommender.feeds.native import parse_native
+from recommender.feeds.skypilot import looks_like_skypilot, parse_skypilot
+
+__all__ = ["FeedFormat", "detect_format", "parse_any"]
+
+#: How much of a document the sniffers look at; why: every header fits in 4 KiB with room.
+_HEAD_CHARS = 4096
+
+_HINT = (
+    "gpufit reads a SkyPilot catalog vms.csv, a gpuhunt catalog <provider>.csv, or a gpufit "
+    'feed JSON ({"format": "gpufit-feed", ...}; see docs/feed-format.md).'
+)
+
+
+class FeedFormat(StrEnum):
+    NATIVE = "gpufit-feed"
+    SKYPILOT = "skypilot"
+    GPUHUNT = "gpuhunt"
+
+
+def detect_format(text: str | bytes, *, source: str) -> FeedFormat:
+    """The format of a document.
+
+    Raises:
+        CatalogError: the document is empty, not text, or in no known format.
+    """
+    if isinstance(text, bytes):
+        # A cut multi-byte character at the end of the head is not an error here.
+        head = text[: _HEAD_CHARS * 4].decode("utf-8", errors="replace").removeprefix("\ufeff")
+    else:
+        head = text
+    head = head[:_HEAD_CHARS]
+    if not head.strip():
+        raise CatalogError(f"{source}: the price source is empty.", source=source, hint=_HINT)
+    if looks_like_native(head):
+        return FeedFormat.NATIVE
+    if looks_like_skypilot(head):
+        return FeedFormat.SKYPILOT
+    if looks_like_gpuhunt(head):
+        return FeedFormat.GPUHUNT
+    first = head.strip().splitlines()[0][:80]
+    raise CatalogError(
+        f"{source}: not a price feed gpufit can read (it starts {first!r}).",
+        source=source,
+        hint=_HINT,
+    )
+
+
+def parse_any(
+    text: str | bytes | Sequence[str | bytes],
+    *,
+    source: str,
+    as_of: datetime | None = None,
+    provider: str | None = None,
+) -> ParsedFeed:
+    """Parse a document (or several documents of one SkyPilot cloud) in whichever format it is.
+
+    ``as_of`` is used for the CSV formats, which do not state it; a gpufit feed states its own.
+    ``provider`` names the cloud for CSV formats when the content or file name cannot.
+
+    Raises:
+        CatalogError: empty, garbage, truncated beyond use, or of an unknown format.
+    """
+    texts = [text] if isinstance(text, str | bytes) else list(text)
+    if not texts:
+        raise CatalogError(f"{source}: no documents given.", source=source, hint=_HINT)
+    formats = {detect_format(part, source=source) for part in texts}
+    if len(formats) > 1:
+        raise CatalogError(
+            f"{source}: one source mixes formats ({', '.join(sorted(formats))}).",
+            source=source,
+            hint="Only a SkyPilot GCP catalog may come as several files (hosts + accelerators).",
+        )
+    kind = formats.pop()
+    if kind is FeedFormat.SKYPILOT:
+        return parse_skypilot(texts, source=source, as_of=as_of, provider=provider)
+    if len(texts) > 1:
+        raise CatalogError(
+            f"{source}: a {kind} source is one document; got {len(texts)}.",
+            source=source,
+            hint=_HINT,
+        )
+    if kind is FeedFormat.GPUHUNT:
+        return parse_gpuhunt(texts[0], source=source, as_of=as_of, provider=provider)
+    return parse_native(texts[0], source=source)

@@ -1,0 +1,449 @@
+"""SkyPilot catalog adapter: ``catalogs/v8/<cloud>/vms.csv`` → offers.
+
+The format (see SkyPilot's ``sky/catalog``) has one header per cloud with the same column names
+in different orders, so every row is read by column name. Facts the adapter relies on:
+
+* ``Price`` and ``SpotPrice`` are USD/h for the whole row; empty or ``0`` means "no price"
+  (AWS ``p5e.48xlarge`` has no on-demand price, only spot). A row with neither is rejected.
+* AWS lists on-demand per region, repeated on every availability-zone row, and spot per zone:
+  each row yields one spot offer for its zone, and the region's on-demand offer once.
+* ``GpuInfo`` is a Python literal (single quotes; unquoted in GCP accelerator rows); per-GPU
+  memory is ``MemoryInfo.SizeInMiB``, except RunPod, where that number is GB. Lambda's
+  ``TotalGpuMemoryInMiB`` holds the per-GPU value, so totals are never read.
+* GCP prices a GPU VM as a host row (``InstanceType`` set, no accelerator) plus an accelerator
+  row (no ``InstanceType``) in the same zone with the same GPU count; the fixed-GPU machine
+  families are paired exactly as SkyPilot pairs them. Accelerator rows without a host row
+  (attachable T4/L4/V100 whose n1/g2 hosts are absent) are rejected: a GPU-only price would
+  understate the cost.
+* CPU-only and TPU rows are not GPU training offers; they are skipped and not counted.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from recommender.errors import CatalogError
+from recommender.feeds._rows import (
+    RowError,
+    RowLog,
+    check_price,
+    decode,
+    optional_float,
+    price_cell,
+    read_csv,
+    resolve_gpu,
+    whole_count,
+)
+from recommender.feeds.base import ParsedFeed
+from recommender.offers import Fabric, Offer
+
+__all__ = ["CLOUDS", "looks_like_skypilot", "parse_skypilot"]
+
+#: Clouds whose ``vms.csv`` this adapter knows (the provider ids it sets).
+CLOUDS = ("aws", "gcp", "lambda", "nebius", "runpod")
+
+_REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
+
+#: GCP fixed-GPU machine families → the SkyPilot accelerator they carry; why: SkyPilot 0.14.1
+#: ``sky/catalog/gcp_catalog.py`` ``_ACC_INSTANCE_TYPE_DICTS`` pairs exactly these (the
+#: ``a3-edgegpu`` and ``-nolssd`` variants are not in it).
+GCP_HOST_FAMILIES: Mapping[str, str] = {
+    "a2-highgpu": "A100",
+    "a2-megagpu": "A100",
+    "a2-ultragpu": "A100-80GB",
+    "a3-highgpu": "H100",
+    "a3-megagpu": "H100-MEGA",
+    "a3-ultragpu": "H200",
+    "a4-highgpu": "B200",
+}
+_GCP_HOST = re.compile(r"^(a\d-[a-z]+gpu)-(\d+)g$")
+
+#: Inter-node fabric per instance type (total Gbit/s per instance).
+FABRICS: Mapping[tuple[str, str], tuple[Fabric, float | None]] = {
+    # AWS: EFA bandwidth per instance; source: aws.amazon.com/ec2/instance-types/p3, /p4, /p5,
+    # /p6 ("Network bandwidth", "EFA"): p3dn 100, p4d/p4de 400 (4x100), p5/p5e/p5en 3200,
+    # p6-b200 3200 (EFAv4), p6-b300 6400 Gbit/s.
+    ("aws", "p3dn.24xlarge"): (Fabric.EFA, 100.0),
+    ("aws", "p4d.24xlarge"): (Fabric.EFA, 400.0),
+    ("aws", "p4de.24xlarge"): (Fabric.EFA, 400.0),
+    ("aws", "p5.48xlarge"): (Fabric.EFA, 3200.0),
+    ("aws", "p5e.48xlarge"): (Fabric.EFA, 3200.0),
+    ("aws", "p5en.48xlarge"): (Fabric.EFA, 3200.0),
+    ("aws", "p6-b200.48xlarge"): (Fabric.EFA, 3200.0),
+    ("aws", "p6-b300.48xlarge"): (Fabric.EFA, 6400.0),
+    # AWS p3.16xlarge: 25 Gbit/s ENA, no EFA; source: aws.amazon.com/ec2/instance-types/p3.
+    ("aws", "p3.16xlarge"): (Fabric.ETHERNET, 25.0),
+    # GCP: GPUDirect-TCPX (a3-high, 4x200), -TCPXO (a3-mega, 8x200), RDMA over RoCE (a3-ultra,
+    # a4: 8x400); source: cloud.google.com/compute/docs/gpus#a3-series and #a4-series.
+    ("gcp", "a3-highgpu-8g"): (Fabric.ROCE, 800.0),
+    ("gcp", "a3-megagpu-8g"): (Fabric.ROCE, 1600.0),
+    ("gcp", "a3-ultragpu-8g"): (Fabric.ROCE, 3200.0),
+    ("gcp", "a4-highgpu-8g"): (Fabric.ROCE, 3200.0),
+    # GCP a2 8/16-GPU: plain VPC networking, 100 Gbit/s; source: cloud.google.com/compute/docs/
+    # gpus#a2-vms ("maximum network bandwidth").
+    ("gcp", "a2-highgpu-8g"): (Fabric.ETHERNET, 100.0),
+    ("gcp", "a2-megagpu-16g"): (Fabric.ETHERNET, 100.0),
+    ("gcp", "a2-ultragpu-8g"): (Fabric.ETHERNET, 100.0),
+}
+
+#: Nebius 8-GPU H100/H200/B200 VMs join InfiniBand GPU clusters at 8x400 Gbit/s; source:
+#: docs.nebius.com/compute/clusters/gpu ("InfiniBand ... 3.2 Tbit/s per VM").
+_NEBIUS_IB = re.compile(r"^gpu-(h100|h200|b200)-sxm_8gpu-")
+_NEBIUS_IB_GBPS = 3200.0
+
+#: Lambda on-demand instances network over Ethernet; its InfiniBand is sold only as
+#: "1-Click Clusters", not these instance types; source: docs.lambda.ai/public-cloud/on-demand.
+_LAMBDA_MULTI_GPU = re.compile(r"^gpu_8x_")
+
+#: Longest ``GpuInfo`` cell parsed; why: the largest real cell is ~300 characters, and
+#: ``ast.literal_eval`` on attacker-sized input is needlessly slow.
+_MAX_GPU_INFO_CHARS = 4096
+
+_HINT = (
+    "A SkyPilot catalog is a vms.csv with a header such as "
+    "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice."
+)
+
+
+def looks_like_skypilot(head: str) -> bool:
+    """Whether a document's first line is a SkyPilot ``vms.csv`` header."""
+    first = head.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
+    columns = {c.strip().strip('"') for c in first.split(",")}
+    return all(name in columns for name in _REQUIRED)
+
+
+@dataclass(frozen=True, slots=True)
+class _GcpAccel:
+    row: str
+    gpu_id: str
+    count: int
+    memory_gib: float | None
+    price: float | None
+    spot: float | None
+
+
+def parse_skypilot(
+    text: str | bytes | Sequence[str | bytes],
+    *,
+    source: str,
+    as_of: datetime | None = None,
+    provider: str | None = None,
+) -> ParsedFeed:
+    """Parse one or more SkyPilot ``vms.csv`` documents of one cloud into offers.
+
+    Args:
+        text: a document, or several (GCP host rows and accelerator rows may come as two files).
+        source: the source name for errors and ``Offer.source``.
+        as_of: when the catalog was collected (the files do not say; pass e.g. the HTTP
+            ``Last-Modified`` time).
+        provider: the cloud id when it cannot be inferred (``aws``, ``gcp``, ``lambda``, ...).
+
+    Raises:
+        CatalogError: not a SkyPilot catalog, the cloud cannot be told, or no row could be read.
+    """
+    texts = [text] if isinstance(text, str | bytes) else list(text)
+    if not texts:
+        raise CatalogError(f"{source}: no SkyPilot catalog given.", source=source, hint=_HINT)
+    log = RowLog()
+    tables: list[tuple[int, list[tuple[str, dict[str, str]]]]] = []
+    cloud = provider.lower() if provider else None
+    for index, part in enumerate(texts):
+        header, rows = read_csv(decode(part, source), log)
+        missing = [name for name in _REQUIRED if name not in header]
+        if missing:
+            raise CatalogError(
+                f"{source}: not a SkyPilot catalog: the header lacks {', '.join(missing)}.",
+                source=source,
+                hint=_HINT,
+            )
+        where = f"file {index + 1} row" if len(texts) > 1 else "row"
+        table = [(f"{where} {number}", row) for number, row in rows]
+        cloud = cloud or _infer_cloud(header, table)
+        tables.append((index, table))
+    if cloud is None:
+        raise CatalogError(
+            f"{source}: cannot tell which cloud this SkyPilot catalog is for.",
+            source=source,
+            hint=f"Name the provider ({', '.join(CLOUDS)}) with the source.",
+        )
+
+    builder = _Builder(cloud, source, log)
+    all_rows = [item for _, table in tables for item in table]
+    if cloud == "gcp":
+        builder.add_gcp(all_rows)
+    else:
+        for where, row in all_rows:
+            builder.add_row(where, row)
+    offers = builder.offers()
+    if not offers:
+        shown = "; ".join(log.errors[:3]) or "no GPU rows"
+        raise CatalogError(
+            f"{source}: none of the {log.rows} SkyPilot catalog rows could be read ({shown}).",
+            source=source,
+            hint="For GCP, give the host VM rows and the accelerator rows together.",
+        )
+    return ParsedFeed(
+        offers=tuple(offers),
+        as_of=as_of,
+        rows=log.rows,
+        rejected=log.rejected,
+        errors=tuple(log.errors),
+    )
+
+
+def _infer_cloud(header: list[str], table: list[tuple[str, dict[str, str]]]) -> str | None:
+    if "Arch" in header:
+        return "aws"
+    if header[:2] == ["InstanceType", "vCPUs"]:
+        return "gcp"
+    if "AvailabilityZone" in header and header.index("SpotPrice") < header.index("Price"):
+        return "runpod"
+    for _, row in table:
+        name = row["InstanceType"]
+        if re.match(r"^(gpu|cpu)_\d+x_", name):
+            return "lambda"
+        if re.match(r"^(gpu|cpu)-[a-z0-9-]+_\d+(gpu|vcpu)-", name):
+            return "nebius"
+    return None
+
+
+def _gpu_info(cell: str | None) -> dict[str, Any] | None:
+    if cell is None or not cell.strip():
+        return None
+    if len(cell) > _MAX_GPU_INFO_CHARS:
+        raise RowError("GpuInfo is implausibly long")
+    try:
+        value = ast.literal_eval(cell.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise RowError(f"GpuInfo {cell[:60]!r} is not a Python literal") from None
+    if not isinstance(value, dict):
+        raise RowError("GpuInfo is not a dict")
+    return value
+
+
+def _first_gpu(info: dict[str, Any] | None) -> dict[str, Any]:
+    gpus = info.get("Gpus") if info else None
+    if isinstance(gpus, list) and gpus and isinstance(gpus[0], dict):
+        return gpus[0]
+    return {}
+
+
+def _memory_gib(cloud: str, gpu: dict[str, Any]) -> float | None:
+    memory = gpu.get("MemoryInfo")
+    size = memory.get("SizeInMiB") if isinstance(memory, dict) else None
+    if isinstance(size, bool) or not isinstance(size, int | float) or size <= 0:
+        return None
+    if cloud == "runpod":
+        return float(size) * 1e9 / 2**30  # RunPod's SizeInMiB holds GB (80 = A100-80GB)
+    return float(size) / 1024
+
+
+def _fabric(cloud: str, instance_type: str, gpu_count: int) -> tuple[Fabric, float | None]:
+    known = FABRICS.get((cloud, instance_type))
+    if known is not None:
+        return known
+    if cloud == "nebius" and _NEBIUS_IB.match(instance_type):
+        return Fabric.INFINIBAND, _NEBIUS_IB_GBPS
+    if cloud == "lambda" and _LAMBDA_MULTI_GPU.match(instance_type) and gpu_count >= 8:
+        return Fabric.ETHERNET, None
+    return Fabric.NONE, None
+
+
+class _Builder:
+    """Collects offers; merges each region's repeated on-demand rows into one offer."""
+
+    def __init__(self, cloud: str, source: str, log: RowLog) -> None:
+        self.cloud = cloud
+        self.source = source
+        self.log = log
+        self._on_demand: dict[tuple[str, str], list[Offer]] = {}
+        self._spot: dict[str, Offer] = {}
+
+    def add_row(self, where: str, row: dict[str, str]) -> None:
+        accelerator = row["AcceleratorName"].strip()
+        if not accelerator or accelerator.lower().startswith("tpu"):
+            return  # CPU-only or TPU: not a GPU offer
+        self.log.rows += 1
+        try:
+            info = _gpu_info(row.get("GpuInfo"))
+            gpu = _first_gpu(info)
+            count = whole_count(row["AcceleratorCount"], "AcceleratorCount")
+            instance_type = row["InstanceType"].strip()
+            if not instance_type:
+                raise RowError("InstanceType is empty")
+            card = str(gpu.get("Name", ""))
+            gpu_id = resolve_gpu(
+                accelerator,
+                memory_gib=_memory_gib(self.cloud, gpu),
+                pcie="pcie" in f"{instance_type} {card}".lower(),
+            )
+            price = price_cell(row.get("Price"), "Price")
+            spot = price_cell(row.get("SpotPrice"), "SpotPrice")
+            template = self._template(
+                instance_type=instance_type,
+                gpu_id=gpu_id,
+                count=count,
+                memory_gib=_memory_gib(self.cloud, gpu),
+                region=row["Region"],
+                vcpus=optional_float(row.get("vCPUs"), "vCPUs"),
+                ram_gib=optional_float(row.get("MemoryGiB"), "MemoryGiB"),
+            )
+            self._add_prices(template, row.get("AvailabilityZone", ""), price, spot)
+        except RowError as exc:
+            self.log.reject(where, str(exc))
+
+    def add_gcp(self, rows: Iterable[tuple[str, dict[str, str]]]) -> None:
+        hosts: list[tuple[str, dict[str, str]]] = []
+        accels: dict[tuple[str, int, str], _GcpAccel] = {}
+        used: set[str] = set()
+        for where, row in rows:
+            instance_type = row["InstanceType"].strip()
+            accelerator = row["AcceleratorName"].strip()
+            if accelerator.lower().startswith("tpu") or instance_type.lower().startswith("tpu"):
+                continue
+            if instance_type and accelerator:
+                self.add_row(where, row)  # a self-contained GPU VM row
+            elif instance_type:
+                if _GCP_HOST.match(instance_type) or "gpu" in instance_type:
+                    self.log.rows += 1
+                    hosts.append((where, row))
+            elif accelerator:
+                self.log.rows += 1
+                try:
+                    accel = self._gcp_accel(where, row)
+                except RowError as exc:
+                    self.log.reject(where, str(exc))
+                    continue
+                zone = row.get("AvailabilityZone", "").strip()
+                accels.setdefault((accelerator, accel.count, zone), accel)
+        for where, row in hosts:
+            try:
+                self._gcp_host(row, accels, used)
+            except RowError as exc:
+                self.log.reject(where, str(exc))
+        for (accelerator, count, zone), accel in accels.items():
+            if accel.row not in used:
+                self.log.reject(
+                    accel.row,
+                    f"{accelerator}x{count} in {zone} has no host VM row to price it with "
+                    "(an attachable GPU's price alone would understate the cost)",
+                )
+
+    def _gcp_accel(self, where: str, row: dict[str, str]) -> _GcpAccel:
+        count = whole_count(row["AcceleratorCount"], "AcceleratorCount")
+        memory = _memory_gib("gcp", _first_gpu(_gpu_info(row.get("GpuInfo"))))
+        gpu_id = resolve_gpu(row["AcceleratorName"].strip(), memory_gib=memory)
+        price = price_cell(row.get("Price"), "Price")
+        spot = price_cell(row.get("SpotPrice"), "SpotPrice")
+        if price is None and spot is None:
+            raise RowError("no price (Price and SpotPrice empty or zero)")
+        return _GcpAccel(where, gpu_id, count, memory, price, spot)
+
+    def _gcp_host(
+        self,
+        row: dict[str, str],
+        accels: Mapping[tuple[str, int, str], _GcpAccel],
+        used: set[str],
+    ) -> None:
+        instance_type = row["InstanceType"].strip()
+        match = _GCP_HOST.match(instance_type)
+        family = GCP_HOST_FAMILIES.get(match.group(1)) if match else None
+        if match is None or family is None:
+            raise RowError(f"host {instance_type} is not in SkyPilot's GPU machine-family map")
+        count = int(match.group(2))
+        zone = row.get("AvailabilityZone", "").strip()
+        accel = accels.get((family, count, zone))
+        if accel is None:
+            raise RowError(f"no {family}x{count} accelerator row in {zone} for {instance_type}")
+        used.add(accel.row)
+        host_price = optional_float(row.get("Price"), "Price")
+        host_spot = optional_float(row.get("SpotPrice"), "SpotPrice")
+        # A host price of 0.0 is real: a4-highgpu-8g carries its whole price in the GPU row.
+        price = _sum(host_price, accel.price)
+        spot = _sum(host_spot, accel.spot)
+        template = self._template(
+            instance_type=instance_type,
+            gpu_id=accel.gpu_id,
+            count=count,
+            memory_gib=accel.memory_gib,
+            region=row["Region"],
+            vcpus=optional_float(row.get("vCPUs"), "vCPUs"),
+            ram_gib=optional_float(row.get("MemoryGiB"), "MemoryGiB"),
+        )
+        self._add_prices(template, zone, price, spot)
+
+    def _template(
+        self,
+        *,
+        instance_type: str,
+        gpu_id: str,
+        count: int,
+        memory_gib: float | None,
+        region: str,
+        vcpus: float | None,
+        ram_gib: float | None,
+    ) -> Offer:
+        region = region.strip()
+        if not region:
+            raise RowError("Region is empty")
+        fabric, gbps = _fabric(self.cloud, instance_type, count)
+        return Offer(
+            provider=self.cloud,
+            instance_type=instance_type,
+            gpu_id=gpu_id,
+            gpu_count=count,
+            price_usd_per_hour=1.0,  # placeholder, replaced per price below
+            spot=False,
+            region=region,
+            gpu_memory_gib=memory_gib,
+            vcpus=vcpus if vcpus and vcpus > 0 else None,
+            ram_gib=ram_gib if ram_gib and ram_gib > 0 else None,
+            fabric=fabric,
+            fabric_gbps=gbps,
+            source=self.source,
+            citation=f"SkyPilot catalog {self.cloud}/vms.csv",
+        )
+
+    def _add_prices(
+        self, template: Offer, zone: str | None, price: float | None, spot: float | None
+    ) -> None:
+        if price is None and spot is None:
+            raise RowError("no price (Price and SpotPrice empty or zero)")
+        count = template.gpu_count
+        if price is not None:
+            check_price(price, count, "Price")
+        if spot is not None:
+            check_price(spot, count, "SpotPrice")
+        zone = (zone or "").strip()
+        if price is not None:
+            key = (template.instance_type, template.region)
+            offer = replace(template, price_usd_per_hour=price, zone=zone)
+            self._on_demand.setdefault(key, []).append(offer)
+        # A spot price at or above on-demand buys only preemption risk (RunPod's catalog copies
+        # Price into SpotPrice; AWS has such rows too): no spot offer then.
+        if spot is not None and (price is None or spot < price):
+            offer = replace(template, price_usd_per_hour=spot, spot=True, zone=zone)
+            self._spot.setdefault(offer.key, offer)
+
+    def offers(self) -> list[Offer]:
+        result: list[Offer] = []
+        for zoned in self._on_demand.values():
+            prices = {round(o.price_usd_per_hour, 6) for o in zoned}
+            if len(prices) == 1:
+                # One regional price repeated per zone (AWS): one offer for the region.
+                result.append(replace(zoned[0], zone=""))
+            else:
+                result.extend({o.key: o for o in zoned}.values())
+        result.extend(self._spot.values())
+        return result
+
+
+def _sum(host: float | None, accelerator: float | None) -> float | None:
+    if host is None or accelerator is None or host < 0:
+        return None
+    return host + accelerator

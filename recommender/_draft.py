@@ -33,7 +33,7 @@ class Draft:
     model: Architecture | None = None
     method: Method | None = None
     fine_tune: bool = False  # a generic "fine-tune" was said (full unless LoRA/QLoRA is)
-    four_bit: bool = False
+    four_bit: bool | None = None
     precision: str | None = None  # a word class, resolved against the method at the end
     optimizer: Optimizer | None = None
     seq_len: int | None = None

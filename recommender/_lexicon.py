@@ -305,5 +305,5 @@ FULL = _either(
     r"full[- ]param(?:eter)?s?|fft",
 )
 FINE_TUNE = rf"(?:supervised[- ])?{_TUNE}|ft|sft"
-SIZE = rf"{NUM} ?(?P<u>{alt(SIZE_UNITS)})(?:[- ](?:params?|parameters))?"
+SIZE = rf"{NUM} ?(?P<u>{alt(SIZE_UNITS)})"  # "params" after it is a filler
 SIZE_PARAMS = rf"{NUM}[- ](?:params?|parameters)"

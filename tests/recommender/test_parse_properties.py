@@ -1,0 +1,115 @@
+"""Properties of ``parse_workload`` over arbitrary text: it answers or says what it missed."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from recommender.errors import WorkloadError
+from recommender.parse import parse_workload
+from recommender.workload import Workload
+
+#: Phrases the parser knows, plus hostile ones: Slack pings, huge and negative numbers.
+_PHRASES = [
+    "13b",
+    "llama-3-8b",
+    "8x7b",
+    "lora",
+    "qlora",
+    "full finetune",
+    "on 8x H100",
+    "8xA100 80GB",
+    "2 days",
+    "-5 days",
+    "1e400 days",
+    "seq 4k",
+    "seq 0",
+    "$3,000",
+    "$-5",
+    "$1e400",
+    "on 2B tokens",
+    "0 gpus",
+    "9" * 400 + "x H100",
+    "zero-3",
+    "offload params",
+    "no spot",
+    "aws only",
+    "in eu",
+    "r=64",
+    "<!channel>",
+    "<@U123>",
+    "<#C1|general>",
+    "&lt;script&gt;",
+    "&amp;",
+    "'; DROP TABLE workloads; --",
+    "{{7*7}}",
+    "１３Ｂ",
+    "ｌｏｒａ",
+]
+
+_text = st.one_of(
+    st.text(max_size=200),
+    st.lists(st.sampled_from(_PHRASES) | st.text(max_size=12), max_size=12).map(" ".join),
+)
+
+_PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _outcome(text: str) -> Workload | WorkloadError:
+    try:
+        return parse_workload(text)
+    except WorkloadError as err:
+        return err
+
+
+def _slack_unescaped(text: str) -> str:
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+class TestTotality:
+    @_PROPERTY
+    @given(_text)
+    def test_returns_a_workload_or_raises_workload_error(self, text: str) -> None:
+        """Any text yields a Workload or a WorkloadError, never another exception."""
+        assert isinstance(_outcome(text), Workload | WorkloadError)
+
+    @settings(max_examples=30, deadline=None)
+    @given(st.text(min_size=2001, max_size=2100))
+    def test_huge_input_is_refused(self, text: str) -> None:
+        """Text beyond the length cap is refused with a WorkloadError."""
+        assert isinstance(_outcome(text), WorkloadError)
+
+    @_PROPERTY
+    @given(
+        st.text(alphabet="0123456789.e-", min_size=1, max_size=400),
+        st.sampled_from(
+            ["days", "h", "b", "params", "tokens", "gpus", "x h100", "k context", "usd"]
+        ),
+    )
+    def test_any_number_with_any_unit(self, number: str, unit: str) -> None:
+        """Huge, negative or malformed numbers before a unit never escape as ValueError."""
+        assert isinstance(_outcome(f"13b ${number} {number} {unit}"), Workload | WorkloadError)
+
+
+class TestNothingIsDropped:
+    @_PROPERTY
+    @given(_text)
+    def test_ignored_words_come_from_the_input(self, text: str) -> None:
+        """Every word reported as ignored is a substring of the input, and listed once."""
+        outcome = _outcome(text)
+        words = outcome.ignored if isinstance(outcome, Workload) else outcome.not_understood
+        assert len(set(words)) == len(words)
+        for word in words:
+            assert word in text or word in _slack_unescaped(text)
+
+    @_PROPERTY
+    @given(st.lists(st.sampled_from(_PHRASES[:8]), min_size=1, max_size=6))
+    def test_parsing_is_deterministic(self, phrases: list[str]) -> None:
+        """The same text always parses to the same result."""
+        text = " ".join(phrases)
+        first, second = _outcome(text), _outcome(text)
+        if isinstance(first, Workload):
+            assert first == second
+        else:
+            assert isinstance(second, WorkloadError)
+            assert first.message == second.message

@@ -6,11 +6,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from recommender import Catalog, SourceInfo
+from recommender import Catalog, CatalogError, SourceInfo
 from recommender.feeds.base import ParsedFeed
 from recommender.feeds.bundled import load_bundled
+from recommender.feeds.detect import parse_any
+from recommender.feeds.fetch import fetch_all
 
-__all__ = ["BUNDLED_SOURCE", "bundled_catalog", "catalog_from_parsed"]
+__all__ = ["BUNDLED_SOURCE", "bundled_catalog", "catalog_from_parsed", "load_sources", "merge"]
 
 BUNDLED_SOURCE = "bundled snapshot"
 
@@ -52,3 +54,41 @@ def merge(catalogs: Sequence[Catalog]) -> Catalog:
     for c in catalogs:
         out = out.merged(c)
     return out
+
+
+async def load_sources(sources: Sequence[str]) -> Catalog:
+    """Fetch and parse explicit sources (``--catalog``), concurrently, without the cache.
+
+    A source that fails is reported on the catalog (its ``SourceInfo.error``) and left out;
+    only when every source fails is it an error.
+
+    Raises:
+        CatalogError: no source could be read.
+    """
+    results = await fetch_all(list(sources))
+    catalogs: list[Catalog] = []
+    errors: list[str] = []
+    for result in results:
+        fetched = result.fetched
+        if fetched is None or fetched.body is None:
+            errors.append(str(result.error.message if result.error else "no content"))
+            continue
+        try:
+            feed = parse_any(fetched.body, source=result.location, as_of=fetched.modified_at)
+        except CatalogError as exc:
+            errors.append(exc.message)
+            continue
+        catalogs.append(
+            catalog_from_parsed(
+                result.location,
+                feed,
+                fetched_at=fetched.fetched_at,
+                fallback_as_of=fetched.fetched_at,
+            )
+        )
+    if not catalogs:
+        raise CatalogError(
+            "No price source could be read: " + "; ".join(errors),
+            hint="Check the path or URL, or drop --catalog to use the bundled snapshot.",
+        )
+    return merge(catalogs)

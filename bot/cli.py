@@ -16,7 +16,7 @@ from typing import TextIO
 
 from rich.console import Console
 
-from bot.catalog import bundled_catalog
+from bot.catalog import bundled_catalog, load_sources
 from bot.render.jsonout import estimate_document, recommendation_document
 from bot.render.terminal import render_estimate, render_recommendation
 from recommender import (
@@ -74,7 +74,9 @@ def _build_parser() -> argparse.ArgumentParser:
     est = sub.add_parser("estimate", help="memory and layout only, no prices")
     est.add_argument("text", nargs="+", help='the workload, e.g. "7B lora on 1x A100-40GB"')
     est.add_argument("--json", action="store_true", help="print the JSON document")
-    est.add_argument("--catalog", action="append", default=[], metavar="SRC", help=argparse.SUPPRESS)
+    est.add_argument(
+        "--catalog", action="append", default=[], metavar="SRC", help=argparse.SUPPRESS
+    )
     return parser
 
 
@@ -85,8 +87,6 @@ def _now() -> datetime:
 def _load_catalog(sources: Sequence[str]) -> Catalog:
     if not sources:
         return bundled_catalog()
-    from bot.catalog import load_sources
-
     return asyncio.run(load_sources(sources))
 
 
@@ -101,9 +101,7 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         json.dump(recommendation_document(rec, query=text), out, indent=2)
         out.write("\n")
     else:
-        Console(file=out, width=max(100, Console(file=out).width)).print(
-            render_recommendation(rec)
-        )
+        Console(file=out, width=max(100, Console(file=out).width)).print(render_recommendation(rec))
     return EXIT_OK
 
 

@@ -57,11 +57,9 @@ class Settings(BaseModel):
     slack_api_url: Annotated[
         str, Field(description="Slack Web API base URL (point at a fake Slack in tests).")
     ] = "https://slack.com/api/"
-    host: Annotated[str, Field(description="HTTP bind address for `gpufit serve`.")] = "0.0.0.0"  # noqa: S104
+    host: Annotated[str, Field(description="HTTP bind address for `gpufit serve`.")] = "0.0.0.0"
     port: Annotated[int, Field(ge=1, le=65535, description="HTTP port for `gpufit serve`.")] = 3000
-    log_level: Annotated[str, Field(description="Log level: DEBUG, INFO, WARNING, ERROR.")] = (
-        "INFO"
-    )
+    log_level: Annotated[str, Field(description="Log level: DEBUG, INFO, WARNING, ERROR.")] = "INFO"
     top: Annotated[int, Field(ge=1, le=20, description="Options shown per answer.")] = 5
 
     @field_validator("log_level")

@@ -14,9 +14,9 @@ from datetime import date
 from types import MappingProxyType
 
 __all__ = [
-    "BillingRule",
     "DEFAULT_RULE",
     "RULES",
+    "BillingRule",
     "SpotEconomics",
     "billed_hours",
     "interruptions_per_hour",
@@ -97,7 +97,7 @@ RULES: Mapping[str, BillingRule] = MappingProxyType(
                 spot_interruptions_per_hour=_GCP_SPOT_PER_HOUR,
                 checkpoint_write_gb_per_s=1.2,  # pd-balanced/hyperdisk per-VM write ceiling (ours)
                 storage_usd_per_gb_month=0.020,  # Cloud Storage Standard, us-central1
-                source="cloud.google.com/compute/vm-instance-pricing (1 s increments, 1 min minimum)",
+                source="cloud.google.com/compute/vm-instance-pricing (1 s increments, 1 min min.)",
                 as_of=_READ,
             ),
             BillingRule(
@@ -157,7 +157,7 @@ RULES: Mapping[str, BillingRule] = MappingProxyType(
                 spot_interruptions_per_hour=0.0,
                 checkpoint_write_gb_per_s=2.0,  # distributed file storage per node (ours)
                 storage_usd_per_gb_month=0.07,
-                source="coreweave.com/pricing (per-instance hourly list prices, metered per minute)",
+                source="coreweave.com/pricing (hourly list prices per instance, per-minute use)",
                 as_of=_READ,
             ),
             BillingRule(

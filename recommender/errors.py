@@ -58,7 +58,8 @@ class WorkloadError(GpufitError):
         not_understood: tuple[str, ...] = (),
         hint: str | None = None,
     ) -> None:
-        super().__init__(message, hint=hint or f'Try: "{EXAMPLE}" or "llama-3-70b qlora on 2B tokens"')
+        default = f'Try: "{EXAMPLE}" or "llama-3-70b qlora on 2B tokens"'
+        super().__init__(message, hint=hint or default)
         self.not_understood = not_understood
 
 

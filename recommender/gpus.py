@@ -31,7 +31,7 @@ __all__ = [
 class IntraNode(StrEnum):
     """How GPUs inside one machine talk to each other."""
 
-    NVLINK = "nvlink"  # a switched fabric (NVSwitch / Infinity Fabric / on-chip RoCE) across the node
+    NVLINK = "nvlink"  # a switched fabric across the node (NVSwitch, Infinity Fabric, RoCE)
     BRIDGE = "bridge"  # NVLink bridges join pairs of cards only; the rest is PCIe
     PCIE = "pcie"  # PCIe only (L4, L40S, RTX): no peer fabric
 
@@ -112,8 +112,7 @@ def _key(name: str) -> str:
     s = s.replace("hbm3e", " ").replace("hbm3", " ").replace("hbm2e", " ").replace("hbm2", " ")
     s = re.sub(r"\bsxm[2-6]?\b", "sxm", s)
     s = re.sub(r"(\d+)\s*gb\b", r"\1gb", s)
-    s = re.sub(r"[^a-z0-9]+", "", s)
-    return s
+    return re.sub(r"[^a-z0-9]+", "", s)
 
 
 @cache

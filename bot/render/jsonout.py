@@ -141,6 +141,7 @@ def option_doc(o: Option) -> JSON:
         "storage_usd": _r(o.storage_usd),
         "expected_cost_usd": _r(o.expected_cost_usd),
         "meets_deadline": o.meets_deadline,
+        "tokens": _r(o.tokens, 0),
         "layout": plan_doc(o.plan),
         "spot_economics": spot,
         "caveats": [

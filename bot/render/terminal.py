@@ -10,7 +10,7 @@ from rich.text import Text
 
 from recommender import Estimate, Option, Plan, Recommendation, SourceInfo, Workload, get_gpu
 
-__all__ = ["render_estimate", "render_recommendation", "money", "describe_workload"]
+__all__ = ["describe_workload", "money", "render_estimate", "render_recommendation"]
 
 
 def money(usd: float) -> str:
@@ -25,6 +25,13 @@ def hours_text(hours: float) -> str:
     if hours < 48:
         return f"{hours:.1f} h"
     return f"{hours / 24:.1f} d"
+
+
+def tokens_text(tokens: float) -> str:
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if tokens >= scale:
+            return f"{tokens / scale:.1f}{unit}"
+    return f"{tokens:.0f}"
 
 
 def describe_workload(w: Workload) -> str:
@@ -70,6 +77,8 @@ def _options_table(options: tuple[Option, ...], *, with_hours: bool) -> Table:
     table.add_column("$/h", justify="right")
     if with_hours:
         table.add_column("hours", justify="right")
+    else:
+        table.add_column("tokens", justify="right")
     table.add_column("total", justify="right")
     table.add_column("per GPU mem", justify="right")
     for o in options:
@@ -80,11 +89,28 @@ def _options_table(options: tuple[Option, ...], *, with_hours: bool) -> Table:
             Text(o.offer.region),
             Text(_layout(o.plan)),
             money(o.price_usd_per_hour),
-            *([hours_text(o.expected_hours)] if with_hours else []),
+            hours_text(o.expected_hours) if with_hours else tokens_text(o.tokens),
             money(o.expected_cost_usd),
             f"{o.plan.memory.total_gib:.0f}/{o.plan.usable_gib:.0f} GiB",
         )
     return table
+
+
+def _caveat_lines(options: tuple[Option, ...]) -> list[Text]:
+    """Caveats per option; one shared by every option is printed once, for all."""
+    shared = set.intersection(*(set(o.caveats) for o in options)) if len(options) > 1 else set()
+    lines: list[Text] = []
+    printed: set[str] = set()
+    for o in options:
+        for c in o.caveats:
+            style = "yellow" if c.severity.value == "warn" else "dim"
+            if c in shared:
+                if c.text not in printed:
+                    printed.add(c.text)
+                    lines.append(Text(f"  [all] {c.text}", style=style))
+                continue
+            lines.append(Text(f"  [{o.rank}] {c.text}", style=style))
+    return lines
 
 
 def _sources(sources: tuple[SourceInfo, ...], now: datetime) -> Text:
@@ -95,8 +121,7 @@ def _sources(sources: tuple[SourceInfo, ...], now: datetime) -> Text:
         kind = "bundled snapshot" if s.bundled else "feed"
         err = f", last refresh failed: {s.error}" if s.error else ""
         parts.append(
-            f"{s.name} ({kind}, as of {s.as_of:%Y-%m-%d}, {hours_text(s.age_hours(now))} old"
-            f"{err})"
+            f"{s.name} ({kind}, as of {s.as_of:%Y-%m-%d}, {hours_text(s.age_hours(now))} old{err})"
         )
     return Text("prices: " + "; ".join(parts), style="dim")
 
@@ -113,11 +138,9 @@ def render_recommendation(rec: Recommendation) -> RenderableType:
         out.append(Text(f"memory: {_memory_line(best.plan)}"))
         for note in best.plan.notes:
             out.append(Text(f"  • {note}", style="dim"))
-        out.append(_options_table(rec.options, with_hours=True))
-        for o in rec.options:
-            for c in o.caveats:
-                style = "yellow" if c.severity.value == "warn" else "dim"
-                out.append(Text(f"  [{o.rank}] {c.text}", style=style))
+        by_tokens = rec.hours_basis.value == "tokens"
+        out.append(_options_table(rec.options, with_hours=by_tokens))
+        out.extend(_caveat_lines(rec.options))
         if rec.feasible > len(rec.options):
             out.append(
                 Text(f"{rec.feasible - len(rec.options)} more options: use --top N", style="dim")
@@ -126,11 +149,12 @@ def render_recommendation(rec: Recommendation) -> RenderableType:
         out.append(Text("No offer in the catalog can run this job as asked.", style="bold red"))
     if rec.over_budget is not None:
         gap = rec.over_budget
-        c = gap.cheapest
+        cheapest = gap.cheapest
         out.append(
             Text(
-                f"over budget: the cheapest that fits is {money(c.expected_cost_usd)} "
-                f"({c.offer.provider} {c.offer.instance_type}), {money(gap.gap_usd)} over "
+                f"over budget: the cheapest that fits is {money(cheapest.expected_cost_usd)} "
+                f"({cheapest.offer.provider} {cheapest.offer.instance_type}), "
+                f"{money(gap.gap_usd)} over "
                 f"{money(gap.budget_usd)}",
                 style="yellow",
             )

@@ -137,7 +137,8 @@ class TestSpot:
         """A spot option shows its expected preemptions and checkpoint interval."""
         rec = _rec(None, H100_SPOT)
         best = rec.best
-        assert best is not None and best.spot is not None
+        assert best is not None
+        assert best.spot is not None
         assert best.spot.checkpoint_interval_hours > 0
         assert any(c.kind is CaveatKind.PREEMPTION for c in best.caveats)
 
@@ -171,7 +172,9 @@ class TestRankingOrder:
 
     def test_five_regions_of_one_instance_do_not_crowd_out_others(self) -> None:
         """Diversification: a different GPU or provider appears before more regions."""
-        regions = [replace(H100_OD, region=f"us-east-{i}", price_usd_per_hour=50 + i) for i in range(6)]
+        regions = [
+            replace(H100_OD, region=f"us-east-{i}", price_usd_per_hour=50 + i) for i in range(6)
+        ]
         rec = _rec(None, *regions, A100_GCP, top=3)
         providers = {o.offer.provider for o in rec.options}
         assert "gcp" in providers

@@ -1,0 +1,302 @@
+"""Pricing one option: hours, billed hours, spot overhead, storage, and its caveats.
+
+An :class:`Option` is an offer (an instance shape at a price), how many nodes of it the job
+needs, and what the whole run costs under the provider's billing rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from recommender.billing import BillingRule, SpotEconomics, billed_hours, rule_for, spot_economics
+from recommender.caveats import Caveat, CaveatKind, Severity
+from recommender.gpus import GpuSpec, IntraNode, get_gpu
+from recommender.memory import lora_params
+from recommender.offers import Offer, SourceInfo
+from recommender.throughput import tokens_per_hour, train_hours
+from recommender.topology import Plan
+from recommender.workload import Offload, Optimizer, Precision, Workload
+
+__all__ = [
+    "DEFAULT_HOURS",
+    "STALE_AFTER_HOURS",
+    "Option",
+    "checkpoint_gib",
+    "fmt_hours",
+    "price_option",
+    "source_caveats",
+]
+
+# Prices older than this get a caveat: cloud GPU list prices move weekly, spot prices hourly.
+STALE_AFTER_HOURS = 48.0  # ours: two days, so a daily refresh that failed once is still fresh
+# Headroom below this is "tight": allocator fragmentation and spikes eat ~5-10 % in practice.
+TIGHT_HEADROOM_FRAC = 0.10  # ours, from PyTorch caching-allocator reserved/allocated gaps
+# A billing round-up above this share of the run is worth telling the user about.
+BILLING_ROUNDUP_FRAC = 0.05  # ours: 5 % of the run cost
+# With no duration and no token budget, options are compared on one day of running.
+DEFAULT_HOURS = 24.0  # ours: a day is the natural unit a team budgets a trial run in
+# One month of storage for checkpoint pricing; cloud price pages quote GB-months of 730 h.
+HOURS_PER_MONTH = 730.0  # 365 × 24 / 12
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One way to run the job: an offer, how many of it, and what it costs."""
+
+    offer: Offer
+    plan: Plan
+    nodes: int
+    #: Hours of training compute, before preemption overhead.
+    hours: float
+    #: Expected wall-clock hours: with a token budget, spot preemptions stretch the run; with a
+    #: stated duration the run is that long and preemptions cost progress instead.
+    wall_hours: float
+    #: Hours the provider bills (granularity and minimum applied to ``wall_hours``).
+    billed_hours: float
+    cost_usd: float
+    expected_cost_usd: float
+    storage_usd: float
+    spot: SpotEconomics | None
+    caveats: tuple[Caveat, ...]
+    meets_deadline: bool = True
+    #: Tokens the run processes: the budget when one was given, else throughput × hours.
+    tokens: float = 0.0
+    rank: int = 0
+
+    @property
+    def total_gpus(self) -> int:
+        return self.offer.gpu_count * self.nodes
+
+    @property
+    def price_usd_per_hour(self) -> float:
+        """Cluster price per hour (all nodes)."""
+        return self.offer.price_usd_per_hour * self.nodes
+
+    @property
+    def expected_hours(self) -> float:
+        return self.wall_hours
+
+
+# Optimizer state bytes per trainable parameter saved in a checkpoint (fp32 states; pure bf16
+# halves them). Gradients are never saved. Sources as in memory.md §1.2.
+_CKPT_STATE_BYTES: Mapping[Optimizer, float] = {
+    Optimizer.ADAMW: 8.0,  # m and v, fp32 (Kingma & Ba; ZeRO §3.1)
+    Optimizer.ADAMW_8BIT: 2.0,  # bitsandbytes 8-bit m and v (Dettmers et al. 2021)
+    Optimizer.SGD: 0.0,  # plain SGD keeps no state
+    Optimizer.SGD_MOMENTUM: 4.0,  # one fp32 momentum buffer
+    Optimizer.ADAFACTOR: 4.0,  # fp32 first moment; factored second moment ≈ 0 (Shazeer & Stern)
+    Optimizer.LION: 4.0,  # one fp32 momentum buffer (Chen et al. 2023)
+}
+
+
+def checkpoint_gib(workload: Workload) -> float:
+    """Size of one resumable training checkpoint for the whole job, GiB.
+
+    Full training saves the weights as trained (bf16 weights plus the fp32 master under mixed
+    precision, as DeepSpeed/FSDP checkpoints do) and the optimizer states; LoRA and QLoRA save
+    only the adapters (fp32 under PEFT) and their states, a few hundred MB at most.
+    """
+    states = _CKPT_STATE_BYTES[workload.optimizer]
+    if workload.precision is Precision.BF16_TRUE and workload.optimizer is not Optimizer.ADAMW_8BIT:
+        states /= 2
+    if workload.method.trains_all_weights:
+        if workload.precision is Precision.FP32:
+            weights = 4.0
+        elif workload.precision is Precision.BF16_TRUE:
+            weights = 2.0
+        else:
+            weights = 2.0 + 4.0  # bf16 model + fp32 master copy
+        return workload.model.params * (weights + states) / 2**30
+    adapters = lora_params(workload.model, workload.lora_rank, workload.lora_targets)
+    return adapters * (4.0 + states) / 2**30
+
+
+def price_option(
+    workload: Workload,
+    offer: Offer,
+    plan: Plan,
+    *,
+    rules: Mapping[str, BillingRule],
+) -> Option:
+    """Price running ``workload`` on ``plan.nodes`` instances of ``offer``."""
+    gpu = get_gpu(offer.gpu_id)
+    rule = rules.get(offer.provider.lower(), rule_for(offer.provider))
+    nodes = plan.nodes
+    computed = train_hours(workload, plan, link=offer.link, fast_fabric=offer.fabric.fast)
+    hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
+    ckpt = checkpoint_gib(workload)
+    spot = (
+        spot_economics(rule, nodes=nodes, checkpoint_gib=ckpt, hours=hours) if offer.spot else None
+    )
+    overhead = spot.overhead_frac if spot else 0.0
+    # A token budget takes longer when preempted; a duration is a duration.
+    wall = hours * (1 + overhead) if computed is not None else hours
+    billed = billed_hours(rule, wall)
+    cost = billed * offer.price_usd_per_hour * nodes
+    # One checkpoint kept in object storage for the run (at least a month is not assumed:
+    # storage is billed pro rata by the hour on every provider in RULES).
+    storage = ckpt * 2**30 / 1e9 * rule.storage_usd_per_gb_month * wall / HOURS_PER_MONTH
+    deadline = workload.deadline_hours
+    if workload.tokens is not None:
+        tokens = workload.tokens
+    else:
+        rate = tokens_per_hour(workload, plan, link=offer.link, fast_fabric=offer.fabric.fast)
+        tokens = rate * hours
+    option = Option(
+        offer=offer,
+        plan=plan,
+        nodes=nodes,
+        hours=hours,
+        wall_hours=wall,
+        billed_hours=billed,
+        cost_usd=cost,
+        expected_cost_usd=cost + storage,
+        storage_usd=storage,
+        spot=spot,
+        caveats=(),
+        meets_deadline=deadline is None or wall <= deadline,
+        tokens=tokens,
+    )
+    return replace(option, caveats=_caveats(workload, option, gpu, rule))
+
+
+def fmt_hours(hours: float) -> str:
+    if hours < 1:
+        return f"{hours * 60:.0f} min"
+    if hours < 48:
+        return f"{hours:.1f} h"
+    return f"{hours / 24:.1f} days"
+
+
+def _caveats(
+    workload: Workload, option: Option, gpu: GpuSpec, rule: BillingRule
+) -> tuple[Caveat, ...]:
+    wall = option.wall_hours
+    out: list[Caveat] = []
+    plan, offer = option.plan, option.offer
+    if option.spot is not None:
+        s = option.spot
+        every = fmt_hours(s.checkpoint_interval_hours)
+        out.append(
+            Caveat(
+                CaveatKind.PREEMPTION,
+                Severity.WARN,
+                f"spot: ~{s.expected_interruptions:.1f} preemptions expected "
+                f"(MTBF {fmt_hours(s.mtbf_hours)}); checkpoint every {every} "
+                f"({s.checkpoint_gib:.0f} GiB, ~{s.checkpoint_write_s:.0f} s to write); "
+                f"+{s.overhead_frac * 100:.1f} % expected overhead",
+            )
+        )
+    if plan.gpus > 1 and offer.link is not IntraNode.NVLINK:
+        out.append(
+            Caveat(
+                CaveatKind.PCIE_SHARDING,
+                Severity.WARN,
+                f"{plan.gpus}× {gpu.name} without NVLink: gradients and shards cross PCIe, "
+                "expect markedly lower throughput than NVLink parts",
+            )
+        )
+    if option.nodes > 1:
+        fabric = offer.fabric.value
+        gbps = f" {offer.fabric_gbps:.0f} Gb/s" if offer.fabric_gbps else ""
+        out.append(
+            Caveat(
+                CaveatKind.MULTI_NODE,
+                Severity.INFO,
+                f"{option.nodes} nodes over {fabric}{gbps}: needs a cluster launcher "
+                "(torchrun/SLURM) and capacity for all nodes at once",
+            )
+        )
+    if plan.headroom_frac < TIGHT_HEADROOM_FRAC:
+        out.append(
+            Caveat(
+                CaveatKind.TIGHT_HEADROOM,
+                Severity.WARN,
+                f"tight memory: {plan.memory.total_gib:.1f} of {plan.usable_gib:.1f} GiB "
+                f"usable per GPU ({plan.headroom_frac * 100:.0f} % headroom)",
+            )
+        )
+    if workload.precision in (Precision.BF16_MIXED, Precision.BF16_TRUE) and not gpu.supports_bf16:
+        out.append(
+            Caveat(
+                CaveatKind.NO_BF16,
+                Severity.WARN,
+                f"{gpu.name} has no bf16: train in fp16 with loss scaling",
+            )
+        )
+    if workload.precision is Precision.FP8_MIXED and not gpu.supports_fp8:
+        out.append(
+            Caveat(
+                CaveatKind.NO_FP8,
+                Severity.WARN,
+                f"{gpu.name} has no FP8 tensor cores: runs at bf16/fp16 speed",
+            )
+        )
+    if plan.strategy.checkpointing and workload.checkpointing is None:
+        out.append(
+            Caveat(
+                CaveatKind.CHECKPOINTING,
+                Severity.INFO,
+                "activation checkpointing on to fit (≈ one extra forward pass, ~33 % more compute)",
+            )
+        )
+    if plan.strategy.offload is not Offload.NONE and workload.offload is None:
+        out.append(
+            Caveat(
+                CaveatKind.OFFLOAD,
+                Severity.WARN,
+                f"CPU offload of {plan.strategy.offload.value} on to fit: optimizer steps run on "
+                "the host, often 2-5× slower",
+            )
+        )
+    if not option.meets_deadline and workload.deadline_hours is not None:
+        out.append(
+            Caveat(
+                CaveatKind.DEADLINE,
+                Severity.WARN,
+                f"finishes in ~{fmt_hours(wall)}, past the {fmt_hours(workload.deadline_hours)} "
+                "deadline",
+            )
+        )
+    if option.billed_hours > 0 and (option.billed_hours - wall) / option.billed_hours > (
+        BILLING_ROUNDUP_FRAC
+    ):
+        out.append(
+            Caveat(
+                CaveatKind.BILLING,
+                Severity.INFO,
+                f"{offer.provider} bills in {rule.granularity_s // 60 or 1}-"
+                f"{'minute' if rule.granularity_s >= 60 else 'second'} units: "
+                f"{fmt_hours(wall)} is billed as {fmt_hours(option.billed_hours)}",
+            )
+        )
+    return tuple(out)
+
+
+def source_caveats(
+    option: Option, sources: Mapping[str, SourceInfo], now: datetime
+) -> tuple[Caveat, ...]:
+    info = sources.get(option.offer.source)
+    if info is None:
+        return ()
+    out: list[Caveat] = []
+    age = info.age_hours(now)
+    if age > STALE_AFTER_HOURS:
+        out.append(
+            Caveat(
+                CaveatKind.STALE_PRICES,
+                Severity.WARN,
+                f"price from {info.name}, {fmt_hours(age)} old (as of {info.as_of:%Y-%m-%d})",
+            )
+        )
+    if info.error:
+        out.append(
+            Caveat(
+                CaveatKind.SOURCE_ERROR,
+                Severity.WARN,
+                f"{info.name} failed to refresh ({info.error}); using its last good copy",
+            )
+        )
+    return tuple(out)

@@ -18,7 +18,7 @@ from recommender.costing import Option, price_option, source_caveats
 from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu
 from recommender.offers import Catalog, Offer, SourceInfo
 from recommender.topology import Plan, evaluate, fit_on_nodes, smallest_layout
-from recommender.workload import Method, Precision, SpotPolicy, Workload
+from recommender.workload import Method, Offload, Precision, SpotPolicy, Workload
 
 __all__ = [
     "Alternative",
@@ -135,11 +135,26 @@ def _plan_for_shape(workload: Workload, offer: Offer, gpu: GpuSpec) -> Plan | No
 # ----------------------------------------------------------------- ranking
 
 
-def _sort_key(option: Option, by_time: bool) -> tuple[float | str | int, ...]:
+def _offload_demoted(workload: Workload, option: Option) -> bool:
+    """Whether an option ranks after every option without CPU offload.
+
+    With a fixed duration (or none), cost alone would favour offload on a smaller instance,
+    which trains 2-5× fewer tokens in the same hours; gpufit treats offload as a last resort
+    unless the user asked for it. With a token budget the time model already charges for it.
+    """
+    return (
+        workload.tokens is None
+        and workload.offload is None
+        and option.plan.strategy.offload is not Offload.NONE
+    )
+
+
+def _sort_key(workload: Workload, option: Option, by_time: bool) -> tuple[float | str | int, ...]:
     o = option.offer
     primary = option.expected_hours if by_time else option.expected_cost_usd
     return (
         0 if option.meets_deadline else 1,
+        int(_offload_demoted(workload, option)),
         primary,
         option.expected_cost_usd,
         option.price_usd_per_hour,
@@ -231,10 +246,12 @@ def price_options(
 def rank(workload: Workload, options: Iterable[Option]) -> list[Option]:
     """Options in rank order: deadline-meeting first, then cost (or time, when it binds)."""
     by_time = workload.deadline_hours is not None
-    ranked = sorted(options, key=lambda o: _sort_key(o, by_time))
+    ranked = sorted(options, key=lambda o: _sort_key(workload, o, by_time))
     if by_time and any(o.meets_deadline for o in ranked):
         # When a deadline binds, the cheapest option that meets it leads; the rest follow.
-        meeting = sorted((o for o in ranked if o.meets_deadline), key=lambda o: _sort_key(o, False))
+        meeting = sorted(
+            (o for o in ranked if o.meets_deadline), key=lambda o: _sort_key(workload, o, False)
+        )
         missing = [o for o in ranked if not o.meets_deadline]
         ranked = meeting + missing
     return ranked

@@ -85,7 +85,7 @@ def plan_doc(p: Plan) -> JSON:
         "gpus": p.gpus,
         "gpus_per_node": p.gpus_per_node,
         "nodes": p.nodes,
-        "strategy": p.strategy.describe(),
+        "strategy": p.strategy.describe(p.gpus),
         "sharding": p.strategy.sharding.value,
         "offload": p.strategy.offload.value,
         "checkpointing": p.strategy.checkpointing,

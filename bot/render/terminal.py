@@ -55,7 +55,7 @@ def describe_workload(w: Workload) -> str:
 
 def _layout(plan: Plan) -> str:
     nodes = f"{plan.nodes}×{plan.gpus_per_node}" if plan.nodes > 1 else f"{plan.gpus}×"
-    return f"{nodes} {get_gpu(plan.gpu_id).name}, {plan.strategy.describe()}"
+    return f"{nodes} {get_gpu(plan.gpu_id).name}, {plan.strategy.describe(plan.gpus)}"
 
 
 def _memory_line(plan: Plan) -> str:

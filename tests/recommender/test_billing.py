@@ -81,9 +81,7 @@ class TestSpotEconomics:
     def test_more_nodes_means_more_interruptions(self) -> None:
         """A job stops when any node is preempted, so the rate scales with node count."""
         rule = RULES["aws"]
-        assert interruptions_per_hour(rule, 4) == pytest.approx(
-            4 * interruptions_per_hour(rule, 1)
-        )
+        assert interruptions_per_hour(rule, 4) == pytest.approx(4 * interruptions_per_hour(rule, 1))
         one = spot_economics(rule, nodes=1, checkpoint_gib=50, hours=10)
         four = spot_economics(rule, nodes=4, checkpoint_gib=50, hours=10)
         assert four.overhead_frac > one.overhead_frac
@@ -102,3 +100,17 @@ class TestSpotEconomics:
         econ = spot_economics(RULES["lambda"], nodes=1, checkpoint_gib=10, hours=5)
         assert econ.overhead_frac == 0
         assert econ.mtbf_hours == math.inf
+
+
+class TestAwsBands:
+    def test_training_gpus_are_interrupted_more_than_small_ones(self) -> None:
+        """AWS H100 spot (p5, top band) is interrupted more often than T4 spot (g4dn)."""
+        rule = RULES["aws"]
+        assert interruptions_per_hour(rule, 1, "H100-SXM-80GB") > interruptions_per_hour(
+            rule, 1, "T4"
+        )
+
+    def test_unknown_gpu_uses_the_provider_default(self) -> None:
+        """A GPU outside the band table falls back to the rule's own rate."""
+        rule = RULES["aws"]
+        assert interruptions_per_hour(rule, 1, "MI300X") == rule.spot_interruptions_per_hour

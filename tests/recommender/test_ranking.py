@@ -271,3 +271,42 @@ class TestInvariants:
         w = workload(duration_hours=6, spot=SpotPolicy.NEVER)
         rec = recommend(w, catalog(*offers), now=NOW, top=50)
         assert not any(o.offer.spot for o in rec.options)
+
+
+class TestOffloadIsALastResort:
+    SMALL = offer(
+        provider="lambda",
+        instance_type="gpu_1x_a100_sxm4_80gb",
+        gpu_id="A100-SXM-80GB",
+        gpu_count=1,
+        price_usd_per_hour=1.5,
+        ram_gib=1800,
+        fabric=Fabric.NONE,
+    )
+    BIG = offer(
+        provider="gcp",
+        instance_type="a2-ultragpu-8g",
+        gpu_id="A100-SXM-80GB",
+        gpu_count=8,
+        price_usd_per_hour=40.0,
+        ram_gib=1360,
+        fabric=Fabric.NONE,
+    )
+
+    def test_offload_ranks_after_options_that_fit_without_it(self) -> None:
+        """For a fixed duration, a cheaper offload option ranks after one that needs none."""
+        w = workload(model=13e9, duration_hours=48)
+        rec = recommend(w, catalog(self.SMALL, self.BIG), now=NOW)
+        strategies = [o.plan.strategy.offload.value for o in rec.options]
+        assert strategies[0] == "none"
+        assert "optimizer" in strategies or "params" in strategies
+        small = next(o for o in rec.options if o.offer.gpu_count == 1)
+        assert small.expected_cost_usd < rec.options[0].expected_cost_usd
+        assert small.tokens < rec.options[0].tokens
+
+    def test_offload_still_offered_when_it_is_all_that_fits(self) -> None:
+        """If only an offload layout exists, it is the answer, with its caveat."""
+        w = workload(model=13e9, duration_hours=48)
+        rec = recommend(w, catalog(self.SMALL), now=NOW)
+        assert rec.best is not None
+        assert any(c.kind is CaveatKind.OFFLOAD for c in rec.best.caveats)

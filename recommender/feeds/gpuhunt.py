@@ -33,7 +33,13 @@ from recommender.feeds._rows import (
 from recommender.feeds.base import ParsedFeed
 from recommender.offers import Offer
 
-__all__ = ["GPUHUNT_COLUMNS", "looks_like_gpuhunt", "parse_gpuhunt", "provider_from_location"]
+__all__ = [
+    "GPUHUNT_COLUMNS",
+    "GPUHUNT_PROVIDERS",
+    "looks_like_gpuhunt",
+    "parse_gpuhunt",
+    "provider_from_location",
+]
 
 #: The catalog header, in file order; source: gpuhunt ``src/gpuhunt/_internal/catalog.py``.
 GPUHUNT_COLUMNS = (
@@ -57,6 +63,16 @@ _REQUIRED = ("instance_name", "location", "price", "gpu_count", "gpu_name", "spo
 #: gpuhunt provider names that gpufit spells differently (billing rules use these ids).
 _PROVIDER_IDS: Mapping[str, str] = {"lambdalabs": "lambda", "vastai": "vast"}
 
+#: Provider names gpuhunt publishes catalogs under; source: gpuhunt README (offline and online
+#: providers) and ``src/gpuhunt/providers/``. A file named otherwise needs an explicit provider.
+GPUHUNT_PROVIDERS = frozenset(
+    {
+        "aws", "azure", "cloudrift", "crusoe", "cudo", "datacrunch", "digitalocean", "gcp",
+        "hotaisle", "jarvislabs", "lambdalabs", "nebius", "oci", "runpod", "seeweb",
+        "tensordock", "vastai", "verda", "vultr",
+    }
+)  # fmt: skip
+
 #: A GCP zone name (``us-central1-a``); gpuhunt puts zones in ``location`` for GCP.
 _GCP_ZONE = re.compile(r"^([a-z]+-[a-z]+\d+)-[a-z]$")
 
@@ -77,7 +93,7 @@ def provider_from_location(location: str) -> str | None:
     """The provider id in a catalog file name or URL (``…/aws.csv`` → ``aws``)."""
     path = urlsplit(location).path if "://" in location else location
     stem = PurePosixPath(path.replace("\\", "/")).name.split(".", 1)[0].lower()
-    if not stem or not re.fullmatch(r"[a-z][a-z0-9_-]*", stem):
+    if stem not in GPUHUNT_PROVIDERS:
         return None
     return _PROVIDER_IDS.get(stem, stem)
 

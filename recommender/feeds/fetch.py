@@ -26,7 +26,8 @@ from tenacity import (
     RetryCallState,
     retry_if_exception,
     stop_after_attempt,
-    wait_exponential_jitter,
+    wait_exponential,
+    wait_random,
 )
 
 from recommender.errors import CatalogError, PriceFeedError
@@ -97,8 +98,11 @@ class RetryPolicy:
         return cls(attempts=attempts, initial_wait_s=0, max_wait_s=0, jitter_s=0, sleep=_no_sleep)
 
     def retrying(self) -> AsyncRetrying:
-        backoff = wait_exponential_jitter(
-            initial=self.initial_wait_s, max=self.max_wait_s, jitter=self.jitter_s
+        # exponential (initial, 2x initial, 4x ...) capped, plus uniform jitter; these two
+        # wait classes exist in every supported tenacity (8.2+), unlike wait_exponential_jitter's
+        # keyword set.
+        backoff = wait_exponential(multiplier=self.initial_wait_s, max=self.max_wait_s) + (
+            wait_random(0, self.jitter_s)
         )
 
         def wait(state: RetryCallState) -> float:

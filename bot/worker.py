@@ -1,0 +1,208 @@
+"""``gpufit worker``: refresh the price feeds, evaluate every watch, post what crossed.
+
+One pass (``run_once``) is:
+
+1. **refresh** — ``catalog_source()``: in production, the feed layer's
+   :meth:`~recommender.feeds.store.PriceStore.refresh` under its Redis refresh lock (one
+   refresher across replicas; the others get ``locked_out`` and just load), then the catalog;
+2. **evaluate** — each enabled watch's current price goes through the hysteresis rules in one
+   Redis transaction, which claims an alert key on a crossing (:mod:`bot.alerts.store`);
+3. **digest** — once a day per channel, after :data:`DIGEST_HOUR_UTC`, a summary of the
+   channel's ``daily`` watches is claimed the same way;
+4. **deliver** — every due alert is posted under a per-alert lease, paced per channel across
+   replicas, with 429s and permanent errors handled (:mod:`bot.alerts.delivery`).
+
+Any number of replicas may run passes at once: each alert is claimed once and posted once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import redis.asyncio as aioredis
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.alerts.codec import AlertRecord
+from bot.alerts.delivery import POST_INTERVAL_S, ChannelPacer, Delivery, Outcome
+from bot.alerts.evaluate import PricePoint, Verdict, WatchState, current_price
+from bot.alerts.model import Watch
+from bot.alerts.render import render_alert, render_digest
+from bot.alerts.store import AlertQueue, WatchStore
+from recommender import Catalog, GpufitError
+
+__all__ = ["DIGEST_HOUR_UTC", "CatalogSource", "PassReport", "Worker"]
+
+log = logging.getLogger(__name__)
+
+CatalogSource = Callable[[], Awaitable[Catalog]]
+
+#: Daily digests go out on the first pass at or after this hour (UTC).
+DIGEST_HOUR_UTC = 9  # ours: morning in Europe, early enough for US east-coast stand-ups
+
+
+@dataclass(frozen=True, slots=True)
+class PassReport:
+    """What one worker pass did (for logs and ``--once`` output)."""
+
+    watches: int
+    verdicts: dict[str, int]
+    claimed: tuple[str, ...]
+    outcomes: tuple[Outcome, ...] = field(default=())
+
+    @property
+    def sent(self) -> int:
+        return sum(1 for o in self.outcomes if o.status == "sent")
+
+    def summary(self) -> str:
+        by = Counter(o.status for o in self.outcomes)
+        parts = [f"{self.watches} watches", f"{len(self.claimed)} alerts claimed"]
+        parts += [f"{n} {status}" for status, n in sorted(by.items()) if status != "skipped"]
+        return ", ".join(parts)
+
+
+class Worker:
+    """The alert worker; inject everything that does I/O so a test can drive passes."""
+
+    def __init__(
+        self,
+        *,
+        redis: aioredis.Redis,
+        catalog_source: CatalogSource,
+        client_for: Callable[[str], AsyncWebClient],
+        prefix: str = "gpufit",
+        owner: str | None = None,
+        post_interval_s: float = POST_INTERVAL_S,
+        clock: Callable[[], float] = time.time,
+        now: Callable[[], datetime] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.watches = WatchStore(redis, prefix=prefix)
+        self.queue = AlertQueue(redis, prefix=prefix)
+        self._prefix = prefix
+        self._catalog_source = catalog_source
+        self._clock = clock
+        self._now = now or (lambda: datetime.fromtimestamp(self._clock(), UTC))
+        self.delivery = Delivery(
+            queue=self.queue,
+            watches=self.watches,
+            pacer=ChannelPacer(redis, interval_s=post_interval_s, prefix=prefix),
+            client_for=client_for,
+            owner=owner or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}",
+            clock=clock,
+            sleep=sleep,
+        )
+
+    async def run_once(self) -> PassReport:
+        """One refresh-evaluate-deliver pass."""
+        catalog = await self._catalog_source()
+        now = self._now()
+        verdicts: Counter[str] = Counter()
+        claimed: list[str] = []
+        points: dict[str, PricePoint | None] = {}
+        watches = [w for w in await self.watches.all_watches() if w.enabled]
+        for watch in watches:
+            try:
+                point = current_price(watch.spec, catalog, now=now)
+            except GpufitError as exc:
+                # The parser changed under a stored workload watch: say so instead of failing.
+                await self.watches.disable(watch.id, f"cannot be evaluated: {exc.message}")
+                verdicts["disabled"] += 1
+                continue
+            points[watch.id] = point
+            evaluation = await self.watches.observe(
+                watch, point, render=self._renderer(catalog, now)
+            )
+            verdicts[evaluation.verdict.value] += 1
+            if evaluation.alert is not None:
+                claimed.append(evaluation.alert)
+        claimed += await self._claim_digests(watches, points, catalog, now)
+        outcomes = await self.delivery.deliver_due()
+        report = PassReport(len(watches), dict(verdicts), tuple(claimed), tuple(outcomes))
+        log.info("worker pass: %s", report.summary())
+        return report
+
+    def _renderer(
+        self, catalog: Catalog, now: datetime
+    ) -> Callable[[Watch, Verdict, WatchState, PricePoint, str], AlertRecord]:
+        def render(
+            watch: Watch, verdict: Verdict, before: WatchState, point: PricePoint, key: str
+        ) -> AlertRecord:
+            old_price = before.alerted_price_usd if verdict is Verdict.DEEPER else None
+            if old_price is None:
+                old_price = before.last_price_usd
+            text, blocks = render_alert(
+                watch,
+                verdict=verdict.value,
+                old=None,
+                old_price_usd=old_price,
+                new=point,
+                sources=catalog.sources,
+                now=now,
+            )
+            return AlertRecord(
+                key=key,
+                watch_ids=(watch.id,),
+                team_id=watch.team_id,
+                channel_id=watch.channel_id,
+                kind=verdict.value,
+                text=text,
+                blocks=tuple(blocks),
+                extra={"old_usd": old_price, "new_usd": point.price_usd, "offer": point.key},
+            )
+
+        return render
+
+    async def _claim_digests(
+        self,
+        watches: list[Watch],
+        points: dict[str, PricePoint | None],
+        catalog: Catalog,
+        now: datetime,
+    ) -> list[str]:
+        if now.hour < DIGEST_HOUR_UTC:
+            return []
+        day = f"{now:%Y-%m-%d}"
+        channels: dict[tuple[str, str], list[Watch]] = {}
+        for w in watches:
+            if w.daily_digest and w.id in points:
+                channels.setdefault((w.team_id, w.channel_id), []).append(w)
+        claimed: list[str] = []
+        for (team, channel), ws in sorted(channels.items()):
+            text, blocks = render_digest(
+                [(w, points[w.id]) for w in ws], day=day, sources=catalog.sources
+            )
+            record = AlertRecord(
+                key=f"{self._prefix}:digest:{team}:{channel}:{day}",
+                watch_ids=tuple(w.id for w in ws),
+                team_id=team,
+                channel_id=channel,
+                kind="digest",
+                text=text,
+                blocks=tuple(blocks),
+            )
+            if await self.queue.claim_digest(record):
+                claimed.append(record.key)
+        return claimed
+
+    async def run_forever(self, *, interval_s: float, stop: asyncio.Event | None = None) -> None:
+        """Passes every ``interval_s`` until ``stop`` is set; a failed pass is logged, not fatal."""
+        stop = stop or asyncio.Event()
+        while not stop.is_set():
+            try:
+                await self.run_once()
+            except GpufitError as exc:
+                log.error("worker pass failed: %s", exc.user_text())
+            except Exception:  # keep the deployment alive; the next pass retries
+                log.exception("worker pass crashed")
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=interval_s)
+            except TimeoutError:
+                continue

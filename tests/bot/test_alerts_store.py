@@ -1,0 +1,196 @@
+"""The watch store on a real Redis: channel isolation, listing, removal, disabling, and the
+transaction that claims each crossing once."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis.asyncio as aioredis
+
+from bot.alerts import (
+    ImpossibleWatchError,
+    PricePoint,
+    Verdict,
+    WatchNotFoundError,
+    WatchStore,
+    current_price,
+    parse_watch,
+    render_watches,
+)
+from bot.alerts.codec import AlertRecord, dump_watch, load_watch
+from bot.alerts.evaluate import WatchState
+from bot.alerts.model import Watch
+from bot.alerts.store import MAX_WATCHES_PER_CHANNEL
+from tests.bot.alerts_helpers import h100x8, new_client, redis, redis_server
+from tests.factories import NOW, catalog
+
+__all__ = ["redis", "redis_server"]  # fixtures used by name below
+
+TEAM, OTHER_TEAM = "T1", "T2"
+CHAN, OTHER_CHAN = "C1", "C2"
+
+
+async def add(
+    store: WatchStore,
+    text: str = "watch 8xH100 below $20/h",
+    *,
+    team: str = TEAM,
+    channel: str = CHAN,
+    price: float | None = 25.0,
+) -> Watch:
+    spec = parse_watch(text)
+    point = current_price(spec, catalog(h100x8(price)), now=NOW) if price is not None else None
+    return await store.add(
+        team_id=team,
+        channel_id=channel,
+        created_by="U1",
+        spec=spec,
+        text=text,
+        now=NOW,
+        current=point,
+    )
+
+
+def record_for(
+    watch: Watch, verdict: Verdict, before: WatchState, point: PricePoint, key: str
+) -> AlertRecord:
+    return AlertRecord(
+        key=key,
+        watch_ids=(watch.id,),
+        team_id=watch.team_id,
+        channel_id=watch.channel_id,
+        kind=verdict.value,
+        text=f"{point.price_usd}",
+    )
+
+
+class TestCodec:
+    def test_round_trip(self) -> None:
+        """A stored watch reads back equal, for both forms."""
+        for text in ["watch 8xH100 spot on aws in europe below $20/h daily",
+                     "watch 13B full finetune 2 days under $4000"]:  # fmt: skip
+            w = Watch("W1", TEAM, CHAN, "U1", NOW, parse_watch(text), text=text)
+            assert load_watch(dump_watch(w)) == w
+
+
+class TestChannels:
+    async def test_ids_are_unique_and_listed_per_channel(self, redis: aioredis.Redis) -> None:
+        """Each channel lists only its own watches, oldest first."""
+        store = WatchStore(redis)
+        a = await add(store)
+        b = await add(store, "watch H100 spot under $2/gpu-hour")
+        c = await add(store, channel=OTHER_CHAN)
+        d = await add(store, team=OTHER_TEAM)
+        assert len({a.id, b.id, c.id, d.id}) == 4
+        assert [w.id for w in await store.list_channel(TEAM, CHAN)] == [a.id, b.id]
+        assert [w.id for w in await store.list_channel(TEAM, OTHER_CHAN)] == [c.id]
+        assert [w.id for w in await store.list_channel(OTHER_TEAM, CHAN)] == [d.id]
+
+    async def test_unwatch_only_from_its_own_channel(self, redis: aioredis.Redis) -> None:
+        """Another channel or workspace cannot remove a watch (it looks like a missing id)."""
+        store = WatchStore(redis)
+        w = await add(store)
+        with pytest.raises(WatchNotFoundError):
+            await store.remove(TEAM, OTHER_CHAN, w.id)
+        with pytest.raises(WatchNotFoundError):
+            await store.remove(OTHER_TEAM, CHAN, w.id)
+        assert await store.get(w.id) is not None
+        removed = await store.remove(TEAM, CHAN, w.id.lower())
+        assert removed.id == w.id
+        assert await store.list_channel(TEAM, CHAN) == []
+        assert await store.all_watches() == []
+
+    async def test_unknown_id(self, redis: aioredis.Redis) -> None:
+        """Removing an id that never existed says how to list the real ones."""
+        with pytest.raises(WatchNotFoundError) as info:
+            await WatchStore(redis).remove(TEAM, CHAN, "W999")
+        assert info.value.hint is not None
+        assert "/gpufit watches" in info.value.hint
+
+    async def test_channel_limit(self, redis: aioredis.Redis) -> None:
+        """A channel holds at most MAX_WATCHES_PER_CHANNEL watches."""
+        store = WatchStore(redis)
+        for _ in range(MAX_WATCHES_PER_CHANNEL):
+            await add(store)
+        with pytest.raises(ImpossibleWatchError, match="already has"):
+            await add(store)
+        await add(store, channel=OTHER_CHAN)  # other channels are unaffected
+
+    async def test_disabled_watches_are_listed_with_why(self, redis: aioredis.Redis) -> None:
+        """A disabled watch stays in the listing, with its reason."""
+        store = WatchStore(redis)
+        w = await add(store)
+        await store.disable(w.id, "channel_not_found: the bot cannot see this channel")
+        listed = await store.list_channel(TEAM, CHAN)
+        assert [x.disabled_reason for x in listed] == [
+            "channel_not_found: the bot cannot see this channel"
+        ]
+        text, blocks = render_watches([(x, await store.state(x.id)) for x in listed])
+        assert w.id in text
+        assert "channel_not_found" in str(blocks)
+
+    async def test_disable_scope_stays_in_its_team(self, redis: aioredis.Redis) -> None:
+        """Disabling a workspace's watches leaves other workspaces alone."""
+        store = WatchStore(redis)
+        mine = await add(store)
+        theirs = await add(store, team=OTHER_TEAM)
+        assert await store.disable_scope(TEAM, None, "token_revoked") == [mine.id]
+        assert (await store.get(theirs.id)).enabled  # type: ignore[union-attr]
+
+
+class TestInitialState:
+    async def test_armed_when_above(self, redis: aioredis.Redis) -> None:
+        """A watch created above its threshold is armed."""
+        store = WatchStore(redis)
+        w = await add(store, price=25.0)
+        assert (await store.state(w.id)) == WatchState(armed=True, last_price_usd=25.0)
+
+    async def test_already_below_counts_as_alerted(self, redis: aioredis.Redis) -> None:
+        """A watch created below its threshold waits for a recovery (the reply said so)."""
+        store = WatchStore(redis)
+        w = await add(store, price=18.0)
+        state = await store.state(w.id)
+        assert state is not None
+        assert not state.armed
+
+
+class TestObserve:
+    async def test_crossing_claims_one_alert(self, redis: aioredis.Redis) -> None:
+        """A crossing claims one alert key naming the watch, crossing and offer."""
+        store = WatchStore(redis)
+        w = await add(store)
+        point = current_price(w.spec, catalog(h100x8(19.0)), now=NOW)
+        ev = await store.observe(w, point, render=record_for)
+        assert ev.verdict is Verdict.CROSSED
+        assert ev.alert is not None
+        assert ev.alert.startswith(f"gpufit:alert:{w.id}:1:lambda/gpu_8x_h100_sxm5/")
+        again = await store.observe(w, point, render=record_for)
+        assert (again.verdict, again.alert) == (Verdict.NONE, None)
+
+    async def test_concurrent_replicas_claim_once(self, redis_server: str) -> None:
+        """Ten replicas (separate connections) observing the same crossing at once claim it once."""
+        clients = [new_client(redis_server) for _ in range(10)]
+        try:
+            await clients[0].flushdb()
+            w = await add(WatchStore(clients[0]))
+            point = current_price(w.spec, catalog(h100x8(19.0)), now=NOW)
+            results = await asyncio.gather(
+                *(WatchStore(c).observe(w, point, render=record_for) for c in clients)
+            )
+            claimed = [r.alert for r in results if r.alert is not None]
+            assert len(claimed) == 1
+            assert sorted(r.verdict.value for r in results).count("crossed") == 1
+            assert len(await clients[0].keys("gpufit:alert:*")) == 1
+        finally:
+            for c in clients:
+                await c.aclose()
+
+    async def test_removed_watch_is_not_evaluated(self, redis: aioredis.Redis) -> None:
+        """A watch removed between listing and evaluation claims nothing."""
+        store = WatchStore(redis)
+        w = await add(store)
+        await store.remove(TEAM, CHAN, w.id)
+        point = current_price(w.spec, catalog(h100x8(19.0)), now=NOW)
+        ev = await store.observe(w, point, render=record_for)
+        assert ev.alert is None

@@ -1,0 +1,49 @@
+"""The composition root of the Slack face: settings and services in, a Bolt app out.
+
+Nothing is created at import time; ``gpufit serve`` and the tests call :func:`build_app`.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+
+from slack_bolt.async_app import AsyncApp
+
+from bot.listeners import register
+from bot.listeners.errors import handle_error
+from bot.middleware import dedupe_events, inject
+from bot.services import Services
+from bot.settings import Settings, SettingsError
+
+__all__ = ["build_app"]
+
+
+def build_app(settings: Settings, services: Services) -> AsyncApp:
+    """The Bolt app with gpufit's middleware, listeners and error handler.
+
+    Without ``SLACK_SIGNING_SECRET`` (Socket Mode needs none) the app gets a random secret no
+    one knows, so an HTTP request can never pass verification: it fails closed.
+
+    Raises:
+        SettingsError: ``SLACK_BOT_TOKEN`` is not set.
+    """
+    if services.client.token is None:
+        raise SettingsError(
+            "SLACK_BOT_TOKEN is not set.",
+            hint="Set SLACK_BOT_TOKEN to the app's Bot User OAuth Token (xoxb-...).",
+        )
+    secret = settings.slack_signing_secret
+    app = AsyncApp(
+        name="gpufit",
+        client=services.client,
+        signing_secret=secret.get_secret_value() if secret else secrets.token_hex(32),
+        logger=logging.getLogger("gpufit.slack"),
+        # Ack first, work after: listeners call ack() and go on (slack.md §2.2).
+        process_before_response=False,
+    )
+    app.use(inject(services, top=settings.top))
+    app.use(dedupe_events(services.redis))
+    app.error(handle_error)
+    register(app)
+    return app

@@ -1,0 +1,112 @@
+"""The one service the listeners call: a question (and its refinements) in, a message out.
+
+Slack-side text handling lives here too: Slack sends ``&``, ``<`` and ``>`` as entities and
+mentions as ``<@U…>``; the parser wants the words the user typed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from bot.render.blocks import render_prices, render_recommendation
+from bot.render.limits import Message
+from bot.services import Services
+from recommender import WorkloadError, get_gpu, normalize, parse_workload, recommend
+
+__all__ = ["Answer", "answer", "prices", "refine", "slack_text"]
+
+#: Longest question gpufit accepts (the parser's own limit; also a button value's).
+MAX_QUERY_CHARS = 2000
+
+#: Follow-ups whose plain meaning differs from the parser's reading of the same words alone:
+#: "what about spot?" asks to see spot prices, where "spot" alone only allows them.
+_FOLLOW_UP_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(
+            r"\b(?:what|how)\s+about\s+(?:using\s+)?(?:spot|preemptible)(?:\s+instances?)?\b",
+            re.IGNORECASE,
+        ),
+        "spot only",
+    ),
+    (
+        re.compile(r"\b(?:what|how)\s+about\s+on[- ]demand\b", re.IGNORECASE),
+        "on-demand only",
+    ),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    #: The full question answered (a refinement's merged text), for storage and buttons.
+    query: str
+    message: Message
+
+
+def slack_text(raw: str, bot_user_id: str | None = None) -> str:
+    """The words a user typed, from Slack's wire format.
+
+    Removes the bot's own mention and decodes the three entities Slack encodes. Other
+    mentions stay as text; the parser ignores what it does not understand.
+    """
+    text = raw
+    if bot_user_id:
+        text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text)
+    text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return " ".join(text.split())
+
+
+def refine(previous: str, follow_up: str) -> str:
+    """The follow-up merged into the question it refines.
+
+    The follow-up goes first: the parser keeps the first value stated for a field, so what the
+    user says now overrides what they said before ("and with a $5k budget?" after "$3k").
+    """
+    words = follow_up
+    for pattern, meaning in _FOLLOW_UP_REWRITES:
+        words = pattern.sub(meaning, words)
+    return f"{words.strip()} {previous.strip()}".strip()
+
+
+async def answer(
+    services: Services,
+    question: str,
+    *,
+    follow_up: str | None = None,
+    top: int,
+    ephemeral: bool,
+) -> Answer:
+    """Parse, recommend and render: the ranked answer to ``question`` (refined by ``follow_up``).
+
+    Raises:
+        WorkloadError: the text (or the merged thread question) cannot be understood.
+    """
+    query = refine(question, follow_up) if follow_up else question
+    if len(query) > MAX_QUERY_CHARS:
+        raise WorkloadError(
+            "This question has grown too long to refine further.",
+            hint="Start a new thread with the whole question in one message.",
+        )
+    workload = parse_workload(query)
+    if follow_up:
+        # Words of the earlier question that the follow-up overrides are not "not understood".
+        said_now = follow_up.lower()
+        ignored = tuple(w for w in workload.ignored if w.lower() in said_now)
+        workload = replace(workload, ignored=ignored)
+    catalog = await services.catalog()
+    rec = recommend(workload, catalog, now=services.now(), top=top)
+    return Answer(query, render_recommendation(rec, query=query, ephemeral=ephemeral))
+
+
+async def prices(services: Services, gpu_text: str) -> Message:
+    """The cheapest offers for the GPU named in ``gpu_text``.
+
+    Raises:
+        WorkloadError: no GPU named; UnknownGpuError: a GPU gpufit does not know.
+    """
+    if not gpu_text.strip():
+        raise WorkloadError("Which GPU?", hint="Try: /gpufit prices H100")
+    gpu = get_gpu(normalize(gpu_text.strip()))
+    catalog = await services.catalog()
+    offers = [o for o in catalog.offers if o.gpu_id == gpu.id]
+    return render_prices(gpu, offers, catalog.sources, now=services.now())

@@ -1,0 +1,76 @@
+"""THE place a failure becomes Slack text (Bolt's global error handler).
+
+``WorkloadError`` → "Didn't understand: … Try: …"; any other ``GpufitError`` → its own
+message and hint; anything else is a bug: logged with an incident id, answered with a generic
+apology carrying that id. Never a traceback in Slack.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.render.blocks import render_apology, render_notice, render_problem
+from bot.render.limits import Message
+from recommender import GpufitError, WorkloadError
+
+__all__ = ["error_message", "handle_error"]
+
+logger = logging.getLogger(__name__)
+
+
+def error_message(error: Exception) -> tuple[Message, str | None]:
+    """The message for ``error``, and the incident id when it is a bug."""
+    if isinstance(error, WorkloadError):
+        return render_problem(error.message, error.hint), None
+    if isinstance(error, GpufitError):
+        return render_notice(error.user_text()), None
+    incident = uuid.uuid4().hex[:12]
+    return render_apology(incident), incident
+
+
+async def _deliver(
+    body: dict[str, Any],
+    respond: AsyncRespond | None,
+    client: AsyncWebClient,
+    message: Message,
+) -> None:
+    if respond is not None and body.get("response_url"):
+        await respond(response_type="ephemeral", replace_original=False, **message.kwargs())
+        return
+    event = body.get("event")
+    if isinstance(event, dict) and event.get("channel") and event.get("ts"):
+        await client.chat_postMessage(
+            channel=event["channel"],
+            thread_ts=event.get("thread_ts") or event["ts"],
+            **message.kwargs(),
+        )
+
+
+async def handle_error(
+    error: Exception,
+    body: dict[str, Any],
+    respond: AsyncRespond | None,
+    client: AsyncWebClient,
+) -> None:
+    """Tell the user what went wrong, where they asked (ephemeral, or in the thread)."""
+    message, incident = error_message(error)
+    if incident is not None:
+        logger.error(
+            "unhandled error, incident %s: %s",
+            incident,
+            type(error).__name__,
+            exc_info=error,
+            extra={"incident": incident},
+        )
+    else:
+        logger.info("answered with %s", type(error).__name__)
+    try:
+        await _deliver(body, respond, client, message)
+    except (SlackApiError, OSError) as exc:  # Slack unreachable: nothing more to do than log
+        logger.warning("could not deliver the error message: %s", exc)

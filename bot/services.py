@@ -1,0 +1,88 @@
+"""The clients and sources the Slack app uses, built once by the composition root.
+
+Tests build :class:`Services` themselves (a real Redis, the fake Slack's URL, a fixed clock);
+production calls :func:`build_services` from ``gpufit serve``. Nothing here runs at import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import redis.asyncio as aioredis
+from platformdirs import user_state_path
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.catalog import bundled_catalog
+from bot.settings import Settings
+from recommender import Catalog
+
+__all__ = ["Services", "build_services", "build_web_client", "static_catalog", "utc_now"]
+
+#: How often slack_sdk retries a call Slack answered with 429 (it sleeps ``Retry-After``).
+RATE_LIMIT_RETRIES = 2  # as seratch/ChatGPT-in-Slack; more would hold a reply for minutes
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """What the listeners need from the outside world."""
+
+    redis: aioredis.Redis
+    #: The current catalog (today the bundled snapshot; later the Redis price store).
+    catalog: Callable[[], Awaitable[Catalog]]
+    now: Callable[[], datetime]
+    client: AsyncWebClient
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def static_catalog(catalog: Catalog) -> Callable[[], Awaitable[Catalog]]:
+    """A catalog source that always returns ``catalog``."""
+
+    async def current() -> Catalog:
+        return catalog
+
+    return current
+
+
+def build_web_client(settings: Settings) -> AsyncWebClient:
+    """The Slack Web API client: ``SLACK_API_URL``, the bot token, 429 retries."""
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+    return AsyncWebClient(
+        token=token,
+        base_url=settings.slack_api_url,
+        retry_handlers=[
+            AsyncConnectionErrorRetryHandler(),
+            AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
+        ],
+    )
+
+
+def _redis_url(settings: Settings) -> str:
+    if settings.redis_url:
+        return settings.redis_url
+    from recommender.feeds.cache import start_embedded_redis
+
+    return start_embedded_redis(settings.state_dir or Path(user_state_path("gpufit")))
+
+
+def build_services(settings: Settings) -> Services:
+    """Production services: Redis from ``REDIS_URL`` (or the embedded one), bundled prices.
+
+    Raises:
+        StoreError: no ``REDIS_URL`` and the embedded Redis could not start.
+    """
+    return Services(
+        redis=aioredis.Redis.from_url(_redis_url(settings)),
+        catalog=static_catalog(bundled_catalog()),
+        now=utc_now,
+        client=build_web_client(settings),
+    )

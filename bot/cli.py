@@ -77,6 +77,8 @@ def _build_parser() -> argparse.ArgumentParser:
     est.add_argument(
         "--catalog", action="append", default=[], metavar="SRC", help=argparse.SUPPRESS
     )
+    wrk = sub.add_parser("worker", help="refresh prices on a schedule and post price-drop alerts")
+    wrk.add_argument("--once", action="store_true", help="one refresh-and-evaluate pass, then exit")
     return parser
 
 
@@ -117,9 +119,17 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
+    from bot.settings import Settings
+    from bot.worker import run_worker
+
+    return run_worker(Settings.from_env(), once=args.once, out=out)
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "ask": _cmd_ask,
     "estimate": _cmd_estimate,
+    "worker": _cmd_worker,
 }
 
 

@@ -18,14 +18,18 @@ Any number of replicas may run passes at once: each alert is claimed once and po
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 import socket
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import TextIO
 
 import redis.asyncio as aioredis
 from slack_sdk.web.async_client import AsyncWebClient
@@ -36,9 +40,13 @@ from bot.alerts.evaluate import PricePoint, Verdict, WatchState, current_price
 from bot.alerts.model import Watch
 from bot.alerts.render import render_alert, render_digest
 from bot.alerts.store import AlertQueue, WatchStore
+from bot.observability import Metrics, default_metrics, start_metrics_server
+from bot.settings import Settings, SettingsError
 from recommender import Catalog, GpufitError
+from recommender.feeds.fetch import FetchTimeouts
+from recommender.feeds.store import FeedSource, PriceStore
 
-__all__ = ["DIGEST_HOUR_UTC", "CatalogSource", "PassReport", "Worker"]
+__all__ = ["DIGEST_HOUR_UTC", "CatalogSource", "PassReport", "Worker", "run_worker"]
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +91,7 @@ class Worker:
         clock: Callable[[], float] = time.time,
         now: Callable[[], datetime] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        metrics: Metrics | None = None,
     ) -> None:
         self.watches = WatchStore(redis, prefix=prefix)
         self.queue = AlertQueue(redis, prefix=prefix)
@@ -98,6 +107,7 @@ class Worker:
             owner=owner or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}",
             clock=clock,
             sleep=sleep,
+            metrics=metrics,
         )
 
     async def run_once(self) -> PassReport:
@@ -206,3 +216,101 @@ class Worker:
                 await asyncio.wait_for(stop.wait(), timeout=interval_s)
             except TimeoutError:
                 continue
+
+
+# ------------------------------------------------------------------ composition (gpufit worker)
+
+
+def _slack_client(settings: Settings) -> AsyncWebClient:
+    """The worker's Web API client.
+
+    Unlike the app's client it has no slack_sdk 429 handler: the worker handles 429 itself so
+    that ``Retry-After`` pauses the channel for every replica (in Redis), not one process.
+    """
+    if settings.slack_bot_token is None:
+        raise SettingsError(
+            "The worker needs SLACK_BOT_TOKEN to post alerts.",
+            hint="Set SLACK_BOT_TOKEN=xoxb-… (the bot token of the installed app).",
+        )
+    return AsyncWebClient(
+        token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
+    )
+
+
+def _redis_url(settings: Settings) -> str:
+    if settings.redis_url:
+        return settings.redis_url
+    from platformdirs import user_state_path
+
+    from recommender.feeds.cache import start_embedded_redis
+
+    return start_embedded_redis(settings.state_dir or Path(user_state_path("gpufit")))
+
+
+def _catalog_source(store: PriceStore, settings: Settings, metrics: Metrics) -> CatalogSource:
+    sources = tuple(FeedSource.parse(spec) for spec in settings.feeds)
+
+    async def refresh_and_load() -> Catalog:
+        if sources:
+            # The feed layer's refresh lock makes one replica the refresher; the others are
+            # "locked out" and just load what it stored.
+            report = await store.refresh(
+                sources, timeouts=FetchTimeouts(read_s=settings.feed_timeout_s)
+            )
+            for failed in report.failed:
+                metrics.refresh_failed(failed.name)
+                log.warning("feed %s failed to refresh: %s", failed.name, failed.error)
+        catalog = await store.load_catalog()
+        for info in catalog.sources:
+            if info.fetched_at is not None:
+                metrics.feed_fetched(info.name, info.fetched_at)
+        return catalog
+
+    return refresh_and_load
+
+
+async def _run(settings: Settings, *, once: bool, out: TextIO) -> int:
+    client = _slack_client(settings)
+    url = _redis_url(settings)
+    metrics = default_metrics()
+    store = PriceStore.from_url(url)
+    redis = aioredis.Redis.from_url(url, decode_responses=True)
+    worker = Worker(
+        redis=redis,
+        catalog_source=_catalog_source(store, settings, metrics),
+        client_for=lambda team_id: client,
+        metrics=metrics,
+    )
+    try:
+        if once:
+            report = await worker.run_once()
+            out.write(f"gpufit worker: {report.summary()}\n")
+            return 0
+        server = (
+            start_metrics_server(settings.host, settings.metrics_port, metrics)
+            if settings.metrics_enabled
+            else None
+        )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, stop.set)
+        try:
+            await worker.run_forever(interval_s=settings.refresh_interval_s, stop=stop)
+        finally:
+            if server is not None:
+                server.close()
+        return 0
+    finally:
+        await redis.aclose()
+        await store.aclose()
+
+
+def run_worker(settings: Settings, *, once: bool, out: TextIO) -> int:
+    """``gpufit worker [--once]``; returns the exit code.
+
+    Raises:
+        GpufitError: no bot token, Redis unreachable, or a feed setting is invalid.
+    """
+    return asyncio.run(_run(settings, once=once, out=out))

@@ -29,6 +29,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 
 from bot.alerts.codec import AlertRecord
 from bot.alerts.store import AlertQueue, WatchStore
+from bot.observability import Metrics
 
 __all__ = [
     "CHANNEL_ERRORS",
@@ -187,7 +188,9 @@ class Delivery:
         owner: str,
         clock: Callable[[], float],
         sleep: Callable[[float], Any] = asyncio.sleep,
+        metrics: Metrics | None = None,
     ) -> None:
+        self._metrics = metrics
         self._queue = queue
         self._watches = watches
         self._pacer = pacer
@@ -227,6 +230,8 @@ class Delivery:
             return await self._permanent(record, str(exc.response.get("error") or exc))
         done = replace(record, status="sent", ts=ts, error=None)
         await self._queue.finish(done)
+        if self._metrics is not None:
+            self._metrics.alert_sent()
         return Outcome("sent", done)
 
     async def _give_back(
@@ -288,6 +293,8 @@ class Delivery:
             status = getattr(exc.response, "status_code", 200)
             error = str(exc.response.get("error") or "")
             if status == 429 or error == "ratelimited":
+                if self._metrics is not None:
+                    self._metrics.slack_rate_limited_once("chat.postMessage")
                 retry_after = _retry_after(exc)
                 await self._pacer.block(record.team_id, record.channel_id, retry_after)
                 if retry_after > MAX_INLINE_WAIT_S:

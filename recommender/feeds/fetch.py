@@ -203,6 +203,16 @@ async def fetch_source(
                 hint="Use https://… or a local path such as ./prices.json.",
             )
         return await asyncio.to_thread(_read_file, location, validators, max_bytes)
+    try:
+        valid = bool(httpx.URL(location).host)
+    except (httpx.InvalidURL, ValueError):
+        valid = False
+    if not valid:
+        raise PriceFeedError(
+            f"{location}: not a valid URL (no host).",
+            source=location,
+            hint="Write it as https://host/path/prices.json.",
+        )
     last: _Retryable | None = None
     try:
         async for attempt in (policy or RetryPolicy()).retrying():
@@ -216,6 +226,13 @@ async def fetch_source(
                     raise _Retryable(f"timed out ({type(exc).__name__})") from None
                 except httpx.TransportError as exc:
                     raise _Retryable(f"network error: {exc or type(exc).__name__}") from None
+                except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                    # Not worth retrying: a malformed URL, undecodable content encoding, ...
+                    raise PriceFeedError(
+                        f"{location}: {exc or type(exc).__name__}.",
+                        source=location,
+                        hint="Check the URL; it should serve one catalog file.",
+                    ) from None
     except _Retryable as exc:
         last = exc
     attempts = (policy or RetryPolicy()).attempts

@@ -39,7 +39,7 @@ from recommender.feeds.fetch import (
     fetch_all,
     make_client,
 )
-from recommender.feeds.gpuhunt import GPUHUNT_PROVIDERS
+from recommender.feeds.gpuhunt import GPUHUNT_PROVIDERS, provider_from_location
 from recommender.feeds.skypilot import CLOUDS
 from recommender.offers import Catalog, Offer, SourceInfo
 
@@ -413,7 +413,7 @@ class PriceStore:
                 bodies,
                 source=source.name,
                 as_of=min(stamps) if len(stamps) == len(fetched) else None,
-                provider=source.provider,
+                provider=source.provider or provider_from_location(source.locations[0]),
             )
         except CatalogError as exc:
             return await self._failed(source, exc.message, has_previous, now)

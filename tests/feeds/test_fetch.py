@@ -256,3 +256,29 @@ class TestFetchAll:
         assert results[0].fetched.body == b"fine"
         assert results[1].error is not None
         assert "HTTP 500" in results[1].error.message
+
+
+class TestBrokenResponses:
+    async def test_an_undecodable_body_is_a_feed_error(self) -> None:
+        """A body that claims gzip but is not is reported, not raised as an httpx exception."""
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, content=b"not gzip", headers={"Content-Encoding": "gzip"})
+
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+            with pytest.raises(PriceFeedError, match=r"feeds\.example"):
+                await fetch_source("https://feeds.example/x", client=http)
+
+    @pytest.mark.parametrize("url", ["http://:80/prices.json", "https:///prices.json"])
+    async def test_a_url_without_a_host_is_a_feed_error(self, url: str) -> None:
+        """A URL with no host is refused before any request is made."""
+        requests: list[httpx.Request] = []
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            requests.append(request)
+            return httpx.Response(200)
+
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+            with pytest.raises(PriceFeedError, match="not a valid URL"):
+                await fetch_source(url, client=http, policy=RetryPolicy.no_wait())
+        assert requests == []

@@ -334,3 +334,15 @@ class TestDegraded:
             await store.aclose()
         assert loaded.degraded
         assert [s.name for s in loaded.catalog.sources] == [BUNDLED_SOURCE]
+
+
+class TestProviderHints:
+    async def test_a_renamed_gpuhunt_source_takes_its_provider_from_the_file_name(
+        self, store: PriceStore, feed_server: FeedServer, http: httpx.AsyncClient
+    ) -> None:
+        """``hunt=https://…/aws.csv``: the name is free text, the file name still says aws."""
+        url = feed_server.serve("/v3/aws.csv", Route(fixture_bytes("aws.csv")))
+        results = await refresh(store, [FeedSource.parse(f"hunt={url}")], http)
+        assert results["hunt"].outcome is RefreshOutcome.UPDATED
+        catalog = await store.load_catalog()
+        assert {(o.provider, o.source) for o in catalog.offers} == {("aws", "hunt")}

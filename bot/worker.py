@@ -148,7 +148,7 @@ class Worker:
             old_price = before.alerted_price_usd if verdict is Verdict.DEEPER else None
             if old_price is None:
                 old_price = before.last_price_usd
-            text, blocks = render_alert(
+            message = render_alert(
                 watch,
                 verdict=verdict.value,
                 old=None,
@@ -163,8 +163,8 @@ class Worker:
                 team_id=watch.team_id,
                 channel_id=watch.channel_id,
                 kind=verdict.value,
-                text=text,
-                blocks=tuple(blocks),
+                text=message.text,
+                blocks=message.blocks,
                 extra={"old_usd": old_price, "new_usd": point.price_usd, "offer": point.key},
             )
 
@@ -186,7 +186,7 @@ class Worker:
                 channels.setdefault((w.team_id, w.channel_id), []).append(w)
         claimed: list[str] = []
         for (team, channel), ws in sorted(channels.items()):
-            text, blocks = render_digest(
+            message = render_digest(
                 [(w, points[w.id]) for w in ws], day=day, sources=catalog.sources
             )
             record = AlertRecord(
@@ -195,8 +195,8 @@ class Worker:
                 team_id=team,
                 channel_id=channel,
                 kind="digest",
-                text=text,
-                blocks=tuple(blocks),
+                text=message.text,
+                blocks=message.blocks,
             )
             if await self.queue.claim_digest(record):
                 claimed.append(record.key)

@@ -1,47 +1,41 @@
-"""Alert, digest, confirmation and listing messages: pure functions → (text, blocks).
+"""Alert, digest, confirmation and listing messages: pure functions → :class:`Message`.
 
-``text`` is always sent too: it is the notification and screen-reader fallback.
+``text`` is always sent too: it is the notification and screen-reader fallback. Every message
+goes through the one Block Kit limit guard (:func:`bot.render.limits.fit_message`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from bot.alerts.evaluate import MIN_REPEAT_DROP_FRAC, REARM_MARGIN_FRAC, PricePoint, WatchState
 from bot.alerts.model import Watch, fmt_usd
+from bot.render.blocks import escape_mrkdwn
+from bot.render.limits import SECTION_TEXT_MAX, Block, Message, fit_message
 from recommender import SourceInfo
 
+#: Lines of a listing are packed into sections below Slack's 3000-character section limit.
+SECTION_CHARS = SECTION_TEXT_MAX - 100  # room for escaping growth
+
 __all__ = [
-    "Message",
     "render_alert",
     "render_confirmation",
     "render_digest",
     "render_watches",
 ]
 
-Message = tuple[str, list[dict[str, Any]]]
-
-#: Section text limit is 3000 characters; stay under it with room for escaping growth.
-_SECTION_CHARS = 2900  # Slack section block text max is 3000 (docs.slack.dev section-block)
-#: Slack allows 50 blocks per message; listings are capped below that.
-_MAX_BLOCKS = 45  # 50 per message (slack-skills-plugin block-kit), minus header/context
+esc = escape_mrkdwn
 
 
-def esc(text: str) -> str:
-    """Escape Slack mrkdwn control characters (``&``, ``<``, ``>``) and nothing else."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def _section(text: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text, "verbatim": True}}
 
 
-def _section(text: str) -> dict[str, Any]:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text[:_SECTION_CHARS]}}
-
-
-def _context(lines: Sequence[str]) -> dict[str, Any]:
+def _context(lines: Sequence[str]) -> Block:
     return {
         "type": "context",
-        "elements": [{"type": "mrkdwn", "text": line[:_SECTION_CHARS]} for line in lines[:10]],
+        "elements": [{"type": "mrkdwn", "text": line, "verbatim": True} for line in lines[:10]],
     }
 
 
@@ -88,7 +82,7 @@ def render_alert(
         f" or falls another {MIN_REPEAT_DROP_FRAC:.0%} · `/gpufit unwatch {watch.id}` to stop",
     ]
     plain = f"Price drop: {watch.spec.label()}: {before} → {new.label()} on {new.where()}"
-    return plain, [_section(text), _context(small)]
+    return fit_message([_section(text), _context(small)], plain)
 
 
 def _state_line(watch: Watch, state: WatchState | None) -> str:
@@ -114,21 +108,20 @@ def render_watches(
     """This channel's watches, enabled and disabled (with why)."""
     if not watches:
         text = "No watches in this channel. Try `/gpufit watch 8xH100 below $20/h`."
-        return text, [_section(text)]
+        return fit_message([_section(text)], text)
     lines = [_state_line(w, s) for w, s in watches]
-    blocks: list[dict[str, Any]] = [_section(f"*Watches in this channel ({len(watches)})*")]
+    blocks: list[Block] = [_section(f"*Watches in this channel ({len(watches)})*")]
     chunk: list[str] = []
     for line in lines:
-        if sum(len(x) + 1 for x in chunk) + len(line) > _SECTION_CHARS:
+        if sum(len(x) + 1 for x in chunk) + len(line) > SECTION_CHARS:
             blocks.append(_section("\n".join(chunk)))
             chunk = []
         chunk.append(line)
     if chunk:
         blocks.append(_section("\n".join(chunk)))
-    blocks = blocks[:_MAX_BLOCKS]
     blocks.append(_context(["`/gpufit unwatch ID` removes one"]))
     plain = f"{len(watches)} watches: " + ", ".join(w.id for w, _ in watches)
-    return plain, blocks
+    return fit_message(blocks, plain)
 
 
 def render_confirmation(watch: Watch, current: PricePoint | None) -> Message:
@@ -148,7 +141,7 @@ def render_confirmation(watch: Watch, current: PricePoint | None) -> Message:
         context.append("a daily digest of this watch's price will be posted here")
     context.append(f"`/gpufit unwatch {watch.id}` to stop")
     text = "\n".join(lines)
-    return text, [_section(text), _context(context)]
+    return fit_message([_section(text), _context(context)], text)
 
 
 def render_digest(
@@ -172,4 +165,4 @@ def render_digest(
     context = [f"prices as of {oldest:%Y-%m-%d %H:%M} UTC" if oldest else "no price source"]
     text = "\n".join(lines)
     plain = f"Daily GPU price digest ({day}): {len(rows)} watches"
-    return plain, [_section(text), _context(context)]
+    return fit_message([_section(text), _context(context)], plain)

@@ -1,8 +1,11 @@
 """Price alerts: ``/gpufit watch``, ``watches``, ``unwatch`` and the "Watch price" button.
 
-THE SEAM for alerts. Commands and buttons are routed here already; until alerts land these
-answer "coming soon". Replace the bodies of :func:`handle_watch_command` and
-:func:`handle_watch_button`, keeping their signatures, and the routing stays as it is.
+Thin, like every listener: parse the watch, check it can ever fire against the current
+prices, store it for this workspace and channel, and answer. Errors are ``GpufitError``s and
+reach the one error handler (:mod:`bot.listeners.errors`). The worker does the rest.
+
+Answers: a new or removed watch is announced in the channel (alerts will appear there, so the
+channel should know why); a listing is shown only to the person who asked.
 """
 
 from __future__ import annotations
@@ -11,17 +14,58 @@ from typing import Any
 
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
+from bot.alerts import (
+    OfferQuery,
+    PriceBasis,
+    Threshold,
+    WatchSpec,
+    WatchStore,
+    WatchSyntaxError,
+    check_watch,
+    parse_watch,
+    render_confirmation,
+    render_watches,
+)
 from bot.render.blocks import render_notice
+from bot.render.limits import Message
 from bot.services import Services
 
-__all__ = ["COMING_SOON", "WATCH_SUBCOMMANDS", "handle_watch_button", "handle_watch_command"]
+__all__ = [
+    "BUTTON_DROP_FRAC",
+    "WATCH_SUBCOMMANDS",
+    "handle_watch_button",
+    "handle_watch_command",
+]
 
 WATCH_SUBCOMMANDS = frozenset({"watch", "watches", "unwatch"})
 
-COMING_SOON = (
-    "Price alerts are coming soon: gpufit will tell you when a GPU price drops. "
-    "For now, `/gpufit prices H100` shows today's cheapest offers."
+#: The "Watch price" button watches for this much below the offer's current price.
+BUTTON_DROP_FRAC = 0.10  # ours: a 10 % cut is worth a ping; anything less is routine jitter
+
+_WATCH_HELP = (
+    "Say what to watch and the price: `/gpufit watch 8xH100 below $20/h`, "
+    "`/gpufit watch H100 spot under $2/gpu-hour` or "
+    "`/gpufit watch 13B full finetune 2 days under $4000` (add `daily` for a daily digest)."
 )
+
+
+def _where(payload: dict[str, Any]) -> tuple[str, str, str]:
+    """(team, channel, user) of a slash command or a block action."""
+    team = payload.get("team_id") or (payload.get("team") or {}).get("id") or ""
+    user_obj = payload.get("user") or {}
+    if not team:
+        team = user_obj.get("team_id", "")
+    channel = payload.get("channel_id") or (payload.get("channel") or {}).get("id") or ""
+    user = payload.get("user_id") or user_obj.get("id") or ""
+    return str(team), str(channel), str(user)
+
+
+async def _reply(respond: AsyncRespond, message: Message, *, public: bool) -> None:
+    await respond(
+        response_type="in_channel" if public else "ephemeral",
+        replace_original=False,
+        **message.kwargs(),
+    )
 
 
 async def handle_watch_command(
@@ -33,9 +77,38 @@ async def handle_watch_command(
     services: Services,
 ) -> None:
     """``/gpufit watch|watches|unwatch ARGS`` (already acknowledged)."""
-    await respond(
-        response_type="ephemeral", replace_original=False, **render_notice(COMING_SOON).kwargs()
+    team, channel, user = _where(command)
+    store = WatchStore(services.redis)
+    args = args.strip()
+    if subcommand == "watches":
+        watches = await store.list_channel(team, channel)
+        listed = [(w, await store.state(w.id)) for w in watches]
+        await _reply(respond, render_watches(listed), public=False)
+        return
+    if subcommand == "unwatch":
+        if not args:
+            raise WatchSyntaxError(
+                "Say which watch to remove.",
+                hint="Try: `/gpufit unwatch W3` (see `/gpufit watches`)",
+            )
+        removed = await store.remove(team, channel, args.split()[0])
+        text = f"Stopped watching {removed.spec.label()} (`{removed.id}`)."
+        await _reply(respond, render_notice(text), public=True)
+        return
+    if not args:
+        raise WatchSyntaxError("What should I watch?", hint=_WATCH_HELP)
+    spec = parse_watch(args)
+    current = check_watch(spec, await services.catalog(), now=services.now())
+    watch = await store.add(
+        team_id=team,
+        channel_id=channel,
+        created_by=user,
+        spec=spec,
+        text=args,
+        now=services.now(),
+        current=current,
     )
+    await _reply(respond, render_confirmation(watch, current), public=True)
 
 
 async def handle_watch_button(
@@ -47,7 +120,51 @@ async def handle_watch_button(
     services: Services,
 ) -> None:
     """A click on "Watch price" for ``offer_key`` in the answer to ``query`` (acknowledged,
-    and claimed once per user and message, so a double click arrives here once)."""
-    await respond(
-        response_type="ephemeral", replace_original=False, **render_notice(COMING_SOON).kwargs()
+    and claimed once per user and message, so a double click arrives here once).
+
+    Watches that exact shape (GPU, count, provider, region, spot or not) for a price
+    :data:`BUTTON_DROP_FRAC` below today's.
+    """
+    team, channel, user = _where(body)
+    catalog = await services.catalog()
+    offer = next((o for o in catalog.offers if o.key == offer_key), None)
+    if offer is None:
+        await _reply(
+            respond,
+            render_notice(
+                "That offer is no longer in the price list. "
+                "Ask again, or set a watch yourself: " + _WATCH_HELP
+            ),
+            public=False,
+        )
+        return
+    threshold_usd = round(offer.price_usd_per_hour * (1 - BUTTON_DROP_FRAC), 2)
+    kind = "spot" if offer.spot else "on-demand"
+    place = f"on {offer.provider} in {offer.region}"
+    spec = WatchSpec(
+        threshold=Threshold(threshold_usd, PriceBasis.INSTANCE_HOUR),
+        query=OfferQuery(
+            gpu_id=offer.gpu_id,
+            gpu_count=offer.gpu_count,
+            providers=frozenset({offer.provider}),
+            regions=(offer.region.lower(),),
+            spot=offer.spot,
+            place=place,
+        ),
+        assumed=(
+            f"{BUTTON_DROP_FRAC:.0%} below today's price; say "
+            f"`/gpufit watch {offer.gpu_count}x{offer.gpu_id} {kind} {place} below $X/h` "
+            "for another threshold",
+        ),
     )
+    current = check_watch(spec, catalog, now=services.now())
+    watch = await WatchStore(services.redis).add(
+        team_id=team,
+        channel_id=channel,
+        created_by=user,
+        spec=spec,
+        text=f"{spec.label()} (from the answer to “{query[:200]}”)",
+        now=services.now(),
+        current=current,
+    )
+    await _reply(respond, render_confirmation(watch, current), public=True)

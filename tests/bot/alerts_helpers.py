@@ -3,7 +3,10 @@
 Import the fixtures explicitly (``from tests.bot.alerts_helpers import redis, slack``); they
 are not in ``conftest.py`` on purpose. The fake Slack is a real aiohttp server on 127.0.0.1
 that records every call and answers from a FIFO of scripted replies (429 with Retry-After,
-``channel_not_found``, a 500…) before falling back to ``ok``.
+``channel_not_found``, a 500…) or per-channel errors before falling back to ``ok``. Unlike
+``tests.fake_slack.FakeSlack`` (threaded, FIFO per method) it runs on the test's own event
+loop and can fail one channel only; it borrows that module's Block Kit second opinion
+(``message_problems``) and fails the test on any violation.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from recommender import Catalog, Offer
 from tests.factories import catalog, offer
+from tests.fake_slack import message_problems
 from tests.redis_server import redis_server
 
 __all__ = ["ChangingFeed", "FakeSlack", "h100x8", "new_client", "redis", "redis_server", "slack"]
@@ -68,6 +72,8 @@ class FakeSlack:
     #: Per-channel permanent errors: every post to that channel gets this error.
     channel_errors: dict[str, str] = field(default_factory=dict)
     url: str = ""
+    #: Block Kit problems of received messages (checked by tests.fake_slack's second opinion).
+    violations: list[str] = field(default_factory=list)
     _ts: int = 0
 
     def posts(self, channel: str | None = None) -> list[Call]:
@@ -79,6 +85,13 @@ class FakeSlack:
             and c.body.get("_ok")
             and (channel is None or c.body.get("channel") == channel)
         ]
+
+    def hooks(self) -> list[Call]:
+        """Posts to a ``response_url`` (``respond()`` in a listener)."""
+        return [c for c in self.calls if c.method.startswith("hook:")]
+
+    def hook_url(self, name: str = "cmd") -> str:
+        return self.url.replace("/api/", f"/hooks/{name}")
 
     def attempts(self) -> list[Call]:
         return [c for c in self.calls if c.method == "chat.postMessage"]
@@ -93,6 +106,12 @@ class FakeSlack:
         for _ in range(times):
             self.script.append((status, {"ok": False, "error": error}, {}))
 
+    async def _hook(self, request: web.Request) -> web.Response:
+        body = json.loads(await request.read() or b"{}")
+        self.violations += message_problems(body)
+        self.calls.append(Call(f"hook:{request.match_info['name']}", body, time.monotonic()))
+        return web.Response(text="ok")
+
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         raw = await request.read()
@@ -102,6 +121,8 @@ class FakeSlack:
             body = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
         call = Call(method, body, time.monotonic())
         self.calls.append(call)
+        if method == "chat.postMessage":
+            self.violations += message_problems(body)
         channel = str(body.get("channel", ""))
         if channel in self.channel_errors:
             return web.json_response({"ok": False, "error": self.channel_errors[channel]})
@@ -124,6 +145,7 @@ async def slack() -> AsyncIterator[FakeSlack]:
     fake = FakeSlack()
     app = web.Application()
     app.router.add_post("/api/{method}", fake._handle)
+    app.router.add_post("/hooks/{name}", fake._hook)
     runner = web.AppRunner(app)
     await runner.setup()
     port = _free_port()
@@ -132,6 +154,7 @@ async def slack() -> AsyncIterator[FakeSlack]:
     fake.url = f"http://127.0.0.1:{port}/api/"
     yield fake
     await runner.cleanup()
+    assert fake.violations == [], fake.violations
 
 
 # ------------------------------------------------------------------ a feed that changes

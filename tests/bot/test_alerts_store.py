@@ -126,9 +126,9 @@ class TestChannels:
         assert [x.disabled_reason for x in listed] == [
             "channel_not_found: the bot cannot see this channel"
         ]
-        text, blocks = render_watches([(x, await store.state(x.id)) for x in listed])
-        assert w.id in text
-        assert "channel_not_found" in str(blocks)
+        message = render_watches([(x, await store.state(x.id)) for x in listed])
+        assert w.id in message.text
+        assert "channel_not_found" in str(message.blocks)
 
     async def test_disable_scope_stays_in_its_team(self, redis: aioredis.Redis) -> None:
         """Disabling a workspace's watches leaves other workspaces alone."""
@@ -194,3 +194,21 @@ class TestObserve:
         point = current_price(w.spec, catalog(h100x8(19.0)), now=NOW)
         ev = await store.observe(w, point, render=record_for)
         assert ev.alert is None
+
+
+class TestBytesClient:
+    async def test_works_without_decode_responses(self, redis_server: str) -> None:
+        """The store works on a client that returns bytes (as the Slack app's does)."""
+        client = aioredis.Redis.from_url(redis_server)
+        try:
+            await client.flushdb()
+            store = WatchStore(client)
+            w = await add(store)
+            assert [x.id for x in await store.list_channel(TEAM, CHAN)] == [w.id]
+            assert [x.id for x in await store.all_watches()] == [w.id]
+            assert (await store.state(w.id)) is not None
+            point = current_price(w.spec, catalog(h100x8(19.0)), now=NOW)
+            assert (await store.observe(w, point, render=record_for)).alert is not None
+            await store.remove(TEAM, CHAN, w.id)
+        finally:
+            await client.aclose()

@@ -17,6 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.listeners import watches
 from bot.listeners.answers import answer
+from bot.listeners.errors import reported
 from bot.render.blocks import (
     ACTION_MORE,
     ACTION_ON_DEMAND_ONLY,
@@ -93,14 +94,15 @@ async def on_refine(
     action_id = action["action_id"]
     more = action_id == ACTION_MORE
     ephemeral = bool(_container(body).get("is_ephemeral"))
-    result = await answer(
-        services,
-        action.get("value") or "",
-        follow_up=_REFINEMENTS[action_id] or None,
-        top=min(top * MORE_FACTOR, MORE_MAX) if more else top,
-        ephemeral=ephemeral,
-    )
-    await _deliver(body, respond, client, result.message)
+    async with reported(body, respond, client):
+        result = await answer(
+            services,
+            action.get("value") or "",
+            follow_up=_REFINEMENTS[action_id] or None,
+            top=min(top * MORE_FACTOR, MORE_MAX) if more else top,
+            ephemeral=ephemeral,
+        )
+        await _deliver(body, respond, client, result.message)
 
 
 async def on_post(
@@ -108,15 +110,17 @@ async def on_post(
     action: dict[str, Any],
     body: dict[str, Any],
     respond: AsyncRespond,
+    client: AsyncWebClient,
     services: Services,
     top: int,
 ) -> None:
     """Post the answer to the channel for everyone (once, however often it is clicked)."""
     await ack()
-    if not await claim_click(services.redis, body, action):
-        return
-    result = await answer(services, action.get("value") or "", top=top, ephemeral=False)
-    await respond(response_type="in_channel", replace_original=False, **result.message.kwargs())
+    async with reported(body, respond, client):
+        if not await claim_click(services.redis, body, action):
+            return
+        result = await answer(services, action.get("value") or "", top=top, ephemeral=False)
+        await respond(response_type="in_channel", replace_original=False, **result.message.kwargs())
 
 
 async def on_watch(
@@ -124,13 +128,15 @@ async def on_watch(
     action: dict[str, Any],
     body: dict[str, Any],
     respond: AsyncRespond,
+    client: AsyncWebClient,
     services: Services,
 ) -> None:
     """Watch this option's price: routed to the alerts seam (once per click burst)."""
     await ack()
-    if not await claim_click(services.redis, body, action):
-        return
-    query, offer_key = decode_watch_value(action.get("value") or "")
-    await watches.handle_watch_button(
-        query=query, offer_key=offer_key, body=body, respond=respond, services=services
-    )
+    async with reported(body, respond, client):
+        if not await claim_click(services.redis, body, action):
+            return
+        query, offer_key = decode_watch_value(action.get("value") or "")
+        await watches.handle_watch_button(
+            query=query, offer_key=offer_key, body=body, respond=respond, services=services
+        )

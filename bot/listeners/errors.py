@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from slack_bolt.context.respond.async_respond import AsyncRespond
@@ -19,7 +21,7 @@ from bot.render.blocks import render_apology, render_notice, render_problem
 from bot.render.limits import Message
 from recommender import GpufitError, WorkloadError
 
-__all__ = ["error_message", "handle_error"]
+__all__ = ["error_message", "handle_error", "reported"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,3 +76,19 @@ async def handle_error(
         await _deliver(body, respond, client, message)
     except (SlackApiError, OSError) as exc:  # Slack unreachable: nothing more to do than log
         logger.warning("could not deliver the error message: %s", exc)
+
+
+@asynccontextmanager
+async def reported(
+    body: dict[str, Any], respond: AsyncRespond | None, client: AsyncWebClient
+) -> AsyncIterator[None]:
+    """Send errors raised after the ack to :func:`handle_error` (the same handler Bolt uses).
+
+    Needed because slack_bolt 1.30's asyncio runner loses an ack when the listener raises
+    within its 10 ms ack poll (``listener/asyncio_runner.py`` sets ``ack.response = None``),
+    and the request then ends as a 404 "unhandled request" instead of the ack.
+    """
+    try:
+        yield
+    except Exception as exc:
+        await handle_error(exc, body, respond, client)

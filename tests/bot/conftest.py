@@ -1,0 +1,89 @@
+"""Fixtures for the Slack scenario tests: a real Redis, the fake Slack, the app itself."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import redis.asyncio as aioredis
+from pydantic import SecretStr
+from slack_bolt.async_app import AsyncApp
+
+from bot.app import build_app
+from bot.catalog import bundled_catalog
+from bot.services import Services, build_web_client, static_catalog
+from bot.settings import Settings
+from recommender import Catalog
+from tests.bot.slack_requests import SECRET
+from tests.factories import NOW
+from tests.fake_slack import FakeSlack
+from tests.redis_server import redis_server, redis_url
+
+__all__ = ["redis_server", "redis_url"]
+
+
+@pytest.fixture(autouse=True)
+def _clean_slack_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No developer's real Slack settings leak into a test (Bolt reads a few itself)."""
+    for name in (
+        "SLACK_BOT_TOKEN",
+        "SLACK_SIGNING_SECRET",
+        "SLACK_APP_TOKEN",
+        "SLACK_CLIENT_ID",
+        "SLACK_CLIENT_SECRET",
+        "SLACK_VERIFICATION_TOKEN",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SKIP_SLACK_SDK_WARNING", "1")
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[FakeSlack]:
+    """The fake Web API; the test fails if any message it received broke a Block Kit limit."""
+    with FakeSlack() as fake:
+        yield fake
+    assert fake.violations == [], fake.violations
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def settings(fake_slack: FakeSlack, redis_url: str) -> Settings:
+    return Settings(
+        slack_bot_token=SecretStr("xoxb-test-token"),
+        slack_signing_secret=SecretStr(SECRET),
+        slack_api_url=fake_slack.api_url,
+        redis_url=redis_url,
+        host="127.0.0.1",
+    )
+
+
+@pytest.fixture
+def catalog() -> Catalog:
+    return bundled_catalog()
+
+
+@pytest.fixture
+def services(settings: Settings, redis: aioredis.Redis, catalog: Catalog) -> Services:
+    return Services(
+        redis=redis,
+        catalog=static_catalog(catalog),
+        now=lambda: NOW,
+        client=build_web_client(settings),
+    )
+
+
+@pytest.fixture
+async def app(settings: Settings, services: Services) -> AsyncIterator[AsyncApp]:
+    """The app as ``gpufit serve`` builds it; work left running after the test is awaited."""
+    yield build_app(settings, services)
+    current = asyncio.current_task()
+    pending = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
+    if pending:
+        await asyncio.wait(pending, timeout=10)

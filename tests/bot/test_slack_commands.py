@@ -1,0 +1,154 @@
+"""``/gpufit``: ack inside Slack's window, then the answer through ``response_url``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+
+from tests.bot.slack_requests import FORM, command_body, request
+from tests.fake_slack import FakeSlack
+
+
+def _ack(response: Any) -> dict[str, Any]:
+    assert response.status == 200, response.body
+    body: dict[str, Any] = json.loads(response.body)
+    return body
+
+
+def _all_text(message: dict[str, Any]) -> str:
+    return json.dumps(message.get("blocks", []), ensure_ascii=False) + message.get("text", "")
+
+
+async def _command(app: AsyncApp, fake: FakeSlack, text: str) -> dict[str, Any]:
+    body = command_body(text, response_url=fake.hook_url("cmd"))
+    return _ack(await app.async_dispatch(request(body, FORM)))
+
+
+class TestAsk:
+    async def test_acks_ephemeral_working_then_responds_with_the_answer(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """The ack is an ephemeral "Working on it…"; the ranked answer follows at response_url."""
+        ack = await _command(app, fake_slack, "llama-3-70b qlora on 2B tokens under $3k")
+        assert ack["response_type"] == "ephemeral"
+        assert "Working on it" in ack["text"]
+        [hook] = await fake_slack.wait_for("hook")
+        answer = hook.body
+        assert answer["response_type"] == "ephemeral"
+        assert answer["text"].startswith("gpufit: ")
+        text = _all_text(answer)
+        for part in ("Llama 3 70B", "Memory", "/h", "whole run", "Layout", "Why", "Prices:"):
+            assert part in text, part
+        assert "Assumed:" in text
+
+    async def test_the_answer_shows_three_to_five_ranked_options(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """Between three and five ranked options, each with a watch button."""
+        await _command(app, fake_slack, "13B full finetune 2 days")
+        [hook] = await fake_slack.wait_for("hook")
+        options = [
+            b for b in hook.body["blocks"] if str(b.get("block_id", "")).startswith("option_")
+        ]
+        assert 3 <= len(options) <= 5
+        assert all(b["accessory"]["action_id"] == "gpufit_watch" for b in options)
+
+    async def test_the_answer_carries_refine_and_post_buttons_with_the_query(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """The buttons carry the question in their value; action ids carry no state."""
+        await _command(app, fake_slack, "13B full finetune 2 days")
+        [hook] = await fake_slack.wait_for("hook")
+        [actions] = [b for b in hook.body["blocks"] if b["type"] == "actions"]
+        ids = {e["action_id"]: e["value"] for e in actions["elements"]}
+        assert set(ids) >= {"gpufit_spot_only", "gpufit_on_demand_only", "gpufit_post"}
+        assert set(ids.values()) == {"13B full finetune 2 days"}
+
+
+class TestSubcommands:
+    async def test_help_is_answered_in_the_ack(self, app: AsyncApp, fake_slack: FakeSlack) -> None:
+        """``help`` (and an empty command) answer at once, with examples."""
+        for text in ("help", ""):
+            ack = await _command(app, fake_slack, text)
+            assert ack["response_type"] == "ephemeral"
+            assert "/gpufit 13B full finetune 2 days" in _all_text(ack)
+        assert fake_slack.calls("hook") == []
+
+    async def test_gpus_lists_the_gpu_table(self, app: AsyncApp, fake_slack: FakeSlack) -> None:
+        """``gpus`` answers at once with the GPUs gpufit knows."""
+        ack = await _command(app, fake_slack, "gpus")
+        text = _all_text(ack)
+        assert "H100" in text
+        assert "A100" in text
+
+    async def test_prices_lists_the_cheapest_offers_for_a_gpu(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """``prices H100`` answers with offers for that GPU, cheapest per GPU-hour first."""
+        await _command(app, fake_slack, "prices h100")
+        [hook] = await fake_slack.wait_for("hook")
+        sections = [b["text"]["text"] for b in hook.body["blocks"] if b["type"] == "section"]
+        assert len(sections) >= 2
+        prices = [float(s.split("*$")[1].split("/GPU-h")[0].replace(",", "")) for s in sections]
+        assert prices == sorted(prices)
+        assert "Prices:" in _all_text(hook.body)
+
+    async def test_prices_of_an_unknown_gpu_says_which_are_known(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """An unknown GPU is not understood, and the reply names known ones."""
+        await _command(app, fake_slack, "prices zz9000")
+        [hook] = await fake_slack.wait_for("hook")
+        text = _all_text(hook.body)
+        assert "Didn't understand" in text
+        assert "zz9000" in text
+        assert "H100" in text
+
+    async def test_watch_subcommands_route_to_the_alerts_seam(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """``watch``, ``watches`` and ``unwatch`` reach the price-alerts handler, not the parser."""
+        for n, text in enumerate(("watch H100 below $2/h", "watches", "unwatch W1"), start=1):
+            await _command(app, fake_slack, text)
+            hooks = await fake_slack.wait_for("hook", n)
+            reply = hooks[-1].body
+            assert not reply["text"].startswith("gpufit: "), text  # not a recommendation
+            assert "Sorry, something went wrong" not in reply["text"], text
+            assert not any(
+                str(b.get("block_id", "")).startswith("option_") for b in reply["blocks"]
+            )
+
+
+class TestBadInput:
+    async def test_bad_input_gets_a_friendly_message_with_an_example(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """Text naming no model is answered with what was not understood and a working example."""
+        await _command(app, fake_slack, "make it fast please")
+        [hook] = await fake_slack.wait_for("hook")
+        assert hook.body["response_type"] == "ephemeral"
+        text = _all_text(hook.body)
+        assert "Didn't understand" in text
+        assert "Try:" in text
+        assert "Traceback" not in text
+
+    async def test_an_unexpected_failure_is_an_apology_with_an_incident_id(
+        self, app: AsyncApp, fake_slack: FakeSlack, services: Any, caplog: Any
+    ) -> None:
+        """A bug is logged with an incident id and the user sees only a generic apology."""
+
+        async def broken() -> Any:
+            raise RuntimeError("catalog exploded")
+
+        object.__setattr__(services, "catalog", broken)
+        with caplog.at_level("ERROR"):
+            await _command(app, fake_slack, "13B full finetune 2 days")
+            [hook] = await fake_slack.wait_for("hook")
+        text = _all_text(hook.body)
+        assert "Sorry, something went wrong" in text
+        assert "catalog exploded" not in text
+        assert "Traceback" not in text
+        incident = text.split("incident `")[1].split("`")[0]
+        assert any(incident in r.getMessage() for r in caplog.records)

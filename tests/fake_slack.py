@@ -1,0 +1,269 @@
+"""A fake Slack Web API: a real HTTP server on loopback that records what the bot sent.
+
+* ``POST /api/<method>`` answers like Slack: ``auth.test`` with a bot identity,
+  ``chat.postMessage`` with a ``ts``, anything else ``{"ok": true}``; a call without a bot
+  token gets ``invalid_auth``.
+* ``POST /hooks/<name>`` is a ``response_url`` sink (point payloads' ``response_url`` at
+  :meth:`FakeSlack.hook_url`); it answers ``ok``.
+* :meth:`FakeSlack.fail_next` scripts the next N answers of a method: HTTP 429 with
+  ``Retry-After``, or an error code such as ``channel_not_found``.
+* Every message it receives (posts, updates, hook posts) is checked against Block Kit's
+  limits with slack_sdk's own block models plus the limits those do not check (50 blocks,
+  2000-char fields, a ~12k text budget, a ``text`` fallback). Problems land in
+  :attr:`FakeSlack.violations`; the ``fake_slack`` fixture fails the test on any.
+
+The checks here deliberately do not reuse ``bot.render.limits``: the fake is the second
+opinion.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs
+
+from slack_sdk.errors import SlackObjectFormationError
+from slack_sdk.models.blocks import Block
+
+__all__ = ["BOT_ID", "BOT_USER_ID", "TEAM_ID", "Call", "FakeSlack", "message_problems"]
+
+TEAM_ID = "T0FAKE"
+BOT_USER_ID = "U0GPUFIT"
+BOT_ID = "B0GPUFIT"
+
+MESSAGE_METHODS = {"chat.postMessage", "chat.postEphemeral", "chat.update", "chat.scheduleMessage"}
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request the fake received."""
+
+    method: str  # the API method ("chat.postMessage"), or "hook:<name>" for a response_url
+    body: dict[str, Any]
+    headers: dict[str, str]
+    at: float
+
+
+@dataclass
+class _Script:
+    status: int
+    error: str
+    retry_after: int | None
+
+
+def message_problems(body: dict[str, Any]) -> list[str]:
+    """Block Kit limit problems of one message body (independent of gpufit's guard)."""
+    problems: list[str] = []
+    text = body.get("text")
+    if not isinstance(text, str) or not text.strip():
+        problems.append("no top-level text fallback")
+    blocks = body.get("blocks") or []
+    if isinstance(blocks, str):
+        blocks = json.loads(blocks)
+    if len(blocks) > 50:
+        problems.append(f"{len(blocks)} blocks (max 50)")
+    try:
+        for parsed in Block.parse_all(blocks):
+            parsed.to_dict()  # slack_sdk validates on to_dict()
+    except SlackObjectFormationError as exc:
+        problems.append(f"slack_sdk: {exc}")
+    size = 0
+    for block in blocks:
+        for item in block.get("fields") or []:
+            if len(item.get("text", "")) > 2000:
+                problems.append("section field over 2000 chars")
+        size += len(json.dumps(block, ensure_ascii=False))
+    if size > 16_000:  # serialized JSON, so generous: Slack's ~13k counts text only
+        problems.append(f"blocks too long ({size} chars of JSON)")
+    return problems
+
+
+class FakeSlack:
+    """Start with :meth:`start` (or as a context manager); stop with :meth:`stop`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[Call] = []
+        self._scripts: dict[str, deque[_Script]] = {}
+        self._ts = 1_700_000_000_000_000
+        self.violations: list[str] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length).decode()
+                status, headers, payload = fake._answer(self.path, dict(self.headers), raw)
+                data = payload.encode()
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    # ------------------------------------------------------------- lifecycle
+
+    def start(self) -> FakeSlack:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeSlack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.base_url}/api/"
+
+    def hook_url(self, name: str = "cmd") -> str:
+        return f"{self.base_url}/hooks/{name}"
+
+    # ------------------------------------------------------------- scripting
+
+    def fail_next(
+        self,
+        method: str,
+        times: int = 1,
+        *,
+        status: int = 429,
+        error: str = "ratelimited",
+        retry_after: int | None = 1,
+    ) -> None:
+        """Answer the next ``times`` calls of ``method`` with an error (429 by default)."""
+        with self._lock:
+            queue = self._scripts.setdefault(method, deque())
+            for _ in range(times):
+                queue.append(_Script(status, error, retry_after if status == 429 else None))
+
+    # ------------------------------------------------------------- inspection
+
+    def calls(self, method: str | None = None) -> list[Call]:
+        """Every call received (of ``method``; ``"hook"`` matches every response_url post)."""
+        with self._lock:
+            calls = list(self._calls)
+        if method is None:
+            return calls
+        if method == "hook":
+            return [c for c in calls if c.method.startswith("hook:")]
+        return [c for c in calls if c.method == method]
+
+    def messages(self) -> list[Call]:
+        """Calls that carried a message (API posts and response_url posts)."""
+        return [
+            c for c in self.calls() if c.method in MESSAGE_METHODS or c.method.startswith("hook:")
+        ]
+
+    async def wait_for(self, method: str, count: int = 1, *, within_s: float = 10.0) -> list[Call]:
+        """Wait (without blocking the event loop) until ``count`` calls of ``method`` arrived."""
+        deadline = time.monotonic() + within_s
+        while True:
+            found = self.calls(method)
+            if len(found) >= count:
+                return found
+            if time.monotonic() > deadline:
+                seen = [c.method for c in self.calls()]
+                raise AssertionError(f"expected {count} {method} call(s); saw {seen}")
+            await asyncio.sleep(0.02)
+
+    # ------------------------------------------------------------- answering
+
+    def _record(self, method: str, headers: dict[str, str], raw: str) -> dict[str, Any]:
+        body = _parse(headers, raw)
+        with self._lock:
+            self._calls.append(Call(method, body, headers, time.monotonic()))
+        if method in MESSAGE_METHODS or (
+            method.startswith("hook:") and not body.get("delete_original")
+        ):
+            for problem in message_problems(body):
+                self.violations.append(f"{method}: {problem}")
+        return body
+
+    def _answer(
+        self, path: str, headers: dict[str, str], raw: str
+    ) -> tuple[int, dict[str, str], str]:
+        json_type = {"Content-Type": "application/json; charset=utf-8"}
+        if path.startswith("/hooks/"):
+            self._record("hook:" + path.removeprefix("/hooks/"), headers, raw)
+            return 200, {"Content-Type": "text/html"}, "ok"
+        if not path.startswith("/api/"):
+            return 404, json_type, json.dumps({"ok": False, "error": "unknown_method"})
+        method = path.removeprefix("/api/").split("?")[0]
+        body = self._record(method, headers, raw)
+        with self._lock:
+            queue = self._scripts.get(method)
+            script = queue.popleft() if queue else None
+        if script is not None:
+            extra = (
+                {"Retry-After": str(script.retry_after)} if script.retry_after is not None else {}
+            )
+            return (
+                script.status,
+                {**json_type, **extra},
+                json.dumps({"ok": False, "error": script.error}),
+            )
+        auth = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
+        if not auth.startswith("Bearer xoxb-"):
+            return 200, json_type, json.dumps({"ok": False, "error": "invalid_auth"})
+        if method == "auth.test":
+            identity = {
+                "ok": True,
+                "url": "https://fake.slack.test/",
+                "team": "Fake Team",
+                "user": "gpufit",
+                "team_id": TEAM_ID,
+                "user_id": BOT_USER_ID,
+                "bot_id": BOT_ID,
+                "is_enterprise_install": False,
+            }
+            scopes = {"x-oauth-scopes": "commands,chat:write,chat:write.public,app_mentions:read"}
+            return 200, {**json_type, **scopes}, json.dumps(identity)
+        if method in ("chat.postMessage", "chat.update"):
+            with self._lock:
+                self._ts += 100
+                ts = f"{self._ts // 1_000_000}.{self._ts % 1_000_000:06d}"
+            channel = body.get("channel", "C0")
+            return (
+                200,
+                json_type,
+                json.dumps({"ok": True, "channel": channel, "ts": ts, "message": body}),
+            )
+        return 200, json_type, json.dumps({"ok": True})
+
+
+def _parse(headers: dict[str, str], raw: str) -> dict[str, Any]:
+    if not raw:
+        return {}
+    if raw.lstrip().startswith("{"):
+        data: dict[str, Any] = json.loads(raw)
+        return data
+    form = {k: v[0] for k, v in parse_qs(raw, keep_blank_values=True).items()}
+    for key in ("blocks", "attachments"):
+        if key in form:
+            form[key] = json.loads(form[key])
+    return form

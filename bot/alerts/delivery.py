@@ -58,7 +58,7 @@ RETRY_BASE_S = 30.0  # ours
 RETRY_CAP_S = 3600.0  # ours: at least hourly while the outage lasts
 #: How long one replica holds the right to post one alert; a crashed holder's lease expires
 #: and another replica delivers it (claimed-but-unsent alerts are retried, not lost).
-LEASE_S = 120.0  # ours: longer than POST_TRIES posts with inline waits
+LEASE_S = 300.0  # ours: > POST_TRIES × (MAX_INLINE_WAIT_S + slack_sdk's 30 s HTTP timeout)
 
 #: Errors about the channel: the bot cannot post there until a person fixes it.
 CHANNEL_ERRORS = {

@@ -11,6 +11,7 @@ from recommender.feeds.base import ParsedFeed
 from recommender.feeds.bundled import load_bundled
 from recommender.feeds.detect import parse_any
 from recommender.feeds.fetch import fetch_all
+from recommender.feeds.store import FeedSource
 
 __all__ = ["BUNDLED_SOURCE", "bundled_catalog", "catalog_from_parsed", "load_sources", "merge"]
 
@@ -56,39 +57,45 @@ def merge(catalogs: Sequence[Catalog]) -> Catalog:
     return out
 
 
-async def load_sources(sources: Sequence[str]) -> Catalog:
+async def load_sources(specs: Sequence[str]) -> Catalog:
     """Fetch and parse explicit sources (``--catalog``), concurrently, without the cache.
 
-    A source that fails is reported on the catalog (its ``SourceInfo.error``) and left out;
-    only when every source fails is it an error.
+    Each spec is ``[name=]location[;location…]`` (several files read as one catalog, e.g. a
+    GCP host file and its accelerator file). A source that fails is left out; only when every
+    source fails is it an error.
 
     Raises:
-        CatalogError: no source could be read.
+        CatalogError: no source could be read, or a spec names no location.
     """
-    results = await fetch_all(list(sources))
+    sources = [FeedSource.parse(spec) for spec in specs]
+    locations = [loc for src in sources for loc in src.locations]
+    fetched = {r.location: r for r in await fetch_all(locations)}
     catalogs: list[Catalog] = []
     errors: list[str] = []
-    for result in results:
-        fetched = result.fetched
-        if fetched is None or fetched.body is None:
-            errors.append(str(result.error.message if result.error else "no content"))
+    for src in sources:
+        results = [fetched[loc] for loc in src.locations]
+        failed = [r for r in results if r.fetched is None or r.fetched.body is None]
+        if failed:
+            errors.extend(r.error.message if r.error else f"{r.location}: empty" for r in failed)
             continue
+        bodies = [r.fetched.body for r in results if r.fetched is not None and r.fetched.body]
+        first = results[0].fetched
+        assert first is not None  # every result fetched (checked above)
         try:
-            feed = parse_any(fetched.body, source=result.location, as_of=fetched.modified_at)
+            feed = parse_any(
+                bodies, source=src.name, as_of=first.modified_at, provider=src.provider
+            )
         except CatalogError as exc:
             errors.append(exc.message)
             continue
         catalogs.append(
             catalog_from_parsed(
-                result.location,
-                feed,
-                fetched_at=fetched.fetched_at,
-                fallback_as_of=fetched.fetched_at,
+                src.name, feed, fetched_at=first.fetched_at, fallback_as_of=first.fetched_at
             )
         )
     if not catalogs:
         raise CatalogError(
             "No price source could be read: " + "; ".join(errors),
-            hint="Check the path or URL, or drop --catalog to use the bundled snapshot.",
+            hint="Check the path or URL, or drop --catalog to use the configured prices.",
         )
     return merge(catalogs)

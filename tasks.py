@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Project tasks with nothing but Python 3.11+ installed.
 
-    python3 tasks.py demo    set up .venv and run: gpufit ask "13B full finetune 2 days"
-    python3 tasks.py test    set up .venv with the dev extras and run the whole quality gate:
-                             ruff check, ruff format --check, mypy (strict), pytest
-    python3 tasks.py check   the static checks only
-    python3 tasks.py fmt     apply ruff's fixes and formatting
+python3 tasks.py demo    set up .venv and run: gpufit ask "13B full finetune 2 days"
+python3 tasks.py test    set up .venv with the dev extras and run the whole quality gate:
+                         ruff check, ruff format --check, mypy (strict), pytest
+python3 tasks.py check   the static checks only
+python3 tasks.py fmt     apply ruff's fixes and formatting
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _run(*cmd: str | Path) -> None:
 
 
 def _setup(extras: str) -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - tasks.py runs under any python3
         raise SystemExit("gpufit needs Python 3.11 or newer")
     if not PY.exists():
         venv.EnvBuilder(with_pip=True).create(VENV)

@@ -151,7 +151,6 @@ class Worker:
             message = render_alert(
                 watch,
                 verdict=verdict.value,
-                old=None,
                 old_price_usd=old_price,
                 new=point,
                 sources=catalog.sources,

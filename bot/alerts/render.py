@@ -51,7 +51,6 @@ def render_alert(
     watch: Watch,
     *,
     verdict: str,
-    old: PricePoint | None,
     old_price_usd: float | None,
     new: PricePoint,
     sources: Sequence[SourceInfo],
@@ -71,8 +70,6 @@ def render_alert(
         lines.append(
             f"expected {new.hours:,.0f} h to finish on {new.nodes * new.offer.gpu_count} GPUs"
         )
-    if old is not None and old.key != new.key:
-        lines.append(f"(previously cheapest: {esc(old.where())})")
     text = "\n".join(lines)
     rearm = watch.threshold.usd * (1 + REARM_MARGIN_FRAC)
     small = [

@@ -13,6 +13,7 @@ import redis.asyncio as aioredis
 from bot.alerts import ChannelPacer, WatchStore, current_price, parse_watch
 from bot.alerts.delivery import POST_TRIES
 from bot.worker import Worker
+from recommender import Catalog, PriceFeedError
 from tests.bot.alerts_helpers import (
     ChangingFeed,
     FakeSlack,
@@ -128,13 +129,13 @@ class TestPasses:
     async def test_caveats_stale_and_spot(self, redis: aioredis.Redis, slack: FakeSlack) -> None:
         """An alert on an old spot price says the price is stale and spot can be reclaimed."""
 
-        async def old_spot_feed() -> object:
+        async def old_spot_feed() -> Catalog:
             return catalog(h100x8(19.0, spot=True), as_of=NOW - timedelta(days=5))
 
         await watch(redis)
         w = Worker(
             redis=redis,
-            catalog_source=old_spot_feed,  # type: ignore[arg-type]
+            catalog_source=old_spot_feed,
             client_for=lambda team: slack.client(),
             post_interval_s=0.01,
             clock=Clock(),
@@ -174,6 +175,35 @@ class TestPasses:
         clock.advance(24 * 3600)
         await w.run_once()
         assert len(slack.posts("C1")) == 2
+
+
+class TestRunForever:
+    async def test_keeps_passing_until_stopped_and_survives_a_failed_pass(
+        self, redis: aioredis.Redis, slack: FakeSlack
+    ) -> None:
+        """A pass that raises is logged; the loop goes on until the stop event is set."""
+        stop = asyncio.Event()
+        calls = 0
+
+        async def flaky_feed() -> Catalog:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise PriceFeedError("feed down")
+            if calls == 3:
+                stop.set()
+            return catalog(h100x8(19.0))
+
+        await watch(redis)
+        w = Worker(
+            redis=redis,
+            catalog_source=flaky_feed,
+            client_for=lambda team: slack.client(),
+            post_interval_s=0.01,
+        )
+        await asyncio.wait_for(w.run_forever(interval_s=0.01, stop=stop), timeout=30)
+        assert calls == 3
+        assert len(slack.posts()) == 1
 
 
 class TestExactlyOnce:

@@ -68,6 +68,19 @@ def refine(previous: str, follow_up: str) -> str:
     return f"{words.strip()} {previous.strip()}".strip()
 
 
+#: A model to complete a follow-up with, only to learn which of its words the parser ignores.
+_PLACEHOLDER_MODEL = "llama-3-8b"
+
+
+def _not_understood(follow_up: str) -> frozenset[str]:
+    """The words of a follow-up that the parser ignores when it reads it on its own."""
+    try:
+        alone = parse_workload(f"{_PLACEHOLDER_MODEL} {follow_up}")
+    except WorkloadError:
+        return frozenset()
+    return frozenset(w for w in alone.ignored if w != _PLACEHOLDER_MODEL)
+
+
 async def answer(
     services: Services,
     question: str,
@@ -90,9 +103,8 @@ async def answer(
     workload = parse_workload(query)
     if follow_up:
         # Words of the earlier question that the follow-up overrides are not "not understood".
-        said_now = follow_up.lower()
-        ignored = tuple(w for w in workload.ignored if w.lower() in said_now)
-        workload = replace(workload, ignored=ignored)
+        unclear = _not_understood(follow_up)
+        workload = replace(workload, ignored=tuple(w for w in workload.ignored if w in unclear))
     catalog = await services.catalog()
     rec = recommend(workload, catalog, now=services.now(), top=top)
     return Answer(query, render_recommendation(rec, query=query, ephemeral=ephemeral))

@@ -1,0 +1,116 @@
+"""Buttons: more options, spot only, on-demand only, watch price, post to channel."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+
+from tests.bot.slack_requests import CHANNEL_ID, FORM, action_body, request
+from tests.fake_slack import FakeSlack
+
+QUERY = "13B full finetune 2 days"
+
+
+async def _click(
+    app: AsyncApp, fake: FakeSlack, action_id: str, value: str = QUERY, **kw: Any
+) -> None:
+    body = action_body(action_id, value, response_url=fake.hook_url("act"), **kw)
+    response = await app.async_dispatch(request(body, FORM))
+    assert response.status == 200, response.body
+
+
+def _options(message: dict[str, Any]) -> list[str]:
+    return [
+        b["text"]["text"]
+        for b in message["blocks"]
+        if str(b.get("block_id", "")).startswith("option_")
+    ]
+
+
+class TestRefineButtons:
+    async def test_more_options_replaces_the_answer_with_a_longer_list(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """ "More options" rewrites the ephemeral answer in place with more ranked options."""
+        await _click(app, fake_slack, "gpufit_more")
+        [hook] = await fake_slack.wait_for("hook")
+        assert hook.body["replace_original"] is True
+        assert len(_options(hook.body)) > 5
+
+    async def test_spot_only_shows_only_spot_offers(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """ "Spot only" re-answers the same question with spot offers only."""
+        await _click(app, fake_slack, "gpufit_spot_only")
+        [hook] = await fake_slack.wait_for("hook")
+        options = _options(hook.body)
+        assert options
+        assert all("(spot)" in o for o in options)
+        assert "spot only" in json.dumps(hook.body["blocks"])
+
+    async def test_on_demand_only_shows_no_spot_offers(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """ "On-demand only" re-answers the same question without spot offers."""
+        await _click(app, fake_slack, "gpufit_on_demand_only")
+        [hook] = await fake_slack.wait_for("hook")
+        options = _options(hook.body)
+        assert options
+        assert all("(on-demand)" in o for o in options)
+
+    async def test_a_button_on_a_public_thread_answer_replies_in_that_thread(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """A click on the bot's public reply in a thread answers in the thread, not in place."""
+        await _click(
+            app,
+            fake_slack,
+            "gpufit_spot_only",
+            ephemeral=False,
+            message_ts="1700000500.000200",
+            thread_ts="1700000400.000100",
+        )
+        [post] = await fake_slack.wait_for("chat.postMessage")
+        assert post.body["channel"] == CHANNEL_ID
+        assert post.body["thread_ts"] == "1700000400.000100"
+        assert fake_slack.calls("hook") == []
+
+
+class TestPostToChannel:
+    async def test_post_to_channel_posts_the_answer_for_everyone(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """The answer goes to the channel (in_channel), as a new message, without a post button."""
+        await _click(app, fake_slack, "gpufit_post")
+        [hook] = await fake_slack.wait_for("hook")
+        assert hook.body["response_type"] == "in_channel"
+        assert hook.body["replace_original"] is False
+        assert _options(hook.body)
+        assert "gpufit_post" not in json.dumps(hook.body["blocks"])
+
+    async def test_a_double_click_posts_once(self, app: AsyncApp, fake_slack: FakeSlack) -> None:
+        """Two clicks on the same button of the same message post one message."""
+        await _click(app, fake_slack, "gpufit_post")
+        await _click(app, fake_slack, "gpufit_post")
+        await fake_slack.wait_for("hook")
+        await _click(app, fake_slack, "gpufit_post", message_ts="1700009999.000100")
+        hooks = await fake_slack.wait_for("hook", 2)
+        assert len(fake_slack.calls("hook")) == len(hooks) == 2
+
+
+class TestWatchButton:
+    async def test_watch_price_routes_to_the_alerts_seam_once(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """ "Watch price" reaches the alerts handler with the offer, once per double click."""
+        value = json.dumps({"q": QUERY, "offer": "aws/p5.48xlarge/us-east-1//od"})
+        await _click(app, fake_slack, "gpufit_watch", value)
+        await _click(app, fake_slack, "gpufit_watch", value)
+        [hook] = await fake_slack.wait_for("hook")
+        assert "Sorry, something went wrong" not in hook.body["text"]
+        assert not _options(hook.body)
+        await _click(app, fake_slack, "gpufit_more")  # drains: one more reply, then count
+        await fake_slack.wait_for("hook", 2)
+        assert len(fake_slack.calls("hook")) == 2

@@ -81,6 +81,12 @@ def _build_parser() -> argparse.ArgumentParser:
     add_feed_parser(sub)
     wrk = sub.add_parser("worker", help="refresh prices on a schedule and post price-drop alerts")
     wrk.add_argument("--once", action="store_true", help="one refresh-and-evaluate pass, then exit")
+    srv = sub.add_parser("serve", help="run the Slack app (HTTP on GPUFIT_HOST:GPUFIT_PORT)")
+    srv.add_argument(
+        "--socket-mode",
+        action="store_true",
+        help="connect to Slack over Socket Mode (needs SLACK_APP_TOKEN) instead of HTTP",
+    )
     return parser
 
 
@@ -129,11 +135,29 @@ def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
     return run_worker(Settings.from_env(), once=args.once, out=out)
 
 
+def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from bot.server import serve
+    from bot.services import build_services
+
+    settings = Settings.from_env()
+
+    async def _serve() -> None:
+        services = build_services(settings)
+        try:
+            await serve(settings, services, socket_mode=args.socket_mode)
+        finally:
+            await services.redis.aclose()
+
+    asyncio.run(_serve())
+    return EXIT_OK
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "ask": _cmd_ask,
     "estimate": _cmd_estimate,
     "feed": _cmd_feed,
     "worker": _cmd_worker,
+    "serve": _cmd_serve,
 }
 
 

@@ -1,0 +1,220 @@
+"""HTTP mode over real sockets: ``/slack/events`` through uvicorn, ``/healthz``, ``/readyz``,
+and ``gpufit serve`` as a process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from slack_bolt.async_app import AsyncApp
+
+from bot.server import EVENTS_PATH, build_asgi
+from bot.services import Services, static_catalog
+from recommender import Catalog
+from tests.bot.slack_requests import (
+    FORM,
+    JSON,
+    SECRET,
+    command_body,
+    mention_body,
+    signed_headers,
+)
+from tests.fake_slack import FakeSlack
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def _run(asgi: object) -> AsyncIterator[str]:
+    port = _free_port()
+    config = uvicorn.Config(asgi, host="127.0.0.1", port=port, log_config=None, lifespan="off")  # type: ignore[arg-type]
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+@pytest.fixture
+async def base_url(app: AsyncApp, services: Services) -> AsyncIterator[str]:
+    async for url in _run(build_asgi(services, app)):
+        yield url
+
+
+class TestEventsOverHttp:
+    async def test_a_slash_command_is_acked_then_answered(
+        self, base_url: str, fake_slack: FakeSlack
+    ) -> None:
+        """A signed command POSTed to /slack/events gets the ephemeral ack, then the answer."""
+        body = command_body("13B full finetune 2 days", response_url=fake_slack.hook_url())
+        async with httpx.AsyncClient() as http:
+            response = await http.post(
+                base_url + EVENTS_PATH,
+                content=body,
+                headers=signed_headers(body, content_type=FORM),
+            )
+        assert response.status_code == 200
+        assert response.json()["response_type"] == "ephemeral"
+        [hook] = await fake_slack.wait_for("hook")
+        assert hook.body["text"].startswith("gpufit: ")
+
+    async def test_a_mention_event_is_acked_and_answered_in_thread(
+        self, base_url: str, fake_slack: FakeSlack
+    ) -> None:
+        """An event envelope is acked with 200 and the reply is posted in the thread."""
+        body = mention_body("13B lora 1 day", event_id="EvHttp", ts="1700000000.000500")
+        async with httpx.AsyncClient() as http:
+            response = await http.post(
+                base_url + EVENTS_PATH,
+                content=body,
+                headers=signed_headers(body, content_type=JSON),
+            )
+        assert response.status_code == 200
+        [post] = await fake_slack.wait_for("chat.postMessage")
+        assert post.body["thread_ts"] == "1700000000.000500"
+
+    async def test_unsigned_and_forged_requests_are_401(
+        self, base_url: str, fake_slack: FakeSlack
+    ) -> None:
+        """Over HTTP too: no valid signature, 401, and nothing reaches Slack."""
+        body = command_body("13B lora 1 day", response_url=fake_slack.hook_url())
+        forged = signed_headers(body, content_type=FORM, secret="guess")
+        async with httpx.AsyncClient() as http:
+            unsigned = await http.post(
+                base_url + EVENTS_PATH, content=body, headers={"content-type": FORM}
+            )
+            bad = await http.post(base_url + EVENTS_PATH, content=body, headers=forged)
+        assert unsigned.status_code == bad.status_code == 401
+        assert fake_slack.calls() == []
+
+    async def test_url_verification_echoes_the_challenge(self, base_url: str) -> None:
+        """Slack's Request URL check is answered with its challenge."""
+        challenge = "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"
+        body = json.dumps({"token": "t", "challenge": challenge, "type": "url_verification"})
+        async with httpx.AsyncClient() as http:
+            response = await http.post(
+                base_url + EVENTS_PATH,
+                content=body,
+                headers=signed_headers(body, content_type=JSON),
+            )
+        assert response.status_code == 200
+        assert challenge in response.text
+
+
+class TestHealth:
+    async def test_healthz_answers_while_the_process_is_up(self, base_url: str) -> None:
+        """/healthz is 200 with no dependency checks."""
+        async with httpx.AsyncClient() as http:
+            response = await http.get(base_url + "/healthz")
+        assert response.status_code == 200
+        assert response.json() == {"status": "ok"}
+
+    async def test_readyz_is_ready_with_redis_and_prices(self, base_url: str) -> None:
+        """/readyz is 200 when Redis answers and a price snapshot is loaded."""
+        async with httpx.AsyncClient() as http:
+            response = await http.get(base_url + "/readyz")
+        assert response.status_code == 200
+        assert response.json()["checks"] == {"redis": True, "prices": True}
+
+    async def test_readyz_is_not_ready_without_prices(self, services: Services) -> None:
+        """An empty catalog makes /readyz 503, naming the failed check."""
+        empty = Services(
+            redis=services.redis,
+            catalog=static_catalog(Catalog((), ())),
+            now=services.now,
+            client=services.client,
+        )
+        async for url in _run(build_asgi(empty, None)):
+            async with httpx.AsyncClient() as http:
+                response = await http.get(url + "/readyz")
+            assert response.status_code == 503
+            assert response.json()["checks"]["prices"] is False
+
+    async def test_readyz_is_not_ready_when_redis_is_down(self, services: Services) -> None:
+        """A Redis that does not answer makes /readyz 503."""
+        import redis.asyncio as aioredis
+
+        dead = aioredis.Redis(host="127.0.0.1", port=_free_port(), socket_connect_timeout=0.2)
+        broken = Services(
+            redis=dead, catalog=services.catalog, now=services.now, client=services.client
+        )
+        try:
+            async for url in _run(build_asgi(broken, None)):
+                async with httpx.AsyncClient() as http:
+                    response = await http.get(url + "/readyz")
+                assert response.status_code == 503
+                assert response.json()["checks"]["redis"] is False
+        finally:
+            await dead.aclose()
+
+
+@pytest.mark.slow
+class TestServeProcess:
+    async def test_gpufit_serve_answers_a_signed_command(
+        self, fake_slack: FakeSlack, redis_url: str, tmp_path: Path
+    ) -> None:
+        """``gpufit serve`` as a process: healthy, ready, and answering a signed command."""
+        port = _free_port()
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
+            "SLACK_BOT_TOKEN": "xoxb-test-token",
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": fake_slack.api_url,
+            "REDIS_URL": redis_url,
+            "GPUFIT_HOST": "127.0.0.1",
+            "GPUFIT_PORT": str(port),
+            "NO_PROXY": "127.0.0.1,localhost",
+        }
+        log = tmp_path / "serve.log"
+        with log.open("wb") as stderr:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bot", "serve", cwd=ROOT, env=env, stderr=stderr
+            )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            async with httpx.AsyncClient() as http:
+                for _ in range(600):
+                    if process.returncode is not None:
+                        pytest.fail(log.read_text())
+                    try:
+                        if (await http.get(base + "/healthz")).status_code == 200:
+                            break
+                    except httpx.TransportError:
+                        await asyncio.sleep(0.05)
+                assert (await http.get(base + "/readyz")).status_code == 200
+                body = command_body("13B full finetune 2 days", response_url=fake_slack.hook_url())
+                response = await http.post(
+                    base + EVENTS_PATH,
+                    content=body,
+                    headers=signed_headers(body, content_type=FORM),
+                )
+            assert response.status_code == 200
+            [hook] = await fake_slack.wait_for("hook", within_s=30)
+            assert hook.body["text"].startswith("gpufit: ")
+        finally:
+            process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), 15)
+            except TimeoutError:
+                process.kill()
+                await process.wait()

@@ -1,0 +1,123 @@
+"""Block Kit rendering stays inside Slack's limits, whatever the recommendation or text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.render.blocks import render_notice, render_prices, render_problem, render_recommendation
+from bot.render.limits import check_limits, fit_message
+from recommender import get_gpu, recommend
+from tests.factories import NOW, catalog, offer, workload
+from tests.fake_slack import message_problems
+
+NAMES = st.text(
+    alphabet=st.characters(codec="utf-8", categories=("L", "N", "P", "S", "Zs")),
+    min_size=1,
+    max_size=300,
+)
+
+
+def _ok(message: Any) -> None:
+    assert check_limits(message.blocks, message.text) == []
+    assert message_problems(message.kwargs()) == []
+
+
+class TestFitMessage:
+    @pytest.mark.parametrize(
+        ("blocks", "broken"),
+        [
+            ([{"type": "section", "text": {"type": "mrkdwn", "text": "x" * 3001}}], "text"),
+            ([{"type": "header", "text": {"type": "plain_text", "text": "h" * 151}}], "text"),
+            ([{"type": "divider"}] * 51, "blocks"),
+            (
+                [{"type": "context", "elements": [{"type": "mrkdwn", "text": "c"}] * 11}],
+                "elements",
+            ),
+            (
+                [
+                    {
+                        "type": "actions",
+                        "elements": [
+                            {
+                                "type": "button",
+                                "text": {"type": "plain_text", "text": "b" * 80},
+                                "action_id": "a" * 300,
+                                "value": "v",
+                            }
+                        ],
+                    }
+                ],
+                "button",
+            ),
+            ([{"type": "section", "text": {"type": "mrkdwn", "text": "y" * 2900}}] * 6, "chars"),
+        ],
+    )
+    def test_each_broken_limit_is_reported_and_then_fixed(self, blocks: Any, broken: str) -> None:
+        """``check_limits`` names the broken limit; ``fit_message`` returns a message without it."""
+        assert any(broken in p for p in check_limits(blocks, "fallback"))
+        _ok(fit_message(blocks, "fallback"))
+
+    def test_a_button_whose_value_is_too_long_is_dropped_not_cut(self) -> None:
+        """A cut value would carry a different query, so the button goes instead."""
+        keep = {"type": "button", "text": {"type": "plain_text", "text": "ok"}, "value": "q"}
+        drop = {**keep, "value": "q" * 2001}
+        message = fit_message([{"type": "actions", "elements": [drop, keep]}], "t")
+        assert message.blocks[0]["elements"] == [keep]
+
+    def test_a_message_without_text_gets_a_fallback(self) -> None:
+        """Every message carries a top-level text."""
+        assert fit_message([], "  ").text == "gpufit"
+
+
+class TestRenderers:
+    def test_a_real_answer_is_inside_the_limits(self) -> None:
+        """The answer for a realistic catalog keeps every limit and has a text fallback."""
+        rec = recommend(workload(duration_hours=48), catalog(offer(), offer(spot=True)), now=NOW)
+        message = render_recommendation(rec, query="8B full finetune 2 days")
+        _ok(message)
+        assert message.text.startswith("gpufit: ")
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        provider=NAMES,
+        instance=NAMES,
+        region=NAMES,
+        query=st.text(max_size=2500),
+        offers=st.integers(min_value=0, max_value=12),
+        top=st.integers(min_value=1, max_value=20),
+    )
+    def test_random_answers_stay_inside_the_limits(
+        self, provider: str, instance: str, region: str, query: str, offers: int, top: int
+    ) -> None:
+        """Any feed names, any query text and any number of options render within limits."""
+        items = [
+            offer(
+                provider=f"{provider}{i}",
+                instance_type=instance,
+                region=region,
+                price_usd_per_hour=10.0 + i,
+                spot=bool(i % 2),
+            )
+            for i in range(offers)
+        ]
+        rec = recommend(workload(duration_hours=24), catalog(*items), now=NOW, top=top)
+        _ok(render_recommendation(rec, query=query, ephemeral=bool(offers % 2)))
+
+    @settings(max_examples=30, deadline=None)
+    @given(text=st.text(max_size=5000), hint=st.one_of(st.none(), st.text(max_size=5000)))
+    def test_problems_and_notices_stay_inside_the_limits(self, text: str, hint: str | None) -> None:
+        """Error texts of any length are cut to fit."""
+        _ok(render_problem(text, hint))
+        _ok(render_notice(text))
+
+    @settings(max_examples=20, deadline=None)
+    @given(names=st.lists(NAMES, min_size=0, max_size=60))
+    def test_price_lists_stay_inside_the_limits(self, names: list[str]) -> None:
+        """``prices`` with any number of offers and names stays inside the limits."""
+        items = [offer(provider=n, instance_type=n, region=n) for n in names]
+        c = catalog(*items)
+        _ok(render_prices(get_gpu("H100-SXM-80GB"), c.offers, c.sources, now=NOW))

@@ -130,16 +130,21 @@ def _cmd_feed(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
+    from bot.observability import configure_logging
     from bot.worker import run_worker
 
-    return run_worker(Settings.from_env(), once=args.once, out=out)
+    settings = Settings.from_env()
+    configure_logging(settings)
+    return run_worker(settings, once=args.once, out=out)
 
 
 def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from bot.observability import configure_logging
     from bot.server import serve
     from bot.services import build_services
 
     settings = Settings.from_env()
+    configure_logging(settings)
 
     async def _serve() -> None:
         services = build_services(settings)
@@ -147,6 +152,8 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
             await serve(settings, services, socket_mode=args.socket_mode)
         finally:
             await services.redis.aclose()
+            if services.store is not None:
+                await services.store.aclose()
 
     asyncio.run(_serve())
     return EXIT_OK

@@ -21,14 +21,15 @@ from slack_bolt.async_app import AsyncApp
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Mount, Route
 
 from bot.app import build_app
+from bot.observability import Metrics, RequestKind, metrics_asgi_app
 from bot.services import Services
 from bot.settings import Settings, SettingsError
 from recommender import GpufitError
 
-__all__ = ["EVENTS_PATH", "build_asgi", "readiness", "serve"]
+__all__ = ["EVENTS_PATH", "build_asgi", "readiness", "request_kind", "serve"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,13 +57,25 @@ async def readiness(
     return checks
 
 
+def request_kind(content_type: str, body: bytes) -> RequestKind:
+    """What a Slack request is, from its raw body: a slash command, an interaction or an event."""
+    if "application/json" in content_type:
+        return "event"
+    if body.startswith(b"payload=") or b"&payload=" in body:
+        return "action"
+    return "command"
+
+
 def build_asgi(
     services: Services,
     app: AsyncApp | None,
     *,
     connected: Callable[[], Awaitable[bool]] | None = None,
+    metrics: Metrics | None = None,
 ) -> Starlette:
-    """The ASGI app: Slack's route (when ``app`` is given) and the health routes."""
+    """The ASGI app: Slack's route (when ``app`` is given), the health routes and, with
+    ``metrics``, ``/metrics`` (the HTTP response to Slack is the ack, so its latency is timed
+    here, by request kind)."""
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -75,7 +88,7 @@ def build_asgi(
             status_code=200 if ready else 503,
         )
 
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
     ]
@@ -83,10 +96,17 @@ def build_asgi(
         handler = AsyncSlackRequestHandler(app)
 
         async def events(request: Request) -> Response:
-            response: Response = await handler.handle(request)
-            return response
+            if metrics is None:
+                response: Response = await handler.handle(request)
+                return response
+            kind = request_kind(request.headers.get("content-type", ""), await request.body())
+            with metrics.time_ack(kind):
+                timed: Response = await handler.handle(request)
+            return timed
 
         routes.append(Route(EVENTS_PATH, events, methods=["POST"]))
+    if metrics is not None:
+        routes.append(Mount("/metrics", app=metrics_asgi_app(metrics)))
     return Starlette(routes=routes)
 
 
@@ -117,7 +137,7 @@ async def serve(settings: Settings, services: Services, *, socket_mode: bool) ->
                 "or run `gpufit serve --socket-mode`.",
             )
         logger.info("serving Slack over HTTP on %s:%s%s", settings.host, settings.port, EVENTS_PATH)
-        await _uvicorn(settings, build_asgi(services, app)).serve()
+        await _uvicorn(settings, build_asgi(services, app, metrics=services.metrics)).serve()
         return
     if settings.slack_app_token is None:
         raise SettingsError(
@@ -133,6 +153,9 @@ async def serve(settings: Settings, services: Services, *, socket_mode: bool) ->
     await socket.connect_async()  # type: ignore[no-untyped-call]
     logger.info("connected to Slack in Socket Mode; health on %s:%s", settings.host, settings.port)
     try:
-        await _uvicorn(settings, build_asgi(services, None, connected=connected)).serve()
+        await _uvicorn(
+            settings,
+            build_asgi(services, None, connected=connected, metrics=services.metrics),
+        ).serve()
     finally:
         await socket.close_async()  # type: ignore[no-untyped-call]

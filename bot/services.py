@@ -9,19 +9,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 import redis.asyncio as aioredis
-from platformdirs import user_state_path
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.catalog import bundled_catalog
+from bot.observability import Metrics
+from bot.runtime import redis_url
 from bot.settings import Settings
 from recommender import Catalog
+from recommender.feeds.store import PriceStore
 
 __all__ = ["Services", "build_services", "build_web_client", "static_catalog", "utc_now"]
 
@@ -38,6 +38,10 @@ class Services:
     catalog: Callable[[], Awaitable[Catalog]]
     now: Callable[[], datetime]
     client: AsyncWebClient
+    #: Prometheus metrics; ``None`` when metrics are switched off (and in most tests).
+    metrics: Metrics | None = None
+    #: The Redis price store behind ``catalog`` in production (closed by the owner).
+    store: PriceStore | None = None
 
 
 def utc_now() -> datetime:
@@ -66,23 +70,19 @@ def build_web_client(settings: Settings) -> AsyncWebClient:
     )
 
 
-def _redis_url(settings: Settings) -> str:
-    if settings.redis_url:
-        return settings.redis_url
-    from recommender.feeds.cache import start_embedded_redis
-
-    return start_embedded_redis(settings.state_dir or Path(user_state_path("gpufit")))
-
-
 def build_services(settings: Settings) -> Services:
-    """Production services: Redis from ``REDIS_URL`` (or the embedded one), bundled prices.
+    """Production services: Redis from ``REDIS_URL`` (or the embedded one), the price store.
 
     Raises:
         StoreError: no ``REDIS_URL`` and the embedded Redis could not start.
     """
+    url = redis_url(settings)
+    store = PriceStore.from_url(url)
     return Services(
-        redis=aioredis.Redis.from_url(_redis_url(settings)),
-        catalog=static_catalog(bundled_catalog()),
+        redis=aioredis.Redis.from_url(url),
+        catalog=store.load_catalog,
         now=utc_now,
         client=build_web_client(settings),
+        metrics=Metrics() if settings.metrics_enabled else None,
+        store=store,
     )

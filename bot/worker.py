@@ -28,7 +28,6 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TextIO
 
 import redis.asyncio as aioredis
@@ -41,6 +40,7 @@ from bot.alerts.model import Watch
 from bot.alerts.render import render_alert, render_digest
 from bot.alerts.store import AlertQueue, WatchStore
 from bot.observability import Metrics, default_metrics, start_metrics_server
+from bot.runtime import redis_url
 from bot.settings import Settings, SettingsError
 from recommender import Catalog, GpufitError
 from recommender.feeds.fetch import FetchTimeouts
@@ -236,16 +236,6 @@ def _slack_client(settings: Settings) -> AsyncWebClient:
     )
 
 
-def _redis_url(settings: Settings) -> str:
-    if settings.redis_url:
-        return settings.redis_url
-    from platformdirs import user_state_path
-
-    from recommender.feeds.cache import start_embedded_redis
-
-    return start_embedded_redis(settings.state_dir or Path(user_state_path("gpufit")))
-
-
 def _catalog_source(store: PriceStore, settings: Settings, metrics: Metrics) -> CatalogSource:
     sources = tuple(FeedSource.parse(spec) for spec in settings.feeds)
 
@@ -270,7 +260,7 @@ def _catalog_source(store: PriceStore, settings: Settings, metrics: Metrics) -> 
 
 async def _run(settings: Settings, *, once: bool, out: TextIO) -> int:
     client = _slack_client(settings)
-    url = _redis_url(settings)
+    url = redis_url(settings)
     metrics = default_metrics()
     store = PriceStore.from_url(url)
     redis = aioredis.Redis.from_url(url, decode_responses=True)

@@ -106,7 +106,11 @@ async def answer(
         unclear = _not_understood(follow_up)
         workload = replace(workload, ignored=tuple(w for w in workload.ignored if w in unclear))
     catalog = await services.catalog()
-    rec = recommend(workload, catalog, now=services.now(), top=top)
+    if services.metrics is not None:
+        with services.metrics.time_recommendation():
+            rec = recommend(workload, catalog, now=services.now(), top=top)
+    else:
+        rec = recommend(workload, catalog, now=services.now(), top=top)
     return Answer(query, render_recommendation(rec, query=query, ephemeral=ephemeral))
 
 

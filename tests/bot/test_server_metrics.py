@@ -1,0 +1,76 @@
+"""`/metrics` on the HTTP server: requests counted by kind, acks and answers timed."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+
+import httpx
+import pytest
+from slack_bolt.async_app import AsyncApp
+
+from bot.app import build_app
+from bot.observability import Metrics
+from bot.server import EVENTS_PATH, build_asgi, request_kind
+from bot.services import Services
+from bot.settings import Settings
+from tests.bot.slack_requests import FORM, JSON, command_body, mention_body, signed_headers
+from tests.bot.test_slack_server import _run
+from tests.fake_slack import FakeSlack
+
+
+@pytest.fixture
+def metrics() -> Metrics:
+    return Metrics(process_metrics=False)
+
+
+@pytest.fixture
+async def metered_url(
+    services: Services, settings: Settings, metrics: Metrics
+) -> AsyncIterator[str]:
+    metered = replace(services, metrics=metrics)
+    app: AsyncApp = build_app(settings, metered)
+    async for url in _run(build_asgi(metered, app, metrics=metrics)):
+        yield url
+
+
+class TestRequestKind:
+    @pytest.mark.parametrize(
+        ("content_type", "body", "kind"),
+        [
+            ("application/x-www-form-urlencoded", b"token=x&command=%2Fgpufit", "command"),
+            ("application/x-www-form-urlencoded", b"payload=%7B%22type%22%7D", "action"),
+            ("application/json", b'{"type": "event_callback"}', "event"),
+        ],
+    )
+    def test_kind_from_the_raw_body(self, content_type: str, body: bytes, kind: str) -> None:
+        """Commands, interactions and events are told apart without parsing the payload."""
+        assert request_kind(content_type, body) == kind
+
+
+class TestMetricsEndpoint:
+    async def test_commands_and_events_are_counted_and_timed(
+        self, metered_url: str, fake_slack: FakeSlack
+    ) -> None:
+        """After a command and a mention, /metrics shows both kinds, the ack and answer timings."""
+        command = command_body("13B full finetune 2 days", response_url=fake_slack.hook_url())
+        mention = mention_body("7B lora 1 day", event_id="EvMetrics", ts="1700000000.000900")
+        async with httpx.AsyncClient() as http:
+            r1 = await http.post(
+                metered_url + EVENTS_PATH,
+                content=command,
+                headers=signed_headers(command, content_type=FORM),
+            )
+            r2 = await http.post(
+                metered_url + EVENTS_PATH,
+                content=mention,
+                headers=signed_headers(mention, content_type=JSON),
+            )
+            assert r1.status_code == r2.status_code == 200
+            await fake_slack.wait_for("hook")
+            await fake_slack.wait_for("chat.postMessage")
+            text = (await http.get(metered_url + "/metrics/")).text
+        assert 'gpufit_slack_requests_total{kind="command"} 1.0' in text
+        assert 'gpufit_slack_requests_total{kind="event"} 1.0' in text
+        assert 'gpufit_slack_ack_latency_seconds_count{kind="command"} 1.0' in text
+        assert "gpufit_recommendation_latency_seconds_count 2.0" in text

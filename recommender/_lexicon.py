@@ -211,9 +211,13 @@ TOKENS = (
     rf"(?:(?:on|over|for|with|of) )?{NUM} ?(?P<u>{alt(TOKEN_UNITS)})?"
     r"(?:[- ](?:training|train|text))?[- ]tok(?:en)?s"
 )
-MONEY_DOLLAR = rf"(?:{_BUDGET_WORD})?\$ ?{NUM} ?(?P<u>{alt(MONEY_UNITS)})?(?: usd| dollars?)?"
+MONEY_DOLLAR = (
+    rf"(?:{_BUDGET_WORD})?\$ ?{NUM} ?(?P<u>{alt(MONEY_UNITS)})?(?: usd| dollars?)?"
+    r"(?: (?:budget|total|max|cap|limit))?"  # "$5k budget": the word after the amount
+)
 MONEY_WORD = rf"(?:{_BUDGET_WORD})?{NUM} ?(?P<u>{alt(MONEY_UNITS)})? ?(?:usd|dollars?|bucks|\$)"
-MONEY_BUDGET = rf"budget{_OF} {NUM} ?(?P<u>{alt(MONEY_UNITS)})?"
+# "budget 2k", but not "budget 13B": without a "$", a B suffix is a model size.
+MONEY_BUDGET = rf"budget{_OF} {NUM}(?! ?(?:b|bn|billion)\b) ?(?P<u>{alt(MONEY_UNITS)})?"
 MONEY_HAVE = rf"(?:have|got|spend|spending) {NUM} ?(?P<u>k|thousand)(?! tok| context| ctx| seq)"
 DURATION = (
     rf"(?:(?:for|in|within|over|under|about|around|~|approx|roughly) )?"

@@ -16,6 +16,7 @@ __all__ = [
     "Architecture",
     "Block",
     "infer_architecture",
+    "lookup_family",
     "lookup_model",
 ]
 
@@ -219,6 +220,40 @@ _INDEX = _model_index()
 def lookup_model(text: str) -> Architecture | None:
     """A known architecture for a spelling: ``llama-3-8b``, ``meta-llama/Llama-2-7b-hf``."""
     return _INDEX.get(_model_key(text))
+
+
+# A family word plus a size ("llama 70b", "qwen 14b") means that family's newest model of
+# that size: the order within each tuple is newest first.
+_FAMILIES: dict[str, tuple[str, ...]] = {
+    "llama": ("Llama 3.1", "Llama 3.2", "Llama 2"),
+    "qwen": ("Qwen2.5",),
+    "gemma": ("Gemma 2",),
+    "mistral": ("Mistral",),
+    "mixtral": ("Mixtral",),
+    "falcon": ("Falcon",),
+    "phi": ("Phi-3",),
+    "gpt2": ("GPT-2",),
+}
+# How close a stated size must be to a known model's count; the closest wins ("7b" is Llama 2
+# 7B at 6.74B, "8b" Llama 3.1 8B), newest first on a tie.
+_FAMILY_SIZE_TOLERANCE = 0.25  # ours: names round sizes (1.24B is "1B", 6.74B "7B")
+
+
+def lookup_family(family: str, params: float) -> Architecture | None:
+    """The newest known model of ``family`` ("llama", "qwen", ...) whose size is ``params``."""
+    prefixes = _FAMILIES.get(family.lower().replace("-", ""))
+    if not prefixes or params <= 0:
+        return None
+    candidates = [
+        (abs(arch.params - params) / params, rank, arch)
+        for rank, prefix in enumerate(prefixes)
+        for arch in KNOWN_MODELS
+        if arch.name.startswith(prefix + " ") or arch.name == prefix
+    ]
+    close = [c for c in candidates if c[0] <= _FAMILY_SIZE_TOLERANCE]
+    if not close:
+        return None
+    return min(close, key=lambda c: (round(c[0], 2), c[1]))[2]
 
 
 # Typical dense shapes by size (Llama-style), used when only "13B" is given.

@@ -31,7 +31,7 @@ from recommender._draft import Draft, finish
 from recommender._scan import Tokens, clean, tokenize
 from recommender.errors import WorkloadError
 from recommender.gpus import normalize, try_normalize
-from recommender.models import infer_architecture, lookup_model
+from recommender.models import infer_architecture, lookup_family, lookup_model
 from recommender.workload import Method, Offload, Optimizer, Sharding, SpotPolicy, Workload
 
 __all__ = ["parse_workload"]
@@ -110,7 +110,25 @@ def _model_name(toks: Tokens, i: int, st: Draft) -> int:
                 return 0
             st.model = arch
             return span
-    return 0
+    return _model_family(toks, i, st)
+
+
+_FAMILY_SIZE = re.compile(r"(?P<n>[0-9]+(?:\.[0-9]+)?)(?P<u>[bm])")
+
+
+def _model_family(toks: Tokens, i: int, st: Draft) -> int:
+    """``llama 70b``: a family word and a size name that family's newest model of the size."""
+    if i + 1 >= len(toks.norm):
+        return 0
+    size = _FAMILY_SIZE.fullmatch(toks.norm[i + 1])
+    if size is None:
+        return 0
+    params = float(size["n"]) * (1e9 if size["u"] == "b" else 1e6)
+    arch = lookup_family(toks.norm[i], params)
+    if arch is None or not _ok(st.model, arch):
+        return 0
+    st.model = arch
+    return 2
 
 
 def _mixtral(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:

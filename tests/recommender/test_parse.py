@@ -621,3 +621,47 @@ class TestRejections:
     def test_too_long(self) -> None:
         """Input beyond the length cap is refused with a WorkloadError."""
         assert "characters" in rejected("13b " * 600).message
+
+
+class TestFamilyAndSize:
+    @pytest.mark.parametrize(
+        ("text", "name"),
+        [
+            ("llama 70b qlora", "Llama 3.1 70B"),
+            ("llama 8b lora", "Llama 3.1 8B"),
+            ("llama 7b", "Llama 2 7B"),
+            ("llama 13b", "Llama 2 13B"),
+            ("llama 1b", "Llama 3.2 1B"),
+            ("qwen 14b sft", "Qwen2.5 14B"),
+            ("gemma 27b", "Gemma 2 27B"),
+        ],
+    )
+    def test_a_family_word_and_a_size_name_the_closest_known_model(
+        self, text: str, name: str
+    ) -> None:
+        """`llama 70b` is the family's known model nearest that size, newest on a tie."""
+        assert parse_workload(text).model.name == name
+
+    def test_a_size_the_family_never_had_is_inferred_and_the_word_reported(self) -> None:
+        """`llama 33b` has no known model: the size is inferred and `llama` is reported."""
+        w = parse_workload("llama 33b")
+        assert not w.model.known
+        assert "llama" in w.ignored
+
+
+class TestBudgetWordOrder:
+    @pytest.mark.parametrize(
+        "text", ["$5k budget 13B lora", "13B lora $5k budget", "13B lora budget $5,000"]
+    )
+    def test_budget_before_or_after_the_amount(self, text: str) -> None:
+        """`$5k budget` and `budget $5,000` set the budget; a size after it stays a size."""
+        w = parse_workload(text)
+        assert w.budget_usd == 5000
+        assert w.model.params == 13e9
+        assert "budget" not in w.ignored
+
+    def test_budget_followed_by_a_size_is_not_money(self) -> None:
+        """`budget 13B` without a dollar sign is a model size, not a $13B budget."""
+        w = parse_workload("budget 13B lora")
+        assert w.budget_usd is None
+        assert w.model.params == 13e9

@@ -18,16 +18,21 @@ from datetime import datetime
 from typing import Any
 
 from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message, truncate
-from bot.render.terminal import describe_workload, hours_text, money, tokens_text
+from bot.render.text import (
+    describe_workload,
+    hours_text,
+    layout_text,
+    memory_text,
+    money,
+    tokens_text,
+)
 from recommender import (
     Caveat,
     GpuSpec,
     Offer,
     Option,
-    Plan,
     Recommendation,
     SourceInfo,
-    get_gpu,
 )
 
 __all__ = [
@@ -126,21 +131,6 @@ def decode_watch_value(value: str) -> tuple[str, str]:
 # ----------------------------------------------------------------- pieces
 
 
-def _layout(plan: Plan) -> str:
-    gpu = get_gpu(plan.gpu_id).name
-    shape = f"{plan.nodes} nodes × {plan.gpus_per_node}" if plan.nodes > 1 else f"{plan.gpus}×"
-    return f"{shape} {gpu}, {plan.strategy.describe(plan.gpus)}"
-
-
-def _memory_line(plan: Plan) -> str:
-    m = plan.memory
-    return (
-        f"{m.total_gib:.1f} of {plan.usable_gib:.1f} GiB per GPU (weights {m.weights_gib:.1f}, "
-        f"gradients {m.gradients_gib:.1f}, optimizer {m.optimizer_gib:.1f}, activations "
-        f"{m.activations_gib:.1f}, overhead {m.overhead_gib:.1f})"
-    )
-
-
 def _why(option: Option, rec: Recommendation) -> str:
     plan = option.plan
     reasons = [
@@ -168,7 +158,7 @@ def _option_text(option: Option, rec: Recommendation) -> str:
         f"*{option.rank}. {e(o.provider)} {e(o.instance_type)}* ({kind}) · {e(o.region)}\n"
         f"*{money(option.price_usd_per_hour)}/h* · whole run *{money(option.expected_cost_usd)}*"
         f" ({run})\n"
-        f"Layout: {e(_layout(option.plan))}\n"
+        f"Layout: {e(layout_text(option.plan))}\n"
         f"Why: {e(_why(option, rec))}"
     )
 
@@ -241,7 +231,7 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
     shared = _shared_caveats(rec.options)
     if rec.options:
         best = rec.options[0].plan
-        lines = ["*Memory (option 1):* " + e(_memory_line(best))]
+        lines = ["*Memory (option 1):* " + e(memory_text(best))]
         lines.extend("• " + e(note) for note in best.notes)
         blocks.append(_section("\n".join(lines)))
         blocks.append({"type": "divider"})
@@ -284,7 +274,7 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
         alt_option = alt.option
         blocks.append(
             _section(
-                f":bulb: Alternative: *{e(alt.method.label)}* on {e(_layout(alt_option.plan))} "
+                f":bulb: Alternative: *{e(alt.method.label)}* on {e(layout_text(alt_option.plan))} "
                 f"({e(alt_option.offer.provider)}) fits at "
                 f"*{money(alt_option.expected_cost_usd)}*: {e(alt.reason)}"
             )
@@ -292,7 +282,7 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
     if not rec.options and rec.alternative is None and rec.layouts:
         lines = ["Smallest layouts that would hold it:"]
         lines.extend(
-            f"• {e(_layout(p))}: {p.memory.total_gib:.1f} GiB per GPU" for p in rec.layouts[:5]
+            f"• {e(layout_text(p))}: {p.memory.total_gib:.1f} GiB per GPU" for p in rec.layouts[:5]
         )
         blocks.append(_section("\n".join(lines)))
     if rec.notes:

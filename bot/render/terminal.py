@@ -8,64 +8,17 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from recommender import Estimate, Option, Plan, Recommendation, SourceInfo, Workload, get_gpu
+from bot.render.text import (
+    describe_workload,
+    hours_text,
+    layout_text,
+    memory_text,
+    money,
+    tokens_text,
+)
+from recommender import Estimate, Option, Recommendation, SourceInfo, get_gpu
 
-__all__ = ["describe_workload", "money", "render_estimate", "render_recommendation"]
-
-
-def money(usd: float) -> str:
-    if usd >= 100:
-        return f"${usd:,.0f}"
-    return f"${usd:,.2f}"
-
-
-def hours_text(hours: float) -> str:
-    if hours < 1:
-        return f"{hours * 60:.0f} min"
-    if hours < 48:
-        return f"{hours:.1f} h"
-    return f"{hours / 24:.1f} d"
-
-
-def tokens_text(tokens: float) -> str:
-    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if tokens >= scale:
-            return f"{tokens / scale:.1f}{unit}"
-    return f"{tokens:.0f}"
-
-
-def describe_workload(w: Workload) -> str:
-    parts = [w.model.name, w.method.label, w.precision.label, w.optimizer.value]
-    parts.append(f"seq {w.seq_len}, micro-batch {w.micro_batch}")
-    if w.tokens is not None:
-        parts.append(f"{w.tokens / 1e9:g}B tokens")
-    if w.duration_hours is not None:
-        label = "deadline" if w.tokens is not None else "for"
-        parts.append(f"{label} {hours_text(w.duration_hours)}")
-    if w.budget_usd is not None:
-        parts.append(f"budget {money(w.budget_usd)}")
-    if w.spot.value != "allow":
-        parts.append(f"spot: {w.spot.value}")
-    if w.providers:
-        parts.append("providers: " + ", ".join(sorted(w.providers)))
-    if w.regions:
-        parts.append("regions: " + ", ".join(w.regions))
-    return " · ".join(parts)
-
-
-def _layout(plan: Plan) -> str:
-    nodes = f"{plan.nodes}×{plan.gpus_per_node}" if plan.nodes > 1 else f"{plan.gpus}×"
-    return f"{nodes} {get_gpu(plan.gpu_id).name}, {plan.strategy.describe(plan.gpus)}"
-
-
-def _memory_line(plan: Plan) -> str:
-    m = plan.memory
-    return (
-        f"{m.total_gib:.1f} / {plan.usable_gib:.1f} GiB per GPU "
-        f"(weights {m.weights_gib:.1f}, grads {m.gradients_gib:.1f}, optimizer "
-        f"{m.optimizer_gib:.1f}, activations {m.activations_gib:.1f}, overhead "
-        f"{m.overhead_gib:.1f}; headroom {plan.headroom_frac * 100:.0f} %)"
-    )
+__all__ = ["render_estimate", "render_recommendation"]
 
 
 def _options_table(options: tuple[Option, ...], *, with_hours: bool) -> Table:
@@ -87,7 +40,7 @@ def _options_table(options: tuple[Option, ...], *, with_hours: bool) -> Table:
             str(o.rank),
             Text(f"{o.offer.provider} {o.offer.instance_type} ({kind})"),
             Text(o.offer.region),
-            Text(_layout(o.plan)),
+            Text(layout_text(o.plan)),
             money(o.price_usd_per_hour),
             hours_text(o.expected_hours) if with_hours else tokens_text(o.tokens),
             money(o.expected_cost_usd),
@@ -135,7 +88,7 @@ def render_recommendation(rec: Recommendation) -> RenderableType:
         out.append(Text("ignored (not understood): " + ", ".join(w.ignored), style="yellow"))
     if rec.options:
         best = rec.options[0]
-        out.append(Text(f"memory: {_memory_line(best.plan)}"))
+        out.append(Text(f"memory: {memory_text(best.plan)}"))
         for note in best.plan.notes:
             out.append(Text(f"  • {note}", style="dim"))
         by_tokens = rec.hours_basis.value == "tokens"
@@ -164,7 +117,7 @@ def render_recommendation(rec: Recommendation) -> RenderableType:
         o = alt.option
         out.append(
             Text(
-                f"alternative: {alt.method.label} on {_layout(o.plan)} "
+                f"alternative: {alt.method.label} on {layout_text(o.plan)} "
                 f"({o.offer.provider}) fits at {money(o.expected_cost_usd)}: {alt.reason}",
                 style="green",
             )
@@ -172,7 +125,7 @@ def render_recommendation(rec: Recommendation) -> RenderableType:
     if not rec.options and rec.alternative is None and rec.layouts:
         out.append(Text("smallest layouts that would hold it:", style="bold"))
         for plan in rec.layouts[:5]:
-            out.append(Text(f"  {_layout(plan)}: {plan.memory.total_gib:.1f} GiB per GPU"))
+            out.append(Text(f"  {layout_text(plan)}: {plan.memory.total_gib:.1f} GiB per GPU"))
     for note in rec.notes:
         out.append(Text(note, style="dim"))
     out.append(_sources(rec.sources, rec.generated_at))
@@ -189,8 +142,8 @@ def render_estimate(est: Estimate) -> RenderableType:
     if est.hardware is not None:
         p = est.hardware
         verdict = Text("fits" if p.fits else "does NOT fit", style="green" if p.fits else "red")
-        out.append(Text.assemble("on ", _layout(p), ": ", verdict))
-        out.append(Text(_memory_line(p)))
+        out.append(Text.assemble("on ", layout_text(p), ": ", verdict))
+        out.append(Text(memory_text(p)))
         for note in p.notes:
             out.append(Text(f"  • {note}", style="dim"))
     table = Table(header_style="bold")
@@ -201,7 +154,7 @@ def render_estimate(est: Estimate) -> RenderableType:
     for plan in est.layouts:
         table.add_row(
             get_gpu(plan.gpu_id).name,
-            Text(_layout(plan)),
+            Text(layout_text(plan)),
             f"{plan.memory.total_gib:.1f}/{plan.usable_gib:.1f} GiB",
             f"{plan.headroom_frac * 100:.0f} %",
         )

@@ -1,0 +1,75 @@
+"""Plain-text pieces every renderer shares: money, durations, token counts, layouts, memory.
+
+Pure functions; the terminal, Block Kit and alert renderers all call these so an answer reads
+the same wherever it is shown.
+"""
+
+from __future__ import annotations
+
+from recommender import Plan, Workload, get_gpu
+
+__all__ = [
+    "describe_workload",
+    "hours_text",
+    "layout_text",
+    "memory_text",
+    "money",
+    "tokens_text",
+]
+
+
+def money(usd: float) -> str:
+    if usd >= 100:
+        return f"${usd:,.0f}"
+    return f"${usd:,.2f}"
+
+
+def hours_text(hours: float) -> str:
+    if hours < 1:
+        return f"{hours * 60:.0f} min"
+    if hours < 48:
+        return f"{hours:.1f} h"
+    return f"{hours / 24:.1f} d"
+
+
+def tokens_text(tokens: float) -> str:
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if tokens >= scale:
+            return f"{tokens / scale:.1f}{unit}"
+    return f"{tokens:.0f}"
+
+
+def describe_workload(w: Workload) -> str:
+    parts = [w.model.name, w.method.label, w.precision.label, w.optimizer.value]
+    parts.append(f"seq {w.seq_len}, micro-batch {w.micro_batch}")
+    if w.tokens is not None:
+        parts.append(f"{w.tokens / 1e9:g}B tokens")
+    if w.duration_hours is not None:
+        label = "deadline" if w.tokens is not None else "for"
+        parts.append(f"{label} {hours_text(w.duration_hours)}")
+    if w.budget_usd is not None:
+        parts.append(f"budget {money(w.budget_usd)}")
+    if w.spot.value != "allow":
+        parts.append(f"spot: {w.spot.value}")
+    if w.providers:
+        parts.append("providers: " + ", ".join(sorted(w.providers)))
+    if w.regions:
+        parts.append("regions: " + ", ".join(w.regions))
+    return " · ".join(parts)
+
+
+def layout_text(plan: Plan) -> str:
+    """``8× H100 SXM 80GB, ZeRO-2`` or ``2 nodes × 8 H100 SXM 80GB, FSDP full shard``."""
+    nodes = f"{plan.nodes} nodes × {plan.gpus_per_node}" if plan.nodes > 1 else f"{plan.gpus}×"
+    return f"{nodes} {get_gpu(plan.gpu_id).name}, {plan.strategy.describe(plan.gpus)}"
+
+
+def memory_text(plan: Plan) -> str:
+    """Per-GPU memory with its breakdown and the headroom left."""
+    m = plan.memory
+    return (
+        f"{m.total_gib:.1f} of {plan.usable_gib:.1f} GiB per GPU "
+        f"(weights {m.weights_gib:.1f}, gradients {m.gradients_gib:.1f}, optimizer "
+        f"{m.optimizer_gib:.1f}, activations {m.activations_gib:.1f}, overhead "
+        f"{m.overhead_gib:.1f}; headroom {plan.headroom_frac * 100:.0f} %)"
+    )

@@ -12,7 +12,7 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.listeners import register
 from bot.listeners.errors import handle_error
-from bot.middleware import dedupe_events, inject
+from bot.middleware import bind_log_context, dedupe_events, inject
 from bot.services import Services
 from bot.settings import Settings, SettingsError
 
@@ -42,6 +42,7 @@ def build_app(settings: Settings, services: Services) -> AsyncApp:
         # Ack first, work after: listeners call ack() and go on (slack.md §2.2).
         process_before_response=False,
     )
+    app.use(bind_log_context())
     app.use(inject(services, top=settings.top))
     app.use(dedupe_events(services.redis))
     app.error(handle_error)

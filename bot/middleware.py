@@ -15,9 +15,16 @@ from redis.exceptions import RedisError
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.response import BoltResponse
 
+from bot.observability import new_request_id, start_request_context
 from bot.services import Services
 
-__all__ = ["EVENT_CLAIM_TTL_S", "dedupe_events", "event_claim_key", "inject"]
+__all__ = [
+    "EVENT_CLAIM_TTL_S",
+    "bind_log_context",
+    "dedupe_events",
+    "event_claim_key",
+    "inject",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +49,45 @@ def inject(services: Services, *, top: int) -> Middleware:
         await next()
 
     return inject_services
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _request_fields(body: dict[str, Any]) -> dict[str, str | None]:
+    """Who and what a request is about, from any Slack payload shape (never its text)."""
+    event, user, team, channel = (_dict(body.get(k)) for k in ("event", "user", "team", "channel"))
+    if "command" in body:
+        kind, command = "command", str(body.get("command"))
+    elif body.get("type") == "event_callback":
+        kind, command = "event", str(event.get("type", ""))
+    else:
+        kind, command = "action", str(body.get("type", ""))
+
+    def first(*values: Any) -> str | None:
+        return next((str(v) for v in values if isinstance(v, str) and v), None)
+
+    return {
+        "kind": kind,
+        "command": command or None,
+        "team_id": first(body.get("team_id"), team.get("id")),
+        "channel_id": first(body.get("channel_id"), event.get("channel"), channel.get("id")),
+        "user_id": first(body.get("user_id"), event.get("user"), user.get("id")),
+    }
+
+
+def bind_log_context() -> Middleware:
+    """Bind a request id, the request kind and the team/channel/user to every log line of the
+    request (``bot.observability.log_context``); the user's text is never logged."""
+
+    async def bind(body: dict[str, Any], next: Next) -> None:
+        # Bolt's next() returns before the listeners run, so the context is set for the rest
+        # of this request's task rather than scoped to a with-block.
+        start_request_context(request_id=new_request_id(), **_request_fields(body))
+        await next()
+
+    return bind
 
 
 def dedupe_events(redis: aioredis.Redis) -> Middleware:

@@ -65,6 +65,7 @@ __all__ = [
     "new_request_id",
     "render_metrics",
     "start_metrics_server",
+    "start_request_context",
 ]
 
 # ------------------------------------------------------------------------------ metrics
@@ -351,6 +352,17 @@ def _bind(fields: Mapping[str, str | None]) -> Token[Mapping[str, str]]:
     merged = dict(_context.get())
     merged.update({key: str(value) for key, value in fields.items() if value is not None})
     return _context.set(merged)
+
+
+def start_request_context(**fields: str | None) -> None:
+    """Replace the context for the rest of the running task (and the tasks it starts).
+
+    For Bolt middleware, whose ``next()`` returns before the listeners run, so a ``with``
+    block would end too early. Each request runs in its own task (uvicorn, Socket Mode), so
+    the context never leaks into another request.
+    """
+    _context.set({})
+    _bind(fields)
 
 
 @contextmanager

@@ -5,13 +5,20 @@ signature and rejects unsigned, forged or replayed requests with 401 before any 
 runs), ``GET /healthz`` (the process is up) and ``GET /readyz`` (Redis answers and a price
 snapshot is loaded; in Socket Mode also: the socket is connected). Socket Mode serves only
 the two health routes over HTTP.
+
+Shutdown drains: on SIGINT/SIGTERM :class:`DrainingServer` first answers ``/readyz`` with 503
+for :data:`DRAIN_GRACE_S` while still serving everything else, so the load balancer stops
+routing Slack traffic here; then uvicorn stops accepting connections and finishes the requests
+in flight. A second signal skips the rest of the grace.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
+from types import FrameType
 
 import uvicorn
 from redis.exceptions import RedisError
@@ -29,13 +36,60 @@ from bot.services import Services
 from bot.settings import Settings, SettingsError
 from recommender import GpufitError
 
-__all__ = ["EVENTS_PATH", "build_asgi", "readiness", "request_kind", "serve"]
+__all__ = [
+    "DRAIN_GRACE_S",
+    "EVENTS_PATH",
+    "DrainingServer",
+    "build_asgi",
+    "readiness",
+    "request_kind",
+    "serve",
+]
 
 logger = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 #: Longest a readiness probe waits on Redis or the catalog (probes time out at ~1-5 s).
 READY_TIMEOUT_S = 2.0  # ours
+#: After SIGTERM, how long /readyz answers 503 before uvicorn stops accepting connections:
+#: one default Kubernetes readiness period (periodSeconds 10), which still leaves most of the
+#: default 30 s terminationGracePeriodSeconds for the requests in flight.
+DRAIN_GRACE_S = 10.0
+
+
+class DrainingServer(uvicorn.Server):
+    """uvicorn, but the first SIGINT/SIGTERM starts a drain instead of stopping at once.
+
+    While :attr:`draining`, ``/readyz`` answers 503 and every other route still works; after
+    ``drain_grace_s`` (or at a second signal) uvicorn's own graceful shutdown runs, which stops
+    accepting connections and waits for the requests in flight.
+    """
+
+    def __init__(self, config: uvicorn.Config, *, drain_grace_s: float = DRAIN_GRACE_S) -> None:
+        super().__init__(config)
+        self.drain_grace_s = drain_grace_s
+        self._drain_signal: int | None = None
+        self._drain_until_s = 0.0
+
+    @property
+    def draining(self) -> bool:
+        """A shutdown has been asked for: the load balancer should send no new traffic."""
+        return self._drain_signal is not None or self.should_exit
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # Runs as the signal handler: only set state here (no logging, no awaiting).
+        if self._drain_signal is not None or self.drain_grace_s <= 0:
+            super().handle_exit(sig, frame)  # a second signal: stop draining, shut down now
+            return
+        self._drain_signal = sig
+        self._drain_until_s = time.monotonic() + self.drain_grace_s
+
+    async def on_tick(self, counter: int) -> bool:
+        sig = self._drain_signal
+        if sig is not None and not self.should_exit and time.monotonic() >= self._drain_until_s:
+            logger.info("drain grace over; finishing in-flight requests and stopping")
+            super().handle_exit(sig, None)  # uvicorn's shutdown; it re-raises sig at the end
+        return await super().on_tick(counter)
 
 
 async def readiness(
@@ -72,15 +126,18 @@ def build_asgi(
     *,
     connected: Callable[[], Awaitable[bool]] | None = None,
     metrics: Metrics | None = None,
+    draining: Callable[[], bool] | None = None,
 ) -> Starlette:
     """The ASGI app: Slack's route (when ``app`` is given), the health routes and, with
     ``metrics``, ``/metrics`` (the HTTP response to Slack is the ack, so its latency is timed
-    here, by request kind)."""
+    here, by request kind). While ``draining()`` is true, ``/readyz`` answers 503."""
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
     async def readyz(request: Request) -> Response:
+        if draining is not None and draining():
+            return JSONResponse({"status": "draining", "checks": {}}, status_code=503)
         checks = await readiness(services, connected=connected)
         ready = all(checks.values())
         return JSONResponse(
@@ -110,7 +167,17 @@ def build_asgi(
     return Starlette(routes=routes)
 
 
-def _uvicorn(settings: Settings, asgi: Starlette) -> uvicorn.Server:
+class _Drain:
+    """Whether the server that serves an ASGI app is draining (the app is built first)."""
+
+    def __init__(self) -> None:
+        self.server: DrainingServer | None = None
+
+    def __call__(self) -> bool:
+        return self.server is not None and self.server.draining
+
+
+def _uvicorn(settings: Settings, asgi: Starlette, drain: _Drain) -> DrainingServer:
     config = uvicorn.Config(
         asgi,
         host=settings.host,
@@ -119,16 +186,18 @@ def _uvicorn(settings: Settings, asgi: Starlette) -> uvicorn.Server:
         access_log=False,  # access lines would carry nothing but noise; Bolt logs outcomes
         lifespan="off",
     )
-    return uvicorn.Server(config)
+    drain.server = DrainingServer(config)
+    return drain.server
 
 
 async def serve(settings: Settings, services: Services, *, socket_mode: bool) -> None:
-    """Run the Slack app until SIGINT/SIGTERM.
+    """Run the Slack app until SIGINT/SIGTERM (draining first: see :class:`DrainingServer`).
 
     Raises:
         SettingsError: a token or secret the chosen mode needs is not set.
     """
     app = build_app(settings, services)
+    drain = _Drain()
     if not socket_mode:
         if settings.slack_signing_secret is None:
             raise SettingsError(
@@ -137,7 +206,8 @@ async def serve(settings: Settings, services: Services, *, socket_mode: bool) ->
                 "or run `gpufit serve --socket-mode`.",
             )
         logger.info("serving Slack over HTTP on %s:%s%s", settings.host, settings.port, EVENTS_PATH)
-        await _uvicorn(settings, build_asgi(services, app, metrics=services.metrics)).serve()
+        asgi = build_asgi(services, app, metrics=services.metrics, draining=drain)
+        await _uvicorn(settings, asgi, drain).serve()
         return
     if settings.slack_app_token is None:
         raise SettingsError(
@@ -153,9 +223,9 @@ async def serve(settings: Settings, services: Services, *, socket_mode: bool) ->
     await socket.connect_async()  # type: ignore[no-untyped-call]
     logger.info("connected to Slack in Socket Mode; health on %s:%s", settings.host, settings.port)
     try:
-        await _uvicorn(
-            settings,
-            build_asgi(services, None, connected=connected, metrics=services.metrics),
-        ).serve()
+        asgi = build_asgi(
+            services, None, connected=connected, metrics=services.metrics, draining=drain
+        )
+        await _uvicorn(settings, asgi, drain).serve()
     finally:
         await socket.close_async()  # type: ignore[no-untyped-call]

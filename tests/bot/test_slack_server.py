@@ -4,19 +4,22 @@ and ``gpufit serve`` as a process."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 import uvicorn
 from slack_bolt.async_app import AsyncApp
+from starlette.applications import Starlette
 
-from bot.server import EVENTS_PATH, build_asgi
+from bot.server import DRAIN_GRACE_S, EVENTS_PATH, DrainingServer, build_asgi
 from bot.services import Services, static_catalog
 from recommender import Catalog
 from tests.bot.slack_requests import (
@@ -216,5 +219,145 @@ class TestServeProcess:
             try:
                 await asyncio.wait_for(process.wait(), 15)
             except TimeoutError:
+                process.kill()
+                await process.wait()
+
+
+@pytest.fixture
+def sigterm_seen() -> Iterator[list[int]]:
+    """SIGTERMs raised in the test land in a list instead of ending pytest.
+
+    uvicorn installs its own handler while it serves and, after a signal-driven shutdown,
+    re-raises the signal for the handler it found: this one.
+    """
+    seen: list[int] = []
+
+    def record(sig: int, frame: object) -> None:
+        seen.append(sig)
+
+    previous = signal.signal(signal.SIGTERM, record)
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.asynccontextmanager
+async def _draining(
+    services: Services, app: AsyncApp | None, *, grace_s: float
+) -> AsyncIterator[tuple[str, asyncio.Task[None]]]:
+    """``build_asgi`` behind a :class:`DrainingServer` on a free port, as ``serve`` wires it."""
+    servers: list[DrainingServer] = []
+    asgi = build_asgi(services, app, draining=lambda: any(s.draining for s in servers))
+    port = _free_port()
+    config = uvicorn.Config(asgi, host="127.0.0.1", port=port, log_config=None, lifespan="off")
+    server = DrainingServer(config, drain_grace_s=grace_s)
+    servers.append(server)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}", task
+    finally:
+        if not task.done():
+            server.should_exit = True
+        await asyncio.wait_for(task, 15)
+
+
+class TestDraining:
+    async def test_sigterm_makes_readyz_503_while_slack_traffic_is_still_served(
+        self, app: AsyncApp, services: Services, fake_slack: FakeSlack, sigterm_seen: list[int]
+    ) -> None:
+        """After SIGTERM /readyz is 503 (the load balancer stops routing here), /healthz stays
+        200 and a Slack command still gets its ack and answer; a second SIGTERM stops it."""
+        async with _draining(services, app, grace_s=DRAIN_GRACE_S) as (url, task):
+            async with httpx.AsyncClient() as http:
+                assert (await http.get(url + "/readyz")).status_code == 200
+                signal.raise_signal(signal.SIGTERM)
+                ready = await http.get(url + "/readyz")
+                assert ready.status_code == 503
+                assert ready.json()["status"] == "draining"
+                assert (await http.get(url + "/healthz")).status_code == 200
+                body = command_body("13B full finetune 2 days", response_url=fake_slack.hook_url())
+                response = await http.post(
+                    url + EVENTS_PATH,
+                    content=body,
+                    headers=signed_headers(body, content_type=FORM),
+                )
+                assert response.status_code == 200
+                [hook] = await fake_slack.wait_for("hook")
+                assert hook.body["text"].startswith("gpufit: ")
+                assert not task.done()
+            signal.raise_signal(signal.SIGTERM)
+            await asyncio.wait_for(task, 15)
+        assert sigterm_seen == [signal.SIGTERM]
+
+    async def test_after_the_grace_the_server_shuts_down_by_itself(
+        self, services: Services, sigterm_seen: list[int]
+    ) -> None:
+        """One SIGTERM is enough: once the drain grace is over uvicorn stops, and the signal is
+        passed on to the process's own handler."""
+        async with _draining(services, None, grace_s=0.2) as (_url, task):
+            signal.raise_signal(signal.SIGTERM)
+            await asyncio.wait_for(task, 15)
+        assert sigterm_seen == [signal.SIGTERM]
+
+    def test_without_a_signal_the_server_is_not_draining(self) -> None:
+        """A fresh server is not draining; ``should_exit`` (set by uvicorn or a test) counts."""
+        server = DrainingServer(uvicorn.Config(Starlette(), lifespan="off"))
+        assert not server.draining
+        server.should_exit = True
+        assert server.draining
+
+
+@pytest.mark.slow
+class TestServeProcessDrains:
+    async def test_sigterm_drains_gpufit_serve_before_it_exits(
+        self, fake_slack: FakeSlack, redis_url: str, tmp_path: Path
+    ) -> None:
+        """``gpufit serve`` given SIGTERM answers /readyz with 503 but stays up; a second
+        SIGTERM ends the drain and the process exits."""
+        port = _free_port()
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
+            "SLACK_BOT_TOKEN": "xoxb-test-token",
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": fake_slack.api_url,
+            "REDIS_URL": redis_url,
+            "GPUFIT_HOST": "127.0.0.1",
+            "GPUFIT_PORT": str(port),
+            "NO_PROXY": "127.0.0.1,localhost",
+        }
+        log = tmp_path / "serve.log"
+        with log.open("wb") as stderr:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bot", "serve", cwd=ROOT, env=env, stderr=stderr
+            )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            async with httpx.AsyncClient() as http:
+                for _ in range(600):
+                    if process.returncode is not None:
+                        pytest.fail(log.read_text())
+                    try:
+                        if (await http.get(base + "/readyz")).status_code == 200:
+                            break
+                    except httpx.TransportError:
+                        await asyncio.sleep(0.05)
+                process.send_signal(signal.SIGTERM)
+                for _ in range(200):
+                    ready = await http.get(base + "/readyz")
+                    if ready.status_code == 503:
+                        break
+                    await asyncio.sleep(0.05)
+                assert ready.status_code == 503, log.read_text()
+                assert ready.json()["status"] == "draining"
+                assert (await http.get(base + "/healthz")).status_code == 200
+            process.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(process.wait(), 15)
+        finally:
+            if process.returncode is None:
                 process.kill()
                 await process.wait()

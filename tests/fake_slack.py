@@ -7,9 +7,15 @@
   :meth:`FakeSlack.hook_url`); it answers ``ok``.
 * :meth:`FakeSlack.fail_next` scripts the next N answers of a method: HTTP 429 with
   ``Retry-After``, or an error code such as ``channel_not_found``.
-* Every message it receives (posts, updates, hook posts) is checked against Block Kit's
-  limits with slack_sdk's own block models plus the limits those do not check (50 blocks,
-  2000-char fields, a ~12k text budget, a ``text`` fallback). Problems land in
+* Socket Mode: ``apps.connections.open`` called with an app-level token (``xapp-``) answers
+  with :attr:`FakeSlack.socket_url`, a real WebSocket server on loopback (aiohttp, on its own
+  thread and event loop). Each connection is greeted with ``hello``;
+  :meth:`FakeSlack.socket_send` pushes an envelope to the newest connection and every frame
+  the app sends back (the acks) is recorded as a ``"socket"`` call
+  (:meth:`FakeSlack.wait_for_ack`).
+* Every message it receives (posts, updates, hook posts, ack payloads) is checked against
+  Block Kit's limits with slack_sdk's own block models plus the limits those do not check
+  (50 blocks, 2000-char fields, a ~12k text budget, a ``text`` fallback). Problems land in
   :attr:`FakeSlack.violations`; the ``fake_slack`` fixture fails the test on any.
 
 The checks here deliberately do not reuse ``bot.render.limits``: the fake is the second
@@ -28,14 +34,24 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
+from aiohttp import WSMsgType, web
 from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
 
-__all__ = ["BOT_ID", "BOT_USER_ID", "TEAM_ID", "Call", "FakeSlack", "message_problems"]
+__all__ = [
+    "APP_ID",
+    "BOT_ID",
+    "BOT_USER_ID",
+    "TEAM_ID",
+    "Call",
+    "FakeSlack",
+    "message_problems",
+]
 
 TEAM_ID = "T0FAKE"
 BOT_USER_ID = "U0GPUFIT"
 BOT_ID = "B0GPUFIT"
+APP_ID = "A0GPUFIT"
 
 MESSAGE_METHODS = {"chat.postMessage", "chat.postEphemeral", "chat.update", "chat.scheduleMessage"}
 
@@ -84,6 +100,84 @@ def message_problems(body: dict[str, Any]) -> list[str]:
     return problems
 
 
+class _SocketModeServer:
+    """Slack's Socket Mode endpoint: ``ws://127.0.0.1:<port>/link`` on its own thread."""
+
+    def __init__(self, on_frame: Any) -> None:
+        self._on_frame = on_frame
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._sockets: list[web.WebSocketResponse] = []
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    def start(self) -> None:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
+
+    async def _start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/link", self._link)
+        self._runner = web.AppRunner(app, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        host, port = self._runner.addresses[0][:2]
+        self.url = f"ws://{host}:{port}/link"
+
+    async def _link(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()  # autoping: answers the client's pings with pongs
+        await ws.prepare(request)
+        self._sockets.append(ws)
+        try:
+            await ws.send_json(
+                {
+                    "type": "hello",
+                    "num_connections": len(self._sockets),
+                    "debug_info": {
+                        "host": "applink-fake",
+                        "build_number": 1,
+                        "approximate_connection_time": 18060,
+                    },
+                    "connection_info": {"app_id": APP_ID},
+                }
+            )
+            async for frame in ws:
+                if frame.type == WSMsgType.TEXT:
+                    self._on_frame(frame.data)
+        finally:
+            self._sockets.remove(ws)
+        return ws
+
+    async def _send(self, envelope: dict[str, Any], within_s: float) -> None:
+        deadline = time.monotonic() + within_s
+        while not self._sockets:
+            if time.monotonic() > deadline:
+                raise AssertionError("no Socket Mode connection to send an envelope to")
+            await asyncio.sleep(0.02)
+        await self._sockets[-1].send_str(json.dumps(envelope))
+
+    async def send(self, envelope: dict[str, Any], within_s: float) -> None:
+        """Send from any event loop (the caller's waits without blocking)."""
+        future = asyncio.run_coroutine_threadsafe(self._send(envelope, within_s), self._loop)
+        await asyncio.wrap_future(future)
+
+    def connections(self) -> int:
+        return len(self._sockets)
+
+    async def _stop(self) -> None:
+        for ws in list(self._sockets):
+            await ws.close(code=1001, message=b"server shutting down")
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+        self._loop.close()
+
+
 class FakeSlack:
     """Start with :meth:`start` (or as a context manager); stop with :meth:`stop`."""
 
@@ -92,6 +186,7 @@ class FakeSlack:
         self._calls: list[Call] = []
         self._scripts: dict[str, deque[_Script]] = {}
         self._ts = 1_700_000_000_000_000
+        self._socket: _SocketModeServer | None = None
         self.violations: list[str] = []
         fake = self
 
@@ -122,6 +217,10 @@ class FakeSlack:
         return self
 
     def stop(self) -> None:
+        with self._lock:
+            socket, self._socket = self._socket, None
+        if socket is not None:
+            socket.stop()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
@@ -143,6 +242,51 @@ class FakeSlack:
 
     def hook_url(self, name: str = "cmd") -> str:
         return f"{self.base_url}/hooks/{name}"
+
+    # ------------------------------------------------------------- Socket Mode
+
+    def _socket_server(self) -> _SocketModeServer:
+        with self._lock:
+            if self._socket is None:
+                self._socket = _SocketModeServer(self._record_frame)
+                self._socket.start()
+            return self._socket
+
+    @property
+    def socket_url(self) -> str:
+        """The WebSocket URL ``apps.connections.open`` hands out (started on first use)."""
+        return self._socket_server().url
+
+    def socket_connections(self) -> int:
+        """How many Socket Mode connections are open now."""
+        with self._lock:
+            socket = self._socket
+        return socket.connections() if socket is not None else 0
+
+    async def socket_send(self, envelope: dict[str, Any], *, within_s: float = 10.0) -> None:
+        """Push an envelope to the newest Socket Mode connection (waiting for one)."""
+        await self._socket_server().send(envelope, within_s)
+
+    async def wait_for_ack(self, envelope_id: str, *, within_s: float = 10.0) -> Call:
+        """Wait until the app acknowledged ``envelope_id`` on the socket; the ack frame."""
+        deadline = time.monotonic() + within_s
+        while True:
+            for call in self.calls("socket"):
+                if call.body.get("envelope_id") == envelope_id:
+                    return call
+            if time.monotonic() > deadline:
+                seen = [c.body for c in self.calls("socket")]
+                raise AssertionError(f"no ack for envelope {envelope_id}; socket frames: {seen}")
+            await asyncio.sleep(0.02)
+
+    def _record_frame(self, raw: str) -> None:
+        body = json.loads(raw)
+        with self._lock:
+            self._calls.append(Call("socket", body, {}, time.monotonic()))
+        payload = body.get("payload")
+        if isinstance(payload, dict) and ("text" in payload or "blocks" in payload):
+            for problem in message_problems(payload):
+                self.violations.append(f"socket ack: {problem}")
 
     # ------------------------------------------------------------- scripting
 
@@ -228,6 +372,10 @@ class FakeSlack:
                 json.dumps({"ok": False, "error": script.error}),
             )
         auth = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
+        if method == "apps.connections.open":  # needs the app-level token, not the bot's
+            if not auth.startswith("Bearer xapp-"):
+                return 200, json_type, json.dumps({"ok": False, "error": "not_allowed_token_type"})
+            return 200, json_type, json.dumps({"ok": True, "url": self.socket_url})
         if not auth.startswith("Bearer xoxb-"):
             return 200, json_type, json.dumps({"ok": False, "error": "invalid_auth"})
         if method == "auth.test":

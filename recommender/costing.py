@@ -22,8 +22,10 @@ from recommender.workload import Offload, Optimizer, Precision, Workload
 __all__ = [
     "DEFAULT_HOURS",
     "STALE_AFTER_HOURS",
+    "Economics",
     "Option",
     "checkpoint_gib",
+    "economics",
     "fmt_hours",
     "price_option",
     "source_caveats",
@@ -113,50 +115,109 @@ def checkpoint_gib(workload: Workload) -> float:
     return adapters * (4.0 + states) / 2**30
 
 
+@dataclass(frozen=True, slots=True)
+class Economics:
+    """What running a plan costs per unit of instance price, under one provider's rule.
+
+    Every offer of one instance shape from one provider, on-demand or spot alike, shares
+    these figures; an offer's run then costs ``billed_hours × price × nodes`` plus
+    ``storage_usd`` (see :meth:`expected_cost_usd`).
+    """
+
+    nodes: int
+    #: Hours of training compute before preemption overhead.
+    hours: float
+    wall_hours: float
+    billed_hours: float
+    storage_usd: float
+    spot: SpotEconomics | None
+    meets_deadline: bool
+
+    def cost_usd(self, price_usd_per_hour: float) -> float:
+        return self.billed_hours * price_usd_per_hour * self.nodes
+
+    def expected_cost_usd(self, price_usd_per_hour: float) -> float:
+        return self.billed_hours * price_usd_per_hour * self.nodes + self.storage_usd
+
+
+def economics(
+    workload: Workload,
+    plan: Plan,
+    *,
+    rule: BillingRule,
+    spot: bool,
+    link: IntraNode,
+    fast_fabric: bool,
+    checkpoint_size_gib: float | None = None,
+) -> Economics:
+    """Hours, billed hours, storage and spot overhead of ``plan`` under ``rule``.
+
+    ``checkpoint_size_gib`` is :func:`checkpoint_gib` of the workload (pass it when pricing
+    many shapes for one workload; it is computed when omitted).
+    """
+    nodes = plan.nodes
+    computed = train_hours(workload, plan, link=link, fast_fabric=fast_fabric)
+    hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
+    ckpt = checkpoint_gib(workload) if checkpoint_size_gib is None else checkpoint_size_gib
+    preemption = (
+        spot_economics(rule, nodes=nodes, checkpoint_gib=ckpt, hours=hours) if spot else None
+    )
+    overhead = preemption.overhead_frac if preemption else 0.0
+    # A token budget takes longer when preempted; a duration is a duration.
+    wall = hours * (1 + overhead) if computed is not None else hours
+    billed = billed_hours(rule, wall)
+    # One checkpoint kept in object storage for the run (at least a month is not assumed:
+    # storage is billed pro rata by the hour on every provider in RULES).
+    storage = ckpt * 2**30 / 1e9 * rule.storage_usd_per_gb_month * wall / HOURS_PER_MONTH
+    deadline = workload.deadline_hours
+    return Economics(
+        nodes=nodes,
+        hours=hours,
+        wall_hours=wall,
+        billed_hours=billed,
+        storage_usd=storage,
+        spot=preemption,
+        meets_deadline=deadline is None or wall <= deadline,
+    )
+
+
 def price_option(
     workload: Workload,
     offer: Offer,
     plan: Plan,
     *,
     rules: Mapping[str, BillingRule],
+    econ: Economics | None = None,
 ) -> Option:
-    """Price running ``workload`` on ``plan.nodes`` instances of ``offer``."""
+    """Price running ``workload`` on ``plan.nodes`` instances of ``offer``.
+
+    ``econ`` is :func:`economics` for this plan, provider and spot flag when the caller has
+    it already; it is computed otherwise.
+    """
     gpu = get_gpu(offer.gpu_id)
     rule = rules.get(offer.provider.lower(), rule_for(offer.provider))
-    nodes = plan.nodes
-    computed = train_hours(workload, plan, link=offer.link, fast_fabric=offer.fabric.fast)
-    hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
-    ckpt = checkpoint_gib(workload)
-    spot = (
-        spot_economics(rule, nodes=nodes, checkpoint_gib=ckpt, hours=hours) if offer.spot else None
-    )
-    overhead = spot.overhead_frac if spot else 0.0
-    # A token budget takes longer when preempted; a duration is a duration.
-    wall = hours * (1 + overhead) if computed is not None else hours
-    billed = billed_hours(rule, wall)
-    cost = billed * offer.price_usd_per_hour * nodes
-    # One checkpoint kept in object storage for the run (at least a month is not assumed:
-    # storage is billed pro rata by the hour on every provider in RULES).
-    storage = ckpt * 2**30 / 1e9 * rule.storage_usd_per_gb_month * wall / HOURS_PER_MONTH
-    deadline = workload.deadline_hours
+    link, fast = offer.link, offer.fabric.fast
+    if econ is None:
+        econ = economics(workload, plan, rule=rule, spot=offer.spot, link=link, fast_fabric=fast)
+    hours = econ.hours
+    cost = econ.cost_usd(offer.price_usd_per_hour)
     if workload.tokens is not None:
         tokens = workload.tokens
     else:
-        rate = tokens_per_hour(workload, plan, link=offer.link, fast_fabric=offer.fabric.fast)
-        tokens = rate * hours
+        tokens = tokens_per_hour(workload, plan, link=link, fast_fabric=fast) * hours
     option = Option(
         offer=offer,
         plan=plan,
-        nodes=nodes,
+        nodes=econ.nodes,
         hours=hours,
-        wall_hours=wall,
-        billed_hours=billed,
+        wall_hours=econ.wall_hours,
+        billed_hours=econ.billed_hours,
         cost_usd=cost,
-        expected_cost_usd=cost + storage,
-        storage_usd=storage,
-        spot=spot,
+        expected_cost_usd=cost + econ.storage_usd,
+        storage_usd=econ.storage_usd,
+        spot=econ.spot,
         caveats=(),
-        meets_deadline=deadline is None or wall <= deadline,
+        meets_deadline=econ.meets_deadline,
         tokens=tokens,
     )
     return replace(option, caveats=_caveats(workload, option, gpu, rule))

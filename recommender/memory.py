@@ -28,6 +28,7 @@ __all__ = [
     "FULL_SHARDING",
     "Kernels",
     "MemoryBreakdown",
+    "MemoryModel",
     "Regime",
     "Strategy",
     "estimate_memory",
@@ -417,84 +418,130 @@ def estimate_memory(
     """Peak memory per GPU of ``workload`` run with ``strategy`` on ``gpus`` GPUs."""
     if gpus < 1 or gpus_per_node < 1:
         raise ValueError("gpus and gpus_per_node must be at least 1")
-    m = workload.model
-    reg = regime(workload.precision)
-    n = shard_degree(strategy.sharding, gpus=gpus, gpus_per_node=gpus_per_node)
-    full_shard = (strategy.sharding in FULL_SHARDING and gpus > 1) or (
-        strategy.offload is Offload.PARAMS
+    return MemoryModel(workload, kernels).breakdown(
+        strategy, gpus=gpus, gpus_per_node=gpus_per_node
     )
-    peft = not workload.method.trains_all_weights
 
-    # Trainable parameters and what each costs.
-    if peft:
-        trainable = lora_params(m, workload.lora_rank, workload.lora_targets)
-        frozen_bytes, block_bytes = _frozen_base_bytes(workload)
-    else:
-        trainable = m.params
-        frozen_bytes = 0.0
-        block_bytes = 4.0 if reg is Regime.FP32 else 2.0
-    per = _trainable_bytes(workload.optimizer, reg, adapters=peft)
 
-    def split(total: float, sharded: bool) -> float:
-        return total / n if sharded else total
+class MemoryModel:
+    """:func:`estimate_memory` for one workload, with everything the layout does not change
+    computed once (trainable counts, bytes per parameter, activations, fixed overhead).
 
-    weights = split(trainable * per.weights + frozen_bytes, strategy.sharding in FULL_SHARDING)
-    grads = split(trainable * per.grads, strategy.sharding in _SHARDS_GRADS)
-    optimizer = split(trainable * per.optimizer, strategy.sharding in _SHARDS_OPTIMIZER)
+    A layout search evaluates the same workload under dozens of (strategy, GPU count) pairs;
+    :meth:`breakdown` is then a handful of float operations, in the same order as the
+    one-shot function, so the figures are identical.
+    """
 
-    # Full sharding gathers one unit at a time: the current unit and the prefetched next one
-    # are unsharded (FSDP backward_prefetch; DeepSpeed counts 4·largest_layer for fp16
-    # params + grads), and during backward the unit's unsharded gradient exists before its
-    # reduce-scatter (full training only; adapters' gradients are tiny).
-    gathered_w = gathered_g = 0.0
-    if full_shard:
+    __slots__ = (
+        "_activations",
+        "_frozen_bytes",
+        "_gathered_g",
+        "_gathered_w",
+        "_grads_total",
+        "_host_opt",
+        "_optimizer_total",
+        "_overhead",
+        "_peft",
+        "_trainable",
+        "_weights_total",
+    )
+
+    def __init__(self, workload: Workload, kernels: Kernels = DEFAULT_KERNELS) -> None:
+        m = workload.model
+        reg = regime(workload.precision)
+        peft = not workload.method.trains_all_weights
+        # Trainable parameters and what each costs.
+        trainable: int
+        if peft:
+            trainable = lora_params(m, workload.lora_rank, workload.lora_targets)
+            frozen_bytes, block_bytes = _frozen_base_bytes(workload)
+        else:
+            trainable = m.params
+            frozen_bytes = 0.0
+            block_bytes = 4.0 if reg is Regime.FP32 else 2.0
+        per = _trainable_bytes(workload.optimizer, reg, adapters=peft)
+        self._peft = peft
+        self._trainable = trainable
+        self._frozen_bytes = frozen_bytes
+        self._weights_total = trainable * per.weights + frozen_bytes
+        self._grads_total = trainable * per.grads
+        self._optimizer_total = trainable * per.optimizer
+        # ZeRO-Offload: fp32 master, states and fp32 gradients live on the CPU; the GPU keeps
+        # its 16-bit weights (ZeRO-2: 2Ψ; ZeRO-3: 2Ψ/N; DeepSpeed estimators) and streams
+        # gradients out in buckets (counted in the communication buffers).
+        self._host_opt = trainable * (per.optimizer + (4.0 if per.master else per.grads))
+
+        # Full sharding gathers one unit at a time: the current unit and the prefetched next
+        # one are unsharded (FSDP backward_prefetch; DeepSpeed counts 4·largest_layer for
+        # fp16 params + grads), and during backward the unit's unsharded gradient exists
+        # before its reduce-scatter (full training only; adapters' gradients are tiny).
         unit = m.largest_layer_params
         block = _block_params(m)
         embed_bytes = 4.0 if reg is Regime.FP32 else 2.0
         unit_bytes = block_bytes if unit == block else embed_bytes
-        gathered_w = unit * unit_bytes + block * block_bytes
-        if not peft:
-            gathered_g = unit * per.grads
+        self._gathered_w = unit * unit_bytes + block * block_bytes
+        self._gathered_g = 0.0 if peft else unit * per.grads
 
-    host = 0.0
-    if strategy.offload is not Offload.NONE:
-        # ZeRO-Offload: fp32 master, states and fp32 gradients live on the CPU; the GPU keeps
-        # its 16-bit weights (ZeRO-2: 2Ψ; ZeRO-3: 2Ψ/N; DeepSpeed estimators) and streams
-        # gradients out in buckets (counted in the communication buffers).
-        host_opt = trainable * (per.optimizer + (4.0 if per.master else per.grads))
-        host += split(host_opt, strategy.sharding in _SHARDS_OPTIMIZER or gpus == 1)
-        optimizer = 0.0
-        grads = 0.0
-        if strategy.offload is Offload.PARAMS:
-            host += split(trainable * per.weights + frozen_bytes, True)
-            weights = 0.0
-        host *= HOST_BUFFER_FACTOR
-    weights += gathered_w
-    grads += gathered_g
+        # Activations and overhead, per checkpointing choice and (overhead) world size > 1.
+        self._activations = (
+            _activations(workload, False, kernels),
+            _activations(workload, True, kernels),
+        )
+        overhead: list[tuple[float, float]] = []
+        for act, _ in self._activations:
+            fragmentation = FRAGMENTATION_FRACTION * act
+            single = CUDA_CONTEXT_GIB * GIB + WORKSPACE_GIB * GIB + fragmentation
+            multi = single + COMMS_BUFFER_GIB * GIB
+            if workload.method is Method.QLORA:
+                # One linear layer is dequantised to bf16 at a time for its matmul.
+                single += 2.0 * m.hidden * m.ffn
+                multi += 2.0 * m.hidden * m.ffn
+            overhead.append((single, multi))
+        self._overhead = tuple(overhead)
 
-    act, logits = _activations(workload, strategy.checkpointing, kernels)
+    def breakdown(self, strategy: Strategy, *, gpus: int, gpus_per_node: int) -> MemoryBreakdown:
+        """Peak memory per GPU with ``strategy`` on ``gpus`` GPUs (as :func:`estimate_memory`)."""
+        sharding = strategy.sharding
+        n = shard_degree(sharding, gpus=gpus, gpus_per_node=gpus_per_node)
+        full = sharding in FULL_SHARDING
+        weights = self._weights_total / n if full else self._weights_total
+        grads = self._grads_total / n if sharding in _SHARDS_GRADS else self._grads_total
+        sharded_opt = sharding in _SHARDS_OPTIMIZER
+        optimizer = self._optimizer_total / n if sharded_opt else self._optimizer_total
 
-    fragmentation = FRAGMENTATION_FRACTION * act
-    overhead = CUDA_CONTEXT_GIB * GIB + WORKSPACE_GIB * GIB + fragmentation
-    if gpus > 1:
-        overhead += COMMS_BUFFER_GIB * GIB
-    if workload.method is Method.QLORA:
-        # One linear layer is dequantised to bf16 at a time for its matmul.
-        overhead += 2.0 * m.hidden * m.ffn
+        gathered_w = gathered_g = 0.0
+        if (full and gpus > 1) or strategy.offload is Offload.PARAMS:
+            gathered_w = self._gathered_w
+            gathered_g = self._gathered_g
 
-    return MemoryBreakdown(
-        weights_gib=weights / GIB,
-        gradients_gib=grads / GIB,
-        optimizer_gib=optimizer / GIB,
-        activations_gib=act / GIB,
-        overhead_gib=overhead / GIB,
-        logits_gib=logits / GIB,
-        gathered_gib=(gathered_w + gathered_g) / GIB,
-        cuda_context_gib=CUDA_CONTEXT_GIB,
-        fragmentation_gib=fragmentation / GIB,
-        cpu_offload_gib=host / GIB,
-        trainable_params=trainable,
-    )
+        host = 0.0
+        if strategy.offload is not Offload.NONE:
+            host += self._host_opt / n if sharded_opt or gpus == 1 else self._host_opt
+            optimizer = 0.0
+            grads = 0.0
+            if strategy.offload is Offload.PARAMS:
+                host += self._weights_total / n
+                weights = 0.0
+            host *= HOST_BUFFER_FACTOR
+        weights += gathered_w
+        grads += gathered_g
+
+        ckpt = 1 if strategy.checkpointing else 0
+        act, logits = self._activations[ckpt]
+        overhead = self._overhead[ckpt][1 if gpus > 1 else 0]
+        return MemoryBreakdown(
+            weights_gib=weights / GIB,
+            gradients_gib=grads / GIB,
+            optimizer_gib=optimizer / GIB,
+            activations_gib=act / GIB,
+            overhead_gib=overhead / GIB,
+            logits_gib=logits / GIB,
+            gathered_gib=(gathered_w + gathered_g) / GIB,
+            cuda_context_gib=CUDA_CONTEXT_GIB,
+            fragmentation_gib=FRAGMENTATION_FRACTION * act / GIB,
+            cpu_offload_gib=host / GIB,
+            trainable_params=self._trainable,
+        )
 
 
 def usable_gib(gpu: GpuSpec) -> float:

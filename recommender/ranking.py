@@ -8,16 +8,25 @@ budget, diversified across GPU types and providers, and carry their caveats as d
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import heapq
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+from operator import itemgetter
 
-from recommender.billing import RULES, BillingRule
-from recommender.costing import Option, price_option, source_caveats
+from recommender.billing import RULES, BillingRule, rule_for
+from recommender.costing import (
+    Economics,
+    Option,
+    checkpoint_gib,
+    economics,
+    price_option,
+    source_caveats,
+)
 from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu
-from recommender.offers import Catalog, Offer, SourceInfo
-from recommender.topology import Plan, evaluate, fit_on_nodes, smallest_layout
+from recommender.offers import Catalog, Fabric, Offer, SourceInfo
+from recommender.topology import LayoutSearch, Plan
 from recommender.workload import Method, Offload, Precision, SpotPolicy, Workload
 
 __all__ = [
@@ -81,13 +90,15 @@ class Recommendation:
 # ----------------------------------------------------------------- filtering
 
 
-def _offer_allowed(workload: Workload, offer: Offer) -> bool:
+def _region_allowed(prefixes: tuple[str, ...], region: str) -> bool:
+    region = region.lower()
+    return any(region.startswith(prefix) for prefix in prefixes)
+
+
+def _shape_allowed(workload: Workload, offer: Offer) -> bool:
+    """The filters that depend only on provider, spot flag, GPU and GPU count."""
     if workload.providers and offer.provider.lower() not in workload.providers:
         return False
-    if workload.regions:
-        region = offer.region.lower()
-        if not any(region.startswith(prefix) for prefix in workload.regions):
-            return False
     if workload.spot is SpotPolicy.NEVER and offer.spot:
         return False
     if workload.spot is SpotPolicy.ONLY and not offer.spot:
@@ -107,23 +118,20 @@ def _offer_allowed(workload: Workload, offer: Offer) -> bool:
 _ShapeKey = tuple[str, int, IntraNode, bool, float | None]
 
 
-def _plan_for_shape(workload: Workload, offer: Offer, gpu: GpuSpec) -> Plan | None:
+def _plan_for_shape(
+    search: LayoutSearch, workload: Workload, offer: Offer, gpu: GpuSpec
+) -> Plan | None:
     hw = workload.hardware
     fast = offer.fabric.fast
     if hw is not None and hw.count is not None:
         nodes = hw.count // offer.gpu_count
-        plan = evaluate(
-            workload,
-            gpu,
-            gpus=hw.count,
-            gpus_per_node=offer.gpu_count,
-            host_ram_gib=offer.ram_gib,
+        plan = search.evaluate(
+            gpu, gpus=hw.count, gpus_per_node=offer.gpu_count, host_ram_gib=offer.ram_gib
         )
         if nodes > 1 and not fast:
             return None
         return plan if plan.fits else None
-    return fit_on_nodes(
-        workload,
+    return search.fit_on_nodes(
         gpu,
         gpus_per_node=offer.gpu_count,
         max_nodes=MAX_NODES,
@@ -132,7 +140,161 @@ def _plan_for_shape(workload: Workload, offer: Offer, gpu: GpuSpec) -> Plan | No
     )
 
 
+# ----------------------------------------------------------------- pricing
+
+
+class _Group:
+    """Offers of one instance shape from one provider, on-demand or spot: one plan, one set of
+    economics, so an offer's expected cost is two multiplications and an addition."""
+
+    __slots__ = ("demoted", "econ", "late", "pair", "plan")
+
+    def __init__(self, workload: Workload, plan: Plan, econ: Economics, offer: Offer) -> None:
+        self.plan = plan
+        self.econ = econ
+        self.late = 0 if econ.meets_deadline else 1
+        self.demoted = int(_demoted(workload, plan))
+        self.pair = (offer.gpu_id, offer.provider)
+
+
+#: One priced offer: expected cost, the offer, its group.
+_Priced = tuple[float, Offer, _Group]
+#: Sort key of a priced offer (see :func:`_sort_key`).
+_Key = tuple[float | str | int, ...]
+_GroupKey = tuple[str, int, IntraNode | None, Fabric, float | None, str, bool]
+_UNSEEN = object()
+
+
+def _priced(
+    workload: Workload,
+    catalog: Catalog,
+    search: LayoutSearch,
+    rules: Mapping[str, BillingRule],
+) -> list[_Priced]:
+    """Every allowed offer the job fits on, priced, one per (provider, instance, region,
+    spot): its cheapest zone. In catalog order of first appearance, as the options were."""
+    plans: dict[_ShapeKey, Plan | None] = {}
+    groups: dict[_GroupKey, object] = {}
+    ckpt = checkpoint_gib(workload)
+    prefixes = workload.regions
+
+    def group_of(offer: Offer) -> _Group | None:
+        if not _shape_allowed(workload, offer):
+            return None
+        link, fast = offer.link, offer.fabric.fast
+        shape: _ShapeKey = (offer.gpu_id, offer.gpu_count, link, fast, offer.ram_gib)
+        if shape not in plans:
+            plans[shape] = _plan_for_shape(search, workload, offer, get_gpu(offer.gpu_id))
+        plan = plans[shape]
+        if plan is None:
+            return None
+        rule = rules.get(offer.provider.lower(), rule_for(offer.provider))
+        econ = economics(
+            workload,
+            plan,
+            rule=rule,
+            spot=offer.spot,
+            link=link,
+            fast_fabric=fast,
+            checkpoint_size_gib=ckpt,
+        )
+        return _Group(workload, plan, econ, offer)
+
+    best: dict[tuple[str, str, str, bool], _Priced] = {}
+    for offer in catalog.offers:
+        if prefixes and not _region_allowed(prefixes, offer.region):
+            continue
+        key = (
+            offer.gpu_id,
+            offer.gpu_count,
+            offer.intra_node,
+            offer.fabric,
+            offer.ram_gib,
+            offer.provider,
+            offer.spot,
+        )
+        found = groups.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            found = groups[key] = group_of(offer)
+        if found is None:
+            continue
+        group: _Group = found  # type: ignore[assignment]
+        econ = group.econ
+        expected = econ.billed_hours * offer.price_usd_per_hour * econ.nodes + econ.storage_usd
+        zone_key = (offer.provider, offer.instance_type, offer.region, offer.spot)
+        current = best.get(zone_key)
+        # One option per (provider, instance, region, spot): the cheapest zone.
+        if (
+            current is None
+            or expected < current[0]
+            or (expected == current[0] and offer.zone < current[1].zone)
+        ):
+            best[zone_key] = (expected, offer, group)
+    return list(best.values())
+
+
+def _priced_key(priced: _Priced) -> _Key:
+    """The rank order of :func:`rank`, on a priced offer (see :func:`_sort_key`).
+
+    With a deadline, options that meet it come first by cost, the rest by time; without
+    one every option meets it and all go by cost.
+    """
+    expected, o, g = priced
+    return (
+        g.late,
+        g.demoted,
+        g.econ.wall_hours if g.late else expected,
+        expected,
+        o.price_usd_per_hour * g.econ.nodes,
+        o.provider,
+        o.instance_type,
+        o.region,
+        o.zone,
+        int(o.spot),
+    )
+
+
+class _Builder:
+    """Full :class:`Option` objects (caveat texts and all) for the priced offers shown."""
+
+    def __init__(
+        self, catalog: Catalog, *, now: datetime, rules: Mapping[str, BillingRule]
+    ) -> None:
+        self.sources = {s.name: s for s in catalog.sources}
+        self.now = now
+        self.rules = rules
+
+    def option(self, workload: Workload, priced: _Priced) -> Option:
+        _, offer, group = priced
+        option = price_option(workload, offer, group.plan, rules=self.rules, econ=group.econ)
+        extra = source_caveats(option, self.sources, self.now)
+        if extra:
+            option = replace(option, caveats=option.caveats + extra)
+        return option
+
+
+def price_options(
+    workload: Workload,
+    catalog: Catalog,
+    *,
+    now: datetime,
+    rules: Mapping[str, BillingRule] = RULES,
+) -> list[Option]:
+    """Every feasible, priced option for the workload, unranked and unfiltered by budget."""
+    build = _Builder(catalog, now=now, rules=rules)
+    priced = _priced(workload, catalog, LayoutSearch(workload), rules)
+    return [build.option(workload, p) for p in priced]
+
+
 # ----------------------------------------------------------------- ranking
+
+
+def _demoted(workload: Workload, plan: Plan) -> bool:
+    return (
+        workload.tokens is None
+        and workload.offload is None
+        and plan.strategy.offload is not Offload.NONE
+    )
 
 
 def _offload_demoted(workload: Workload, option: Option) -> bool:
@@ -142,11 +304,7 @@ def _offload_demoted(workload: Workload, option: Option) -> bool:
     which trains 2-5× fewer tokens in the same hours; gpufit treats offload as a last resort
     unless the user asked for it. With a token budget the time model already charges for it.
     """
-    return (
-        workload.tokens is None
-        and workload.offload is None
-        and option.plan.strategy.offload is not Offload.NONE
-    )
+    return _demoted(workload, option.plan)
 
 
 def _sort_key(workload: Workload, option: Option, by_time: bool) -> tuple[float | str | int, ...]:
@@ -166,81 +324,31 @@ def _sort_key(workload: Workload, option: Option, by_time: bool) -> tuple[float 
     )
 
 
-def _diversify(ranked: Sequence[Option], top: int) -> list[Option]:
+def _diversify(priced: list[_Priced], top: int, key: Callable[[_Priced], _Key]) -> list[_Priced]:
     """Pick ``top`` options, preferring a new (GPU type, provider) pair over a better price.
 
-    The first pass takes the best option of each (gpu, provider) pair in rank order; the
-    second pass fills what is left in rank order. Five regions of one instance never crowd
-    out a different GPU or a different cloud.
+    In rank order, the best option of each (gpu, provider) pair comes first; what is left is
+    filled in rank order. Five regions of one instance never crowd out a different GPU or a
+    different cloud. Only the pairs' best and the overall top are ever sorted.
     """
-    chosen: list[Option] = []
-    seen: set[tuple[str, str]] = set()
-    for option in ranked:
-        pair = (option.offer.gpu_id, option.offer.provider)
-        if pair not in seen:
-            seen.add(pair)
-            chosen.append(option)
-        if len(chosen) == top:
-            break
+    keyed = [(key(p), p) for p in priced]
+    first = itemgetter(0)
+    best: dict[tuple[str, str], tuple[_Key, _Priced]] = {}
+    for item in keyed:
+        pair = item[1][2].pair
+        current = best.get(pair)
+        if current is None or item[0] < current[0]:
+            best[pair] = item
+    chosen = sorted(best.values(), key=first)[:top]
     if len(chosen) < top:
-        picked = {id(o) for o in chosen}
-        for option in ranked:
-            if id(option) not in picked:
-                chosen.append(option)
+        picked = {id(item[1]) for item in chosen}
+        for item in heapq.nsmallest(top, keyed, key=first):
+            if id(item[1]) not in picked:
+                chosen.append(item)
                 if len(chosen) == top:
                     break
-    order = {id(o): i for i, o in enumerate(ranked)}
-    chosen.sort(key=lambda o: order[id(o)])
-    return chosen
-
-
-def _dedupe_zones(options: Iterable[Option]) -> list[Option]:
-    """Keep one option per (provider, instance, region, spot): the cheapest zone."""
-    best: dict[tuple[str, str, str, bool], Option] = {}
-    for option in options:
-        o = option.offer
-        key = (o.provider, o.instance_type, o.region, o.spot)
-        current = best.get(key)
-        if current is None or (option.expected_cost_usd, o.zone) < (
-            current.expected_cost_usd,
-            current.offer.zone,
-        ):
-            best[key] = option
-    return list(best.values())
-
-
-def price_options(
-    workload: Workload,
-    catalog: Catalog,
-    *,
-    now: datetime,
-    rules: Mapping[str, BillingRule] = RULES,
-) -> list[Option]:
-    """Every feasible, priced option for the workload, unranked and unfiltered by budget."""
-    plans: dict[_ShapeKey, Plan | None] = {}
-    sources = {s.name: s for s in catalog.sources}
-    options: list[Option] = []
-    for offer in catalog.offers:
-        if not _offer_allowed(workload, offer):
-            continue
-        key: _ShapeKey = (
-            offer.gpu_id,
-            offer.gpu_count,
-            offer.link,
-            offer.fabric.fast,
-            offer.ram_gib,
-        )
-        if key not in plans:
-            plans[key] = _plan_for_shape(workload, offer, get_gpu(offer.gpu_id))
-        plan = plans[key]
-        if plan is None:
-            continue
-        option = price_option(workload, offer, plan, rules=rules)
-        extra = source_caveats(option, sources, now)
-        if extra:
-            option = replace(option, caveats=option.caveats + extra)
-        options.append(option)
-    return _dedupe_zones(options)
+        chosen.sort(key=first)
+    return [item[1] for item in chosen]
 
 
 def rank(workload: Workload, options: Iterable[Option]) -> list[Option]:
@@ -263,24 +371,24 @@ _CHEAPER_METHOD = {Method.PRETRAIN: None, Method.FULL: Method.LORA, Method.LORA:
 def _alternative(
     workload: Workload,
     catalog: Catalog,
+    build: _Builder,
     *,
-    now: datetime,
     rules: Mapping[str, BillingRule],
 ) -> Alternative | None:
     method = _CHEAPER_METHOD.get(workload.method)
     while method is not None:
         precision = Precision.BF16_TRUE
         variant = replace(workload, method=method, precision=precision)
-        options = [
-            o
-            for o in price_options(variant, catalog, now=now, rules=rules)
-            if workload.budget_usd is None or o.expected_cost_usd <= workload.budget_usd
+        priced = [
+            p
+            for p in _priced(variant, catalog, LayoutSearch(variant), rules)
+            if workload.budget_usd is None or p[0] <= workload.budget_usd
         ]
-        if options:
-            best = rank(variant, options)[0]
+        if priced:
+            best = min(priced, key=_priced_key)
             return Alternative(
                 method=method,
-                option=best,
+                option=build.option(variant, best),
                 reason=f"{method.label} trains adapters on a frozen base and fits the budget",
             )
         method = _CHEAPER_METHOD.get(method)
@@ -306,19 +414,24 @@ def recommend(
     """
     if top < 1:
         raise ValueError("top must be at least 1")
-    options = price_options(workload, catalog, now=now, rules=rules)
-    ranked = rank(workload, options)
+    search = LayoutSearch(workload)
+    build = _Builder(catalog, now=now, rules=rules)
+    priced = _priced(workload, catalog, search, rules)
     over_budget: BudgetGap | None = None
     alternative: Alternative | None = None
     if workload.budget_usd is not None:
-        within = [o for o in ranked if o.expected_cost_usd <= workload.budget_usd]
-        if not within and ranked:
-            over_budget = BudgetGap(workload.budget_usd, ranked[0])
-        ranked = within
-    if not ranked:
-        alternative = _alternative(workload, catalog, now=now, rules=rules)
-    chosen = _diversify(ranked, top)
-    chosen = [replace(o, rank=i + 1) for i, o in enumerate(chosen)]
+        budget = workload.budget_usd
+        within = [p for p in priced if p[0] <= budget]
+        if not within and priced:
+            cheapest = min(priced, key=_priced_key)
+            over_budget = BudgetGap(budget, build.option(workload, cheapest))
+        priced = within
+    if not priced:
+        alternative = _alternative(workload, catalog, build, rules=rules)
+    chosen = [
+        replace(build.option(workload, p), rank=i + 1)
+        for i, p in enumerate(_diversify(priced, top, _priced_key))
+    ]
     if workload.tokens is not None:
         basis = HoursBasis.TOKENS
     elif workload.duration_hours is not None:
@@ -341,9 +454,9 @@ def recommend(
     return Recommendation(
         workload=workload,
         options=tuple(chosen),
-        feasible=len(ranked),
+        feasible=len(priced),
         hours_basis=basis,
-        layouts=layouts(workload),
+        layouts=_layouts(search, None),
         sources=catalog.sources,
         generated_at=now,
         over_budget=over_budget,
@@ -354,15 +467,19 @@ def recommend(
 
 def layouts(workload: Workload, gpus: Iterable[GpuSpec] | None = None) -> tuple[Plan, ...]:
     """Smallest layout per GPU type (data-centre NVIDIA parts and the workload's own GPU)."""
+    return _layouts(LayoutSearch(workload), gpus)
+
+
+def _layouts(search: LayoutSearch, gpus: Iterable[GpuSpec] | None) -> tuple[Plan, ...]:
     out: list[Plan] = []
-    hw = workload.hardware
+    hw = search.workload.hardware
     for gpu in gpus if gpus is not None else all_gpus():
         if hw is not None and hw.gpu_id is not None and gpu.id != hw.gpu_id:
             continue
         if hw is not None and hw.count is not None:
-            out.append(evaluate(workload, gpu, gpus=hw.count))
+            out.append(search.evaluate(gpu, gpus=hw.count))
             continue
-        plan = smallest_layout(workload, gpu)
+        plan = search.smallest_layout(gpu)
         if plan is not None:
             out.append(plan)
     return tuple(out)

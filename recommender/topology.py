@@ -19,7 +19,6 @@ otherwise a plan that does not fit says whether offload would have made it fit.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from recommender.gpus import GpuSpec
@@ -28,8 +27,8 @@ from recommender.memory import (
     FULL_SHARDING,
     Kernels,
     MemoryBreakdown,
+    MemoryModel,
     Strategy,
-    estimate_memory,
     usable_gib,
 )
 from recommender.workload import Offload, Sharding, Workload
@@ -37,6 +36,7 @@ from recommender.workload import Offload, Sharding, Workload
 __all__ = [
     "CHECKPOINTING_COMPUTE_COST",
     "MAX_GPUS_PER_NODE",
+    "LayoutSearch",
     "Plan",
     "candidate_strategies",
     "evaluate",
@@ -157,75 +157,298 @@ def candidate_strategies(
     return tuple(out)
 
 
-def _try(
-    workload: Workload,
-    gpu: GpuSpec,
-    *,
-    gpus: int,
-    gpus_per_node: int,
-    kernels: Kernels,
-    host_ram_gib: float | None,
-) -> tuple[Strategy, MemoryBreakdown, bool, list[tuple[Strategy, MemoryBreakdown]]]:
-    """The first strategy that fits (or the least-memory one), and every one tried before.
+#: One rung tried: the strategy, its memory, the per-GPU total and the host RAM per node.
+_Rung = tuple[Strategy, MemoryBreakdown, float, float]
 
-    Offload is tried only when the node's host RAM is known (it must hold the offloaded
-    states) or the workload asks for it.
+
+class LayoutSearch:
+    """The layout search for one workload, memoised for the length of one question.
+
+    Memory does not depend on the GPU model, only on the layout (GPU count, GPUs per node)
+    and the strategy, so each (layout, strategy) is estimated once and every GPU type and
+    instance shape of a catalog is checked against the same figures; plans are memoised by
+    usable memory (GPU types with the same memory get the same plan). Beyond one node the
+    per-GPU memory of a fixed strategy never grows with the node count (shards only get
+    smaller; activations and buffers stay), so the fewest nodes that fit are found by
+    bisection with the same answer as trying 2, 3, 4, ... in turn.
+
+    Keep one instance per question: it holds no state beyond the workload's own figures.
     """
-    nodes = -(-gpus // gpus_per_node)
-    usable = usable_gib(gpu)
-    tried: list[tuple[Strategy, MemoryBreakdown]] = []
-    allow = host_ram_gib is not None
-    for strategy in candidate_strategies(workload, gpus=gpus, nodes=nodes, allow_offload=allow):
-        mem = estimate_memory(
-            workload, strategy, gpus=gpus, gpus_per_node=gpus_per_node, kernels=kernels
-        )
-        host_ok = host_ram_gib is None or mem.cpu_offload_gib * gpus_per_node <= host_ram_gib
-        if mem.total_gib <= usable and host_ok:
-            return strategy, mem, True, tried
-        tried.append((strategy, mem))
-    least = min(tried, key=lambda sm: sm[1].total_gib)
-    return least[0], least[1], False, tried
 
+    __slots__ = (
+        "_fewest",
+        "_fits",
+        "_ladders",
+        "_plans",
+        "_rungs",
+        "_smallest",
+        "kernels",
+        "memory",
+        "workload",
+    )
 
-def _plan(
-    workload: Workload,
-    gpu: GpuSpec,
-    *,
-    gpus: int,
-    gpus_per_node: int,
-    kernels: Kernels = DEFAULT_KERNELS,
-    host_ram_gib: float | None = None,
-) -> Plan:
-    strategy, mem, fits, tried = _try(
-        workload,
-        gpu,
-        gpus=gpus,
-        gpus_per_node=gpus_per_node,
-        kernels=kernels,
-        host_ram_gib=host_ram_gib,
-    )
-    usable = usable_gib(gpu)
-    nodes = -(-gpus // gpus_per_node)
-    notes = _notes(workload, strategy, mem, fits, tried, usable=usable, gpus=gpus, kernels=kernels)
-    if not fits and host_ram_gib is None and workload.offload is None:
-        notes += _offload_hint(
-            workload, gpus=gpus, gpus_per_node=gpus_per_node, kernels=kernels, usable=usable
+    def __init__(self, workload: Workload, kernels: Kernels = DEFAULT_KERNELS) -> None:
+        self.workload = workload
+        self.kernels = kernels
+        self.memory = MemoryModel(workload, kernels)
+        self._ladders: dict[tuple[bool, bool, bool], tuple[Strategy, ...]] = {}
+        self._rungs: dict[tuple[int, int, bool], tuple[tuple[_Rung, ...], float]] = {}
+        self._plans: dict[tuple[float, int, int, float | None], Plan] = {}
+        self._fits: dict[tuple[int, int, float, float | None], bool] = {}
+        #: Search results by (usable GiB, GPUs per node, node limit, host RAM) and by
+        #: (usable GiB, host RAM): the layout found, as (GPUs, GPUs per node), or None.
+        self._fewest: dict[tuple[float, int, int, float | None], tuple[int, int] | None] = {}
+        self._smallest: dict[tuple[float, float | None], tuple[int, int] | None] = {}
+
+    # -------------------------------------------------------------- per layout
+
+    def _strategies(self, *, gpus: int, nodes: int, allow: bool) -> tuple[Strategy, ...]:
+        key = (gpus == 1, nodes == 1, allow)
+        ladder = self._ladders.get(key)
+        if ladder is None:
+            ladder = candidate_strategies(
+                self.workload, gpus=gpus, nodes=nodes, allow_offload=allow
+            )
+            self._ladders[key] = ladder
+        return ladder
+
+    def rungs(
+        self, *, gpus: int, gpus_per_node: int, allow: bool
+    ) -> tuple[tuple[_Rung, ...], float]:
+        """Every candidate strategy of this layout with its memory, and the least total."""
+        key = (gpus, gpus_per_node, allow)
+        found = self._rungs.get(key)
+        if found is None:
+            nodes = -(-gpus // gpus_per_node)
+            rungs: list[_Rung] = []
+            for strategy in self._strategies(gpus=gpus, nodes=nodes, allow=allow):
+                mem = self.memory.breakdown(strategy, gpus=gpus, gpus_per_node=gpus_per_node)
+                rungs.append((strategy, mem, mem.total_gib, mem.cpu_offload_gib * gpus_per_node))
+            found = (tuple(rungs), min(r[2] for r in rungs))
+            self._rungs[key] = found
+        return found
+
+    def _fits_any(
+        self, *, gpus: int, gpus_per_node: int, usable: float, host_ram_gib: float | None
+    ) -> bool:
+        key = (gpus, gpus_per_node, usable, host_ram_gib)
+        fits = self._fits.get(key)
+        if fits is None:
+            rungs, least = self.rungs(
+                gpus=gpus, gpus_per_node=gpus_per_node, allow=host_ram_gib is not None
+            )
+            fits = least <= usable and any(
+                total <= usable and (host_ram_gib is None or host <= host_ram_gib)
+                for _, _, total, host in rungs
+            )
+            self._fits[key] = fits
+        return fits
+
+    def _try(
+        self, *, gpus: int, gpus_per_node: int, usable: float, host_ram_gib: float | None
+    ) -> tuple[Strategy, MemoryBreakdown, bool, list[tuple[Strategy, MemoryBreakdown]]]:
+        """The first strategy that fits (or the least-memory one), and every one tried before.
+
+        Offload is tried only when the node's host RAM is known (it must hold the offloaded
+        states) or the workload asks for it.
+        """
+        rungs, _ = self.rungs(
+            gpus=gpus, gpus_per_node=gpus_per_node, allow=host_ram_gib is not None
         )
-    return Plan(
-        gpu_id=gpu.id,
-        gpus=gpus,
-        gpus_per_node=gpus_per_node,
-        nodes=nodes,
-        strategy=strategy,
-        memory=mem,
-        usable_gib=usable,
-        fits=fits,
-        notes=notes,
-    )
+        tried: list[tuple[Strategy, MemoryBreakdown]] = []
+        for strategy, mem, total, host in rungs:
+            if total <= usable and (host_ram_gib is None or host <= host_ram_gib):
+                return strategy, mem, True, tried
+            tried.append((strategy, mem))
+        least = min(tried, key=lambda sm: sm[1].total_gib)
+        return least[0], least[1], False, tried
+
+    def plan(
+        self, gpu: GpuSpec, *, gpus: int, gpus_per_node: int, host_ram_gib: float | None = None
+    ) -> Plan:
+        """Exactly ``gpus`` GPUs, ``gpus_per_node`` to a node: the cheapest fitting strategy."""
+        usable = usable_gib(gpu)
+        key = (usable, gpus, gpus_per_node, host_ram_gib)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._build_plan(gpu, usable, gpus, gpus_per_node, host_ram_gib)
+            self._plans[key] = plan
+        elif plan.gpu_id != gpu.id:
+            plan = Plan(
+                gpu_id=gpu.id,
+                gpus=plan.gpus,
+                gpus_per_node=plan.gpus_per_node,
+                nodes=plan.nodes,
+                strategy=plan.strategy,
+                memory=plan.memory,
+                usable_gib=plan.usable_gib,
+                fits=plan.fits,
+                notes=plan.notes,
+            )
+        return plan
+
+    def _build_plan(
+        self,
+        gpu: GpuSpec,
+        usable: float,
+        gpus: int,
+        gpus_per_node: int,
+        host_ram_gib: float | None,
+    ) -> Plan:
+        workload, kernels = self.workload, self.kernels
+        strategy, mem, fits, tried = self._try(
+            gpus=gpus, gpus_per_node=gpus_per_node, usable=usable, host_ram_gib=host_ram_gib
+        )
+        nodes = -(-gpus // gpus_per_node)
+        notes = _notes(
+            workload, strategy, mem, fits, tried, usable=usable, gpus=gpus, kernels=kernels
+        )
+        if not fits and host_ram_gib is None and workload.offload is None:
+            notes += _offload_hint(
+                workload, self.memory, gpus=gpus, gpus_per_node=gpus_per_node, usable=usable
+            )
+        return Plan(
+            gpu_id=gpu.id,
+            gpus=gpus,
+            gpus_per_node=gpus_per_node,
+            nodes=nodes,
+            strategy=strategy,
+            memory=mem,
+            usable_gib=usable,
+            fits=fits,
+            notes=notes,
+        )
+
+    # -------------------------------------------------------------- searches
+
+    def _fewest_nodes(
+        self, *, gpus_per_node: int, last: int, usable: float, host_ram_gib: float | None
+    ) -> int | None:
+        """The fewest nodes in 2..``last`` on which some strategy fits (bisection)."""
+        if last < 2:
+            return None
+
+        def fits(nodes: int) -> bool:
+            return self._fits_any(
+                gpus=nodes * gpus_per_node,
+                gpus_per_node=gpus_per_node,
+                usable=usable,
+                host_ram_gib=host_ram_gib,
+            )
+
+        if not fits(last):
+            return None
+        low, high = 2, last  # fits(high) holds; find the smallest such
+        while low < high:
+            mid = (low + high) // 2
+            if fits(mid):
+                high = mid
+            else:
+                low = mid + 1
+        return low
+
+    def fit_on_nodes(
+        self,
+        gpu: GpuSpec,
+        *,
+        gpus_per_node: int,
+        max_nodes: int = _MULTI_NODE_LIMIT,
+        multi_node: bool = True,
+        host_ram_gib: float | None = None,
+    ) -> Plan | None:
+        """As :func:`fit_on_nodes`."""
+        if gpus_per_node < 1:
+            raise ValueError("gpus_per_node must be at least 1")
+        hw = self.workload.hardware
+        if hw is not None and hw.count is not None:
+            if hw.count % gpus_per_node:
+                return None
+            nodes = hw.count // gpus_per_node
+            if nodes > max_nodes or (nodes > 1 and not multi_node):
+                return None
+            plan = self.plan(
+                gpu, gpus=hw.count, gpus_per_node=gpus_per_node, host_ram_gib=host_ram_gib
+            )
+            return plan if plan.fits else None
+        last = max_nodes if multi_node else 1
+        usable = usable_gib(gpu)
+        key = (usable, gpus_per_node, last, host_ram_gib)
+        if key in self._fewest:
+            found = self._fewest[key]
+        else:
+            found = None
+            if last >= 1 and self._fits_any(
+                gpus=gpus_per_node,
+                gpus_per_node=gpus_per_node,
+                usable=usable,
+                host_ram_gib=host_ram_gib,
+            ):
+                found = (gpus_per_node, gpus_per_node)
+            else:
+                fewest = self._fewest_nodes(
+                    gpus_per_node=gpus_per_node,
+                    last=last,
+                    usable=usable,
+                    host_ram_gib=host_ram_gib,
+                )
+                if fewest is not None:
+                    found = (fewest * gpus_per_node, gpus_per_node)
+            self._fewest[key] = found
+        if found is None:
+            return None
+        return self.plan(gpu, gpus=found[0], gpus_per_node=found[1], host_ram_gib=host_ram_gib)
+
+    def smallest_layout(self, gpu: GpuSpec, *, host_ram_gib: float | None = None) -> Plan | None:
+        """As :func:`smallest_layout`."""
+        hw = self.workload.hardware
+        if hw is not None and hw.count is not None:
+            plan = self.evaluate(gpu, gpus=hw.count, host_ram_gib=host_ram_gib)
+            return plan if plan.fits else None
+        usable = usable_gib(gpu)
+        key = (usable, host_ram_gib)
+        if key in self._smallest:
+            found = self._smallest[key]
+        else:
+            found = None
+            for count in _SINGLE_NODE_COUNTS:
+                if self._fits_any(
+                    gpus=count, gpus_per_node=count, usable=usable, host_ram_gib=host_ram_gib
+                ):
+                    found = (count, count)
+                    break
+            else:
+                nodes = self._fewest_nodes(
+                    gpus_per_node=MAX_GPUS_PER_NODE,
+                    last=_MULTI_NODE_LIMIT,
+                    usable=usable,
+                    host_ram_gib=host_ram_gib,
+                )
+                if nodes is not None:
+                    found = (nodes * MAX_GPUS_PER_NODE, MAX_GPUS_PER_NODE)
+            self._smallest[key] = found
+        if found is None:
+            return None
+        return self.plan(gpu, gpus=found[0], gpus_per_node=found[1], host_ram_gib=host_ram_gib)
+
+    def evaluate(
+        self,
+        gpu: GpuSpec,
+        *,
+        gpus: int,
+        gpus_per_node: int | None = None,
+        host_ram_gib: float | None = None,
+    ) -> Plan:
+        """As :func:`evaluate`."""
+        if gpus < 1:
+            raise ValueError("gpus must be at least 1")
+        per_node = gpus_per_node or min(gpus, MAX_GPUS_PER_NODE)
+        return self.plan(
+            gpu, gpus=gpus, gpus_per_node=min(per_node, gpus), host_ram_gib=host_ram_gib
+        )
 
 
 def _offload_hint(
-    workload: Workload, *, gpus: int, gpus_per_node: int, kernels: Kernels, usable: float
+    workload: Workload, memory: MemoryModel, *, gpus: int, gpus_per_node: int, usable: float
 ) -> tuple[str, ...]:
     """Would parameter + optimizer offload make it fit? Say so with the host RAM it needs."""
     if workload.sharding is not None and workload.sharding not in FULL_SHARDING:
@@ -233,9 +456,7 @@ def _offload_hint(
     sharding = workload.sharding or (Sharding.ZERO3 if gpus == 1 else Sharding.FSDP)
     ckpt = True if workload.checkpointing is None else workload.checkpointing
     strategy = Strategy(sharding, Offload.PARAMS, ckpt)
-    mem = estimate_memory(
-        workload, strategy, gpus=gpus, gpus_per_node=gpus_per_node, kernels=kernels
-    )
+    mem = memory.breakdown(strategy, gpus=gpus, gpus_per_node=gpus_per_node)
     if mem.total_gib > usable:
         return ()
     host = mem.cpu_offload_gib * gpus_per_node
@@ -345,44 +566,13 @@ def fit_on_nodes(
     must be a whole number of nodes). CPU offload is considered only when ``host_ram_gib``
     (RAM of one node, e.g. an offer's ``ram_gib``) is given, and must fit in it.
     """
-    if gpus_per_node < 1:
-        raise ValueError("gpus_per_node must be at least 1")
-    hw = workload.hardware
-    if hw is not None and hw.count is not None:
-        if hw.count % gpus_per_node:
-            return None
-        nodes = hw.count // gpus_per_node
-        if nodes > max_nodes or (nodes > 1 and not multi_node):
-            return None
-        plan = _plan(
-            workload,
-            gpu,
-            gpus=hw.count,
-            gpus_per_node=gpus_per_node,
-            kernels=kernels,
-            host_ram_gib=host_ram_gib,
-        )
-        return plan if plan.fits else None
-    last = max_nodes if multi_node else 1
-    for nodes in range(1, last + 1):
-        plan = _plan(
-            workload,
-            gpu,
-            gpus=nodes * gpus_per_node,
-            gpus_per_node=gpus_per_node,
-            kernels=kernels,
-            host_ram_gib=host_ram_gib,
-        )
-        if plan.fits:
-            return plan
-    return None
-
-
-def _layouts(max_nodes: int) -> Iterator[tuple[int, int]]:
-    for count in _SINGLE_NODE_COUNTS:
-        yield count, count
-    for nodes in range(2, max_nodes + 1):
-        yield nodes * MAX_GPUS_PER_NODE, MAX_GPUS_PER_NODE
+    return LayoutSearch(workload, kernels).fit_on_nodes(
+        gpu,
+        gpus_per_node=gpus_per_node,
+        max_nodes=max_nodes,
+        multi_node=multi_node,
+        host_ram_gib=host_ram_gib,
+    )
 
 
 def smallest_layout(
@@ -396,22 +586,7 @@ def smallest_layout(
 
     A GPU count the workload names is evaluated as is (``None`` when it does not fit).
     """
-    hw = workload.hardware
-    if hw is not None and hw.count is not None:
-        plan = evaluate(workload, gpu, gpus=hw.count, kernels=kernels, host_ram_gib=host_ram_gib)
-        return plan if plan.fits else None
-    for gpus, per_node in _layouts(_MULTI_NODE_LIMIT):
-        plan = _plan(
-            workload,
-            gpu,
-            gpus=gpus,
-            gpus_per_node=per_node,
-            kernels=kernels,
-            host_ram_gib=host_ram_gib,
-        )
-        if plan.fits:
-            return plan
-    return None
+    return LayoutSearch(workload, kernels).smallest_layout(gpu, host_ram_gib=host_ram_gib)
 
 
 def evaluate(
@@ -425,14 +600,6 @@ def evaluate(
 ) -> Plan:
     """Exactly this hardware: the cheapest strategy that fits on it, or (``fits=False``) the
     least-memory strategy with what it would need. Up to 8 GPUs form one node by default."""
-    if gpus < 1:
-        raise ValueError("gpus must be at least 1")
-    per_node = gpus_per_node or min(gpus, MAX_GPUS_PER_NODE)
-    return _plan(
-        workload,
-        gpu,
-        gpus=gpus,
-        gpus_per_node=min(per_node, gpus),
-        kernels=kernels,
-        host_ram_gib=host_ram_gib,
+    return LayoutSearch(workload, kernels).evaluate(
+        gpu, gpus=gpus, gpus_per_node=gpus_per_node, host_ram_gib=host_ram_gib
     )

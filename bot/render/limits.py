@@ -11,6 +11,7 @@ Numbers: Slack's Block Kit reference and the slack_sdk model constants (slack.md
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,9 @@ ID_MAX = 255  # action_id / block_id (slack_sdk InteractiveElement, Block)
 #: Combined block text per message: Slack answers msg_blocks_too_long at ~13k chars
 #: (slackapi/bolt-js#2509); we keep a margin below it.
 TOTAL_TEXT_BUDGET = 12_000
+#: The whole serialized ``blocks`` JSON: Slack caps the request too, and many small blocks
+#: carry more structure than text. Ours: 15k keeps clear of the ~16k seen to be refused.
+PAYLOAD_BUDGET = 15_000
 #: The top-level fallback text: Slack truncates above 40k; a notification needs far less.
 FALLBACK_TEXT_MAX = 3000  # ours
 
@@ -81,6 +85,15 @@ def _texts(node: Any) -> Iterator[str]:
 def text_size(blocks: Sequence[Block]) -> int:
     """Combined length of the text in ``blocks`` (what Slack's size limit counts)."""
     return sum(len(t) for b in blocks for t in _texts(b))
+
+
+def payload_size(blocks: Sequence[Block]) -> int:
+    """Length of the serialized ``blocks`` (non-ASCII counted as characters, not escapes)."""
+    return len(json.dumps(list(blocks), ensure_ascii=False, separators=(",", ":")))
+
+
+def _too_big(blocks: Sequence[Block]) -> bool:
+    return text_size(blocks) > TOTAL_TEXT_BUDGET or payload_size(blocks) > PAYLOAD_BUDGET
 
 
 def _text_of(obj: Any) -> str:
@@ -160,6 +173,9 @@ def check_limits(blocks: Sequence[Block], text: str | None) -> list[str]:
     size = text_size(blocks)
     if size > TOTAL_TEXT_BUDGET:
         problems.append(f"{size} chars of block text; budget {TOTAL_TEXT_BUDGET}")
+    payload = payload_size(blocks)
+    if payload > PAYLOAD_BUDGET:
+        problems.append(f"{payload} chars of blocks JSON; budget {PAYLOAD_BUDGET}")
     return problems
 
 
@@ -236,18 +252,18 @@ def fit_message(blocks: Sequence[Block], text: str) -> Message:
     block, normally the buttons, is kept) and a short "… left out" note takes their place.
     """
     fitted = [f for f in (_fit_block(b) for b in blocks) if f is not None]
-    if len(fitted) > MAX_BLOCKS or text_size(fitted) > TOTAL_TEXT_BUDGET:
+    if len(fitted) > MAX_BLOCKS or _too_big(fitted):
         tail = fitted[-1:]
         body = fitted[:-1]
         dropped = 0
         while body and (
             len(body) + len(tail) + 1 > MAX_BLOCKS
-            or text_size([*body, *tail, _omitted(dropped + 1)]) > TOTAL_TEXT_BUDGET
+            or _too_big([*body, *tail, _omitted(dropped + 1)])
         ):
             body.pop()
             dropped += 1
         fitted = [*body, _omitted(dropped), *tail] if dropped else [*body, *tail]
-        if text_size(fitted) > TOTAL_TEXT_BUDGET:  # a single enormous last block
+        if _too_big(fitted):  # a single enormous last block
             fitted = [_omitted(len(blocks))]
     fallback = truncate(text.strip(), FALLBACK_TEXT_MAX) or "gpufit"
     return Message(text=fallback, blocks=tuple(fitted))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot.render.blocks import render_notice, render_prices, render_problem, render_recommendation
@@ -89,6 +89,14 @@ class TestRenderers:
         query=st.text(max_size=2500),
         offers=st.integers(min_value=0, max_value=12),
         top=st.integers(min_value=1, max_value=20),
+    )
+    @example(  # found by CI: nine options whose text fit but whose JSON did not
+        provider="0",
+        instance="0",
+        region="00000000𐀀𐀀𐀀𐀀𐀀𐀀𐀀𐀀𐀀𐀀𐀀𝈎𐀀𐀀𐀀𐀀𐀀𐀀𐀀𐀀𐀀𝒆𝒑𝒒𝒑𝒑𝒔𝒕𝒔𝒔𝒗𝒘𝒙𝒚𝒛",
+        query="00000000𐀀𐀀𐀀𐀀𐀀𐀀𐀀𐀀𐀀𐀀𐀀𝈎𐀀𐀀𐀀𐀀𐀀𐀀𐀀𐀀𐀀𝒆𝒑𝒒𝒑𝒑𝒔𝒕𝒔𝒔𝒗𝒘𝒙𝒚𝒛",
+        offers=9,
+        top=9,
     )
     def test_random_answers_stay_inside_the_limits(
         self, provider: str, instance: str, region: str, query: str, offers: int, top: int

@@ -215,7 +215,9 @@ class TestServeProcess:
             [hook] = await fake_slack.wait_for("hook", within_s=30)
             assert hook.body["text"].startswith("gpufit: ")
         finally:
-            process.terminate()
+            process.terminate()  # starts the drain ...
+            await asyncio.sleep(0.2)
+            process.terminate()  # ... and a second signal stops at once
             try:
                 await asyncio.wait_for(process.wait(), 15)
             except TimeoutError:

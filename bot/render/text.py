@@ -42,6 +42,13 @@ def tokens_text(tokens: float) -> str:
 def describe_workload(w: Workload) -> str:
     parts = [w.model.name, w.method.label, w.precision.label, w.optimizer.value]
     parts.append(f"seq {w.seq_len}, micro-batch {w.micro_batch}")
+    if w.hardware is not None:
+        count = w.hardware.count
+        if w.hardware.gpu_id is not None:
+            gpu = get_gpu(w.hardware.gpu_id).name
+            parts.append(f"on {count}× {gpu}" if count else f"on {gpu}")
+        elif count is not None:
+            parts.append("on a single GPU" if count == 1 else f"on {count} GPUs")
     if w.tokens is not None:
         parts.append(f"{w.tokens / 1e9:g}B tokens")
     if w.duration_hours is not None:

@@ -499,8 +499,10 @@ class MemoryModel:
             overhead.append((single, multi))
         self._overhead = tuple(overhead)
 
-    def breakdown(self, strategy: Strategy, *, gpus: int, gpus_per_node: int) -> MemoryBreakdown:
-        """Peak memory per GPU with ``strategy`` on ``gpus`` GPUs (as :func:`estimate_memory`)."""
+    def _bytes(
+        self, strategy: Strategy, gpus: int, gpus_per_node: int
+    ) -> tuple[float, float, float, float, float, float, float, float]:
+        """(weights, grads, optimizer, activations, overhead, host, gathered w, gathered g)."""
         sharding = strategy.sharding
         n = shard_degree(sharding, gpus=gpus, gpus_per_node=gpus_per_node)
         full = sharding in FULL_SHARDING
@@ -525,10 +527,22 @@ class MemoryModel:
             host *= HOST_BUFFER_FACTOR
         weights += gathered_w
         grads += gathered_g
-
         ckpt = 1 if strategy.checkpointing else 0
-        act, logits = self._activations[ckpt]
+        act = self._activations[ckpt][0]
         overhead = self._overhead[ckpt][1 if gpus > 1 else 0]
+        return weights, grads, optimizer, act, overhead, host, gathered_w, gathered_g
+
+    def totals(self, strategy: Strategy, *, gpus: int, gpus_per_node: int) -> tuple[float, float]:
+        """(``total_gib``, ``cpu_offload_gib``) of :meth:`breakdown`, without building it."""
+        w, g, o, act, overhead, host, _, _ = self._bytes(strategy, gpus, gpus_per_node)
+        return w / GIB + g / GIB + o / GIB + act / GIB + overhead / GIB, host / GIB
+
+    def breakdown(self, strategy: Strategy, *, gpus: int, gpus_per_node: int) -> MemoryBreakdown:
+        """Peak memory per GPU with ``strategy`` on ``gpus`` GPUs (as :func:`estimate_memory`)."""
+        weights, grads, optimizer, act, overhead, host, gathered_w, gathered_g = self._bytes(
+            strategy, gpus, gpus_per_node
+        )
+        logits = self._activations[1 if strategy.checkpointing else 0][1]
         return MemoryBreakdown(
             weights_gib=weights / GIB,
             gradients_gib=grads / GIB,

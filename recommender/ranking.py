@@ -9,10 +9,12 @@ budget, diversified across GPU types and providers, and carry their caveats as d
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+from itertools import pairwise
 from operator import itemgetter
 
 from recommender.billing import RULES, BillingRule, rule_for
@@ -233,6 +235,179 @@ def _priced(
     return list(best.values())
 
 
+# ----------------------------------------------------------------- catalog index
+
+#: Consecutive distinct prices inside one group must differ by at least this fraction for the
+#: index's order to be the cost order exactly; why: ``billed × price × nodes + storage`` then
+#: cannot round two prices to one cost (float64 rounds at ~1e-16; real prices have ≤ 6
+#: decimals, gaps ≥ 1e-7 relative).
+_MIN_PRICE_GAP = 1e-9
+#: The storage term may be at most this many times the cheapest offer's compute cost for the
+#: same argument (adding it must not absorb a 1e-9 relative price gap; margin 4×).
+_MAX_STORAGE_RATIO = 1e6
+#: Catalog indexes kept (by identity; catalogs are immutable): the live one and a refresh.
+_INDEX_SLOTS = 4
+
+
+class _IndexGroup:
+    """One group's zone winners (cheapest zone per provider/instance/region/spot), sorted by
+    (price, instance type, region, zone), which is rank order within the group."""
+
+    __slots__ = ("offers", "prices", "regions", "representative")
+
+    def __init__(self, representative: Offer, winners: list[Offer]) -> None:
+        self.representative = representative
+        winners.sort(key=lambda o: (o.price_usd_per_hour, o.instance_type, o.region, o.zone))
+        self.offers = tuple(winners)
+        self.prices = tuple(o.price_usd_per_hour for o in winners)
+        self.regions = tuple(o.region for o in winners)
+
+
+def _build_index(catalog: Catalog) -> tuple[_IndexGroup, ...] | None:
+    """The catalog's groups, or ``None`` when the index would not reproduce the linear scan
+    exactly (one instance in two shapes, or prices too close to order by cost)."""
+    members: dict[_GroupKey, list[tuple[float, str, int, Offer]]] = {}
+    owner: dict[tuple[str, str, str, bool], _GroupKey] = {}
+    zoned: dict[tuple[str, str, str, bool], list[tuple[float, str, int, Offer]]] = {}
+    for position, o in enumerate(catalog.offers):
+        key = (o.gpu_id, o.gpu_count, o.intra_node, o.fabric, o.ram_gib, o.provider, o.spot)
+        zone_key = (o.provider, o.instance_type, o.region, o.spot)
+        entry = (o.price_usd_per_hour, o.zone, position, o)
+        members.setdefault(key, []).append(entry)
+        if owner.setdefault(zone_key, key) != key:
+            return None  # the same instance in two shapes: dedupe crosses groups
+        zoned.setdefault(zone_key, []).append(entry)
+    for entries in members.values():
+        prices = sorted({e[0] for e in entries})
+        if any(b - a < a * _MIN_PRICE_GAP for a, b in pairwise(prices)):
+            return None
+    winners: dict[_GroupKey, list[Offer]] = {key: [] for key in members}
+    for zone_key, entries in zoned.items():
+        # Cheapest zone; equal price and zone: the first in catalog order (as the scan keeps).
+        winners[owner[zone_key]].append(min(entries, key=lambda e: (e[0], e[1], e[2]))[3])
+    return tuple(_IndexGroup(members[key][0][3], winners[key]) for key in members)
+
+
+_INDEXES: list[tuple[Catalog, tuple[_IndexGroup, ...] | None]] = []
+
+
+def _index(catalog: Catalog) -> tuple[_IndexGroup, ...] | None:
+    """The index of this catalog object, built on first use (it depends on no workload)."""
+    for known, groups in _INDEXES:
+        if known is catalog:
+            return groups
+    groups = _build_index(catalog)
+    _INDEXES.insert(0, (catalog, groups))
+    del _INDEXES[_INDEX_SLOTS:]
+    return groups
+
+
+@dataclass(frozen=True, slots=True)
+class _Selection:
+    """What a question needs from the priced offers, without pricing every one."""
+
+    #: Priced offers within budget that can appear in a diversified top ``k``: every
+    #: (GPU, provider) pair's best and the overall best ``k`` (a superset of both).
+    candidates: list[_Priced]
+    #: How many priced offers are within budget in all.
+    feasible: int
+    #: The best priced offer regardless of budget, when none is within it.
+    cheapest: _Priced | None
+
+
+def _select(
+    workload: Workload,
+    catalog: Catalog,
+    search: LayoutSearch,
+    rules: Mapping[str, BillingRule],
+    k: int,
+) -> _Selection:
+    budget = workload.budget_usd
+    index = _index(catalog)
+    view = None if index is None else _indexed(workload, index, search, rules)
+    if view is None:
+        priced = _priced(workload, catalog, search, rules)
+        within = priced if budget is None else [p for p in priced if p[0] <= budget]
+        cheapest = min(priced, key=_priced_key) if priced and not within else None
+        return _Selection(within, len(within), cheapest)
+    candidates: list[_Priced] = []
+    feasible = 0
+    for group, offers, prices in view:
+        econ = group.econ
+        if budget is None:
+            n = len(offers)
+        else:
+            n = bisect_right(prices, budget, key=econ.expected_cost_usd)
+        feasible += n
+        candidates.extend(
+            (econ.expected_cost_usd(o.price_usd_per_hour), o, group) for o in offers[: min(n, k)]
+        )
+    cheapest = None
+    if not feasible and view:
+        cheapest = min(
+            (
+                (g.econ.expected_cost_usd(offers[0].price_usd_per_hour), offers[0], g)
+                for g, offers, _ in view
+            ),
+            key=_priced_key,
+        )
+    return _Selection(candidates, feasible, cheapest)
+
+
+def _indexed(
+    workload: Workload,
+    index: tuple[_IndexGroup, ...],
+    search: LayoutSearch,
+    rules: Mapping[str, BillingRule],
+) -> list[tuple[_Group, tuple[Offer, ...], tuple[float, ...]]] | None:
+    """Per allowed group the job fits on: its economics and its zone winners in rank order.
+    ``None`` when a group's storage term could blur the price order (then scan instead)."""
+    plans: dict[_ShapeKey, Plan | None] = {}
+    ckpt = checkpoint_gib(workload)
+    prefixes = workload.regions
+    allowed_region: dict[str, bool] = {}
+    out: list[tuple[_Group, tuple[Offer, ...], tuple[float, ...]]] = []
+    for entry in index:
+        offer = entry.representative
+        if not _shape_allowed(workload, offer):
+            continue
+        offers, prices = entry.offers, entry.prices
+        if prefixes:
+            keep = []
+            for i, region in enumerate(entry.regions):
+                ok = allowed_region.get(region)
+                if ok is None:
+                    ok = allowed_region[region] = _region_allowed(prefixes, region)
+                if ok:
+                    keep.append(i)
+            if not keep:
+                continue
+            offers = tuple(offers[i] for i in keep)
+            prices = tuple(prices[i] for i in keep)
+        link, fast = offer.link, offer.fabric.fast
+        shape: _ShapeKey = (offer.gpu_id, offer.gpu_count, link, fast, offer.ram_gib)
+        if shape not in plans:
+            plans[shape] = _plan_for_shape(search, workload, offer, get_gpu(offer.gpu_id))
+        plan = plans[shape]
+        if plan is None:
+            continue
+        rule = rules.get(offer.provider.lower(), rule_for(offer.provider))
+        econ = economics(
+            workload,
+            plan,
+            rule=rule,
+            spot=offer.spot,
+            link=link,
+            fast_fabric=fast,
+            checkpoint_size_gib=ckpt,
+        )
+        scale = econ.billed_hours * econ.nodes
+        if not scale > 0 or econ.storage_usd > _MAX_STORAGE_RATIO * scale * prices[0]:
+            return None
+        out.append((_Group(workload, plan, econ, offer), offers, prices))
+    return out
+
+
 def _priced_key(priced: _Priced) -> _Key:
     """The rank order of :func:`rank`, on a priced offer (see :func:`_sort_key`).
 
@@ -379,13 +554,9 @@ def _alternative(
     while method is not None:
         precision = Precision.BF16_TRUE
         variant = replace(workload, method=method, precision=precision)
-        priced = [
-            p
-            for p in _priced(variant, catalog, LayoutSearch(variant), rules)
-            if workload.budget_usd is None or p[0] <= workload.budget_usd
-        ]
-        if priced:
-            best = min(priced, key=_priced_key)
+        selection = _select(variant, catalog, LayoutSearch(variant), rules, 1)
+        if selection.feasible:
+            best = min(selection.candidates, key=_priced_key)
             return Alternative(
                 method=method,
                 option=build.option(variant, best),
@@ -416,21 +587,16 @@ def recommend(
         raise ValueError("top must be at least 1")
     search = LayoutSearch(workload)
     build = _Builder(catalog, now=now, rules=rules)
-    priced = _priced(workload, catalog, search, rules)
+    selection = _select(workload, catalog, search, rules, top)
     over_budget: BudgetGap | None = None
     alternative: Alternative | None = None
-    if workload.budget_usd is not None:
-        budget = workload.budget_usd
-        within = [p for p in priced if p[0] <= budget]
-        if not within and priced:
-            cheapest = min(priced, key=_priced_key)
-            over_budget = BudgetGap(budget, build.option(workload, cheapest))
-        priced = within
-    if not priced:
+    if workload.budget_usd is not None and selection.cheapest is not None:
+        over_budget = BudgetGap(workload.budget_usd, build.option(workload, selection.cheapest))
+    if not selection.feasible:
         alternative = _alternative(workload, catalog, build, rules=rules)
     chosen = [
         replace(build.option(workload, p), rank=i + 1)
-        for i, p in enumerate(_diversify(priced, top, _priced_key))
+        for i, p in enumerate(_diversify(selection.candidates, top, _priced_key))
     ]
     if workload.tokens is not None:
         basis = HoursBasis.TOKENS
@@ -454,7 +620,7 @@ def recommend(
     return Recommendation(
         workload=workload,
         options=tuple(chosen),
-        feasible=len(priced),
+        feasible=selection.feasible,
         hours_basis=basis,
         layouts=_layouts(search, None),
         sources=catalog.sources,

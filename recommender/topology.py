@@ -157,8 +157,8 @@ def candidate_strategies(
     return tuple(out)
 
 
-#: One rung tried: the strategy, its memory, the per-GPU total and the host RAM per node.
-_Rung = tuple[Strategy, MemoryBreakdown, float, float]
+#: One rung of a layout: the strategy, its per-GPU total and the host RAM per node, GiB.
+_Rung = tuple[Strategy, float, float]
 
 
 class LayoutSearch:
@@ -221,10 +221,11 @@ class LayoutSearch:
         if found is None:
             nodes = -(-gpus // gpus_per_node)
             rungs: list[_Rung] = []
+            totals = self.memory.totals
             for strategy in self._strategies(gpus=gpus, nodes=nodes, allow=allow):
-                mem = self.memory.breakdown(strategy, gpus=gpus, gpus_per_node=gpus_per_node)
-                rungs.append((strategy, mem, mem.total_gib, mem.cpu_offload_gib * gpus_per_node))
-            found = (tuple(rungs), min(r[2] for r in rungs))
+                total, host = totals(strategy, gpus=gpus, gpus_per_node=gpus_per_node)
+                rungs.append((strategy, total, host * gpus_per_node))
+            found = (tuple(rungs), min(r[1] for r in rungs))
             self._rungs[key] = found
         return found
 
@@ -239,7 +240,7 @@ class LayoutSearch:
             )
             fits = least <= usable and any(
                 total <= usable and (host_ram_gib is None or host <= host_ram_gib)
-                for _, _, total, host in rungs
+                for _, total, host in rungs
             )
             self._fits[key] = fits
         return fits
@@ -256,7 +257,9 @@ class LayoutSearch:
             gpus=gpus, gpus_per_node=gpus_per_node, allow=host_ram_gib is not None
         )
         tried: list[tuple[Strategy, MemoryBreakdown]] = []
-        for strategy, mem, total, host in rungs:
+        breakdown = self.memory.breakdown
+        for strategy, total, host in rungs:
+            mem = breakdown(strategy, gpus=gpus, gpus_per_node=gpus_per_node)
             if total <= usable and (host_ram_gib is None or host <= host_ram_gib):
                 return strategy, mem, True, tried
             tried.append((strategy, mem))

@@ -179,6 +179,7 @@ class LayoutSearch:
         "_fewest",
         "_fits",
         "_ladders",
+        "_mems",
         "_plans",
         "_rungs",
         "_smallest",
@@ -193,7 +194,8 @@ class LayoutSearch:
         self.memory = MemoryModel(workload, kernels)
         self._ladders: dict[tuple[bool, bool, bool], tuple[Strategy, ...]] = {}
         self._rungs: dict[tuple[int, int, bool], tuple[tuple[_Rung, ...], float]] = {}
-        self._plans: dict[tuple[float, int, int, float | None], Plan] = {}
+        self._plans: dict[tuple[float, int, int, bool, int], Plan] = {}
+        self._mems: dict[tuple[Strategy, int, int], MemoryBreakdown] = {}
         self._fits: dict[tuple[int, int, float, float | None], bool] = {}
         #: Search results by (usable GiB, GPUs per node, node limit, host RAM) and by
         #: (usable GiB, host RAM): the layout found, as (GPUs, GPUs per node), or None.
@@ -238,9 +240,10 @@ class LayoutSearch:
             rungs, least = self.rungs(
                 gpus=gpus, gpus_per_node=gpus_per_node, allow=host_ram_gib is not None
             )
-            fits = least <= usable and any(
-                total <= usable and (host_ram_gib is None or host <= host_ram_gib)
-                for _, total, host in rungs
+            # Without a host-RAM limit some rung fits exactly when the least one does.
+            fits = least <= usable and (
+                host_ram_gib is None
+                or any(total <= usable and host <= host_ram_gib for _, total, host in rungs)
             )
             self._fits[key] = fits
         return fits
@@ -257,21 +260,42 @@ class LayoutSearch:
             gpus=gpus, gpus_per_node=gpus_per_node, allow=host_ram_gib is not None
         )
         tried: list[tuple[Strategy, MemoryBreakdown]] = []
-        breakdown = self.memory.breakdown
         for strategy, total, host in rungs:
-            mem = breakdown(strategy, gpus=gpus, gpus_per_node=gpus_per_node)
+            mem = self._breakdown(strategy, gpus, gpus_per_node)
             if total <= usable and (host_ram_gib is None or host <= host_ram_gib):
                 return strategy, mem, True, tried
             tried.append((strategy, mem))
         least = min(tried, key=lambda sm: sm[1].total_gib)
         return least[0], least[1], False, tried
 
+    def _breakdown(self, strategy: Strategy, gpus: int, gpus_per_node: int) -> MemoryBreakdown:
+        key = (strategy, gpus, gpus_per_node)
+        mem = self._mems.get(key)
+        if mem is None:
+            mem = self._mems[key] = self.memory.breakdown(
+                strategy, gpus=gpus, gpus_per_node=gpus_per_node
+            )
+        return mem
+
     def plan(
         self, gpu: GpuSpec, *, gpus: int, gpus_per_node: int, host_ram_gib: float | None = None
     ) -> Plan:
         """Exactly ``gpus`` GPUs, ``gpus_per_node`` to a node: the cheapest fitting strategy."""
         usable = usable_gib(gpu)
-        key = (usable, gpus, gpus_per_node, host_ram_gib)
+        # The plan depends on the host RAM only through which rung fits first (and whether
+        # offload was allowed at all), so shapes that differ only in RAM share it.
+        rungs, _ = self.rungs(
+            gpus=gpus, gpus_per_node=gpus_per_node, allow=host_ram_gib is not None
+        )
+        first = next(
+            (
+                i
+                for i, (_, total, host) in enumerate(rungs)
+                if total <= usable and (host_ram_gib is None or host <= host_ram_gib)
+            ),
+            -1,
+        )
+        key = (usable, gpus, gpus_per_node, host_ram_gib is None, first)
         plan = self._plans.get(key)
         if plan is None:
             plan = self._build_plan(gpu, usable, gpus, gpus_per_node, host_ram_gib)

@@ -1,0 +1,65 @@
+"""Timing helpers shared by the benchmark scripts (stdlib only)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["REPO", "SHARED_DATA", "Stats", "machine", "measure", "stats"]
+
+REPO = Path(__file__).resolve().parent.parent
+#: Real data shared beside the repository (absent on most machines: benches skip it then).
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    runs: int
+    p50_s: float
+    p99_s: float
+    mean_s: float
+
+    def ms(self) -> str:
+        return f"p50 {self.p50_s * 1e3:8.3f} ms  p99 {self.p99_s * 1e3:8.3f} ms  (n={self.runs})"
+
+
+def stats(samples: list[float]) -> Stats:
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+    return Stats(len(ordered), statistics.median(ordered), p99, statistics.fmean(ordered))
+
+
+def measure(fn: Callable[[], object], *, runs: int, warmup: int = 2) -> Stats:
+    """Wall time of ``fn()`` per call over ``runs`` calls after ``warmup`` calls."""
+    for _ in range(warmup):
+        fn()
+    samples: list[float] = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return stats(samples)
+
+
+def machine() -> str:
+    """One paragraph naming the machine, for the figures."""
+    try:
+        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+        model = next(
+            (line.split(":", 1)[1].strip() for line in lscpu.splitlines() if "Model name" in line),
+            platform.processor() or "unknown CPU",
+        )
+    except OSError:
+        model = platform.processor() or "unknown CPU"
+    return (
+        f"{os.cpu_count()} CPUs ({model}), Python {sys.version.split()[0]} "
+        f"({platform.python_implementation()}), {platform.system()} {platform.release()}, "
+        f"{time.strftime('%Y-%m-%d')}"
+    )

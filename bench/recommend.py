@@ -1,0 +1,173 @@
+"""recommend() over catalogs of 2k, 20k and 200k offers, beside gpuhunt's Catalog.query.
+
+Run: ``.venv/bin/python bench/recommend.py`` (``--quick`` skips the 200k catalog).
+
+Catalogs are SkyPilot ``vms.csv`` rows generated per cloud (bench/synth.py), parsed with
+gpufit's adapter; the real SkyPilot files in ``../shared/data/skypilot-catalog`` are measured
+too when present. Each question is timed cold (the first call on a catalog, which builds the
+catalog's index) and warm (steady state: the bot keeps its catalog between questions).
+The baseline is gpuhunt's ``Catalog.query`` (offline: ``GPUHUNT_CATALOG_DIR`` pointing at the
+same offers written in gpuhunt's CSV format), which reads its catalog files on every query.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import SHARED_DATA, machine, measure  # noqa: E402
+from bench.synth import NOW, synthetic_catalog  # noqa: E402
+from bot.catalog import catalog_from_parsed, merge  # noqa: E402
+from recommender import Catalog, get_gpu, parse_workload, recommend  # noqa: E402
+from recommender.feeds.detect import parse_any  # noqa: E402
+
+QUESTIONS = (
+    "13B full finetune 2 days",
+    "7B lora",
+    "llama-3-70b qlora on 2B tokens under $3,000",
+    "70B pretrain on 1T tokens in 30 days",
+    "13b full finetune under $100",
+)
+TARGET_MS_AT_2K = 2.0
+_GPUHUNT_PROVIDER = {"lambda": "lambdalabs"}
+
+
+def shared_catalog() -> Catalog | None:
+    """The real SkyPilot files beside the repository, parsed as the feeds would."""
+    folder = SHARED_DATA / "skypilot-catalog"
+    if not folder.is_dir():
+        return None
+    files = {
+        "aws": ["aws_gpu_vms.csv"],
+        "gcp": ["gcp_gpu_host_vms.csv", "gcp_gpu_vms.csv"],
+        "lambda": ["lambda_gpu_vms.csv"],
+        "nebius": ["nebius_gpu_vms.csv"],
+        "runpod": ["runpod_gpu_vms.sample.csv"],
+    }
+    parts = []
+    for cloud, names in files.items():
+        texts = [(folder / n).read_bytes() for n in names if (folder / n).exists()]
+        if texts:
+            name = f"skypilot-{cloud}"
+            feed = parse_any(texts, source=name, provider=cloud, as_of=NOW)
+            parts.append(catalog_from_parsed(name, feed))
+    return merge(parts) if parts else None
+
+
+def write_gpuhunt(catalog: Catalog, folder: Path) -> list[str]:
+    """The catalog's offers as gpuhunt ``<provider>.csv`` files; returns the provider names."""
+    by_provider: dict[str, list[list[str]]] = {}
+    for o in catalog.offers:
+        gpu = get_gpu(o.gpu_id)
+        provider = _GPUHUNT_PROVIDER.get(o.provider, o.provider)
+        by_provider.setdefault(provider, []).append(
+            [
+                o.instance_type,
+                o.zone or o.region,
+                f"{o.price_usd_per_hour}",
+                f"{int(o.vcpus or 8)}",
+                f"{o.ram_gib or 64}",
+                f"{o.gpu_count}",
+                gpu.name.split()[0].split("-")[0],
+                f"{gpu.memory_gb}",
+                "True" if o.spot else "False",
+                "",
+                "nvidia",
+                "",
+                "x86",
+                "",
+            ]
+        )
+    header = (
+        "instance_name,location,price,cpu,memory,gpu_count,gpu_name,gpu_memory,spot,"
+        "disk_size,gpu_vendor,flags,cpu_arch,provider_data"
+    ).split(",")
+    for provider, rows in by_provider.items():
+        with (folder / f"{provider}.csv").open("w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(header)
+            writer.writerows(rows)
+    return sorted(by_provider)
+
+
+def gpuhunt_query(
+    catalog: Catalog,
+) -> tuple[Callable[[], object], tempfile.TemporaryDirectory[str]]:
+    import gpuhunt
+
+    folder = tempfile.TemporaryDirectory(prefix="gpufit-bench-gpuhunt-")
+    providers = write_gpuhunt(catalog, Path(folder.name))
+    os.environ["GPUHUNT_CATALOG_DIR"] = folder.name
+    hunt = gpuhunt.Catalog(balance_resources=False, auto_reload=False)
+
+    def query() -> object:
+        # What a 13B full fine-tune needs of the hardware: ≥ 40 GB GPUs, any count.
+        return hunt.query(provider=providers, min_gpu_memory=40)
+
+    return query, folder
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    runs = 50 if quick else 200
+    print(f"machine: {machine()}")
+    print(f"questions: {', '.join(repr(q) for q in QUESTIONS)}")
+    workloads = [parse_workload(q) for q in QUESTIONS]
+    catalogs: list[tuple[str, Callable[[], Catalog | None]]] = [
+        ("2k", lambda: synthetic_catalog(2_000)),
+        ("20k", lambda: synthetic_catalog(20_000)),
+    ]
+    if not quick:
+        catalogs.append(("200k", lambda: synthetic_catalog(200_000)))
+    catalogs.append(("shared SkyPilot files", shared_catalog))
+    medians: dict[str, float] = {}
+    for label, make in catalogs:
+        catalog = make()
+        if catalog is None:
+            print(f"\n{label}: not present, skipped")
+            continue
+        print(f"\n== {label}: {len(catalog)} offers")
+        start = time.perf_counter()
+        recommend(workloads[0], catalog, now=NOW)
+        print(
+            f"  cold (first question, builds the catalog index): "
+            f"{(time.perf_counter() - start) * 1e3:.1f} ms"
+        )
+        worst = 0.0
+        for text, workload in zip(QUESTIONS, workloads, strict=True):
+            result = measure(lambda w=workload: recommend(w, catalog, now=NOW), runs=runs)
+            worst = max(worst, result.p50_s)
+            print(f"  recommend  {result.ms()}  {text!r}")
+        medians[label] = worst
+        try:
+            query, folder = gpuhunt_query(catalog)
+        except ImportError:
+            print("  gpuhunt: not installed (.venv/bin/pip install gpuhunt); baseline skipped")
+            continue
+        with folder:
+            found = len(query())  # type: ignore[arg-type]
+            base = measure(query, runs=max(5, runs // 10 if len(catalog) > 50_000 else runs // 4))
+            print(f"  gpuhunt    {base.ms()}  Catalog.query(min_gpu_memory=40) → {found} rows")
+            print(f"  ratio: gpufit's slowest question / gpuhunt query = {worst / base.p50_s:.3f}")
+    print("\nsummary (slowest question's p50 per catalog):")
+    for label, value in medians.items():
+        print(f"  {label:>22}: {value * 1e3:.3f} ms")
+    if "2k" in medians and "20k" in medians:
+        print(f"  growth 2k → 20k: ×{medians['20k'] / medians['2k']:.2f} for ×10 offers")
+    if "20k" in medians and "200k" in medians:
+        print(f"  growth 20k → 200k: ×{medians['200k'] / medians['20k']:.2f} for ×10 offers")
+    if "2k" in medians:
+        met = medians["2k"] * 1e3 <= TARGET_MS_AT_2K
+        print(f"  target ≤ {TARGET_MS_AT_2K} ms at 2k: {'met' if met else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

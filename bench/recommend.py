@@ -8,6 +8,11 @@ too when present. Each question is timed cold (the first call on a catalog, whic
 catalog's index) and warm (steady state: the bot keeps its catalog between questions).
 The baseline is gpuhunt's ``Catalog.query`` (offline: ``GPUHUNT_CATALOG_DIR`` pointing at the
 same offers written in gpuhunt's CSV format), which reads its catalog files on every query.
+
+gpuhunt is not a gpufit dependency, and its wheel installs a top-level ``tests`` package that
+would shadow the project's tests, so keep it out of the venv: install it into a side folder
+(``.venv/bin/pip install --target /tmp/gpufit-bench-deps gpuhunt``) and point
+``GPUFIT_BENCH_DEPS`` at it (that folder is the default).
 """
 
 from __future__ import annotations
@@ -19,14 +24,16 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import SHARED_DATA, machine, measure  # noqa: E402
-from bench.synth import NOW, synthetic_catalog  # noqa: E402
-from bot.catalog import catalog_from_parsed, merge  # noqa: E402
-from recommender import Catalog, get_gpu, parse_workload, recommend  # noqa: E402
-from recommender.feeds.detect import parse_any  # noqa: E402
+from bench.common import SHARED_DATA, machine, measure
+from bench.synth import NOW, synthetic_catalog
+from bot.catalog import catalog_from_parsed, merge
+from recommender import Catalog, get_gpu, parse_workload, recommend
+from recommender.feeds.detect import parse_any
+from recommender.feeds.gpuhunt import GPUHUNT_COLUMNS
 
 QUESTIONS = (
     "13B full finetune 2 days",
@@ -85,10 +92,7 @@ def write_gpuhunt(catalog: Catalog, folder: Path) -> list[str]:
                 "",
             ]
         )
-    header = (
-        "instance_name,location,price,cpu,memory,gpu_count,gpu_name,gpu_memory,spot,"
-        "disk_size,gpu_vendor,flags,cpu_arch,provider_data"
-    ).split(",")
+    header = list(GPUHUNT_COLUMNS)
     for provider, rows in by_provider.items():
         with (folder / f"{provider}.csv").open("w", newline="") as f:
             writer = csv.writer(f)
@@ -97,11 +101,21 @@ def write_gpuhunt(catalog: Catalog, folder: Path) -> list[str]:
     return sorted(by_provider)
 
 
+def _import_gpuhunt() -> object:
+    deps = os.environ.get(
+        "GPUFIT_BENCH_DEPS", str(Path(tempfile.gettempdir()) / "gpufit-bench-deps")
+    )
+    if Path(deps).is_dir() and deps not in sys.path:
+        sys.path.append(deps)
+    import gpuhunt
+
+    return gpuhunt
+
+
 def gpuhunt_query(
     catalog: Catalog,
 ) -> tuple[Callable[[], object], tempfile.TemporaryDirectory[str]]:
-    import gpuhunt
-
+    gpuhunt: Any = _import_gpuhunt()
     folder = tempfile.TemporaryDirectory(prefix="gpufit-bench-gpuhunt-")
     providers = write_gpuhunt(catalog, Path(folder.name))
     os.environ["GPUHUNT_CATALOG_DIR"] = folder.name
@@ -142,14 +156,14 @@ def main(argv: list[str]) -> int:
         )
         worst = 0.0
         for text, workload in zip(QUESTIONS, workloads, strict=True):
-            result = measure(lambda w=workload: recommend(w, catalog, now=NOW), runs=runs)
+            result = measure(lambda w=workload, c=catalog: recommend(w, c, now=NOW), runs=runs)
             worst = max(worst, result.p50_s)
             print(f"  recommend  {result.ms()}  {text!r}")
         medians[label] = worst
         try:
             query, folder = gpuhunt_query(catalog)
         except ImportError:
-            print("  gpuhunt: not installed (.venv/bin/pip install gpuhunt); baseline skipped")
+            print("  gpuhunt: not importable (see GPUFIT_BENCH_DEPS above); baseline skipped")
             continue
         with folder:
             found = len(query())  # type: ignore[arg-type]

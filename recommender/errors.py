@@ -67,12 +67,10 @@ class UnknownGpuError(WorkloadError):
     """A GPU name that is not in the spec table."""
 
     def __init__(self, name: str, suggestions: tuple[str, ...] = ()) -> None:
-        hint = "Known GPUs include: " + ", ".join(suggestions) if suggestions else None
-        super().__init__(
-            f"Unknown GPU {name!r}.",
-            not_understood=(name,),
-            hint=hint or 'Try: "on 8x H100" or "on 1x A100-40GB"',
-        )
+        hint = 'Try: "on 8x H100" or "on 1x A100-40GB"'
+        if suggestions:
+            hint = f'Try: "on 8x {suggestions[0]}" (did you mean {", ".join(suggestions)}?)'
+        super().__init__(f"Unknown GPU {name!r}.", not_understood=(name,), hint=hint)
         self.name = name
 
 

@@ -85,9 +85,9 @@ def _answer(text: str) -> str:
         rejection = exc
     if rejection is not None:
         assert rejection.message.strip(), "a rejection says what was wrong"
-        # The hint shows a phrase that works, or (unknown GPU) the spellings that do.
+        # The hint shows a phrase that works ("Try: ..."), quoted.
         hint = rejection.hint or ""
-        assert '"' in hint or hint.startswith("Known GPUs include: "), hint
+        assert hint.startswith("Try: ") and '"' in hint, hint
         return rejection.user_text()
     rec = recommend(workload, CATALOG, now=NOW)
     return f"{len(rec.options)} options"

@@ -1,8 +1,9 @@
 """``gpufit serve``: the Slack app over HTTP (ASGI + uvicorn) or Socket Mode.
 
-HTTP routes: ``POST /slack/events`` (commands, events and interactivity; Bolt verifies the
-signature and rejects unsigned, forged or replayed requests with 401 before any listener
-runs), ``GET /healthz`` (the process is up) and ``GET /readyz`` (Redis answers and a price
+HTTP routes: ``POST /slack/events`` (commands, events and interactivity; a body over
+:data:`MAX_BODY_BYTES` is refused with 413 before it is parsed; Bolt verifies the signature
+and rejects unsigned, forged or replayed requests with 401 before any listener runs),
+``GET /healthz`` (the process is up) and ``GET /readyz`` (Redis answers and a price
 snapshot is loaded; in Socket Mode also: the socket is connected). Socket Mode serves only
 the two health routes over HTTP.
 
@@ -27,8 +28,9 @@ from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncApp
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import Message
 
 from bot.app import build_app
 from bot.observability import Metrics, RequestKind, metrics_asgi_app
@@ -39,6 +41,7 @@ from recommender import GpufitError
 __all__ = [
     "DRAIN_GRACE_S",
     "EVENTS_PATH",
+    "MAX_BODY_BYTES",
     "DrainingServer",
     "build_asgi",
     "readiness",
@@ -51,6 +54,11 @@ logger = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
 #: Longest a readiness probe waits on Redis or the catalog (probes time out at ~1-5 s).
 READY_TIMEOUT_S = 2.0  # ours
+#: Largest request body ``/slack/events`` reads (413 above it, before Bolt parses or verifies
+#: it). Slash commands and events are a few KB; a button click carries the message it sits on,
+#: and gpufit's messages are budgeted to ~16 KB of blocks JSON (~50 KB form-encoded); a 4-5×
+#: margin over that still refuses multi-MB bodies sent to burn CPU and memory.
+MAX_BODY_BYTES = 256 * 1024  # ours
 #: After SIGTERM, how long /readyz answers 503 before uvicorn stops accepting connections:
 #: one default Kubernetes readiness period (periodSeconds 10), which still leaves most of the
 #: default 30 s terminationGracePeriodSeconds for the requests in flight.
@@ -120,6 +128,33 @@ def request_kind(content_type: str, body: bytes) -> RequestKind:
     return "command"
 
 
+async def _capped(request: Request, limit: int) -> Request | None:
+    """``request`` with its body read, or ``None`` when the body is over ``limit`` bytes.
+
+    The declared ``Content-Length`` is checked first, then the bytes actually received (a
+    chunked body declares none), so no more than ``limit`` bytes are ever buffered.
+    """
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    pending = [b"".join(chunks)]
+
+    async def replay() -> Message:
+        # The body once, as one message; after it, the client's own messages (disconnect).
+        if pending:
+            return {"type": "http.request", "body": pending.pop(), "more_body": False}
+        return await request.receive()
+
+    return Request(request.scope, replay)
+
+
 def build_asgi(
     services: Services,
     app: AsyncApp | None,
@@ -153,6 +188,10 @@ def build_asgi(
         handler = AsyncSlackRequestHandler(app)
 
         async def events(request: Request) -> Response:
+            capped = await _capped(request, MAX_BODY_BYTES)
+            if capped is None:
+                return PlainTextResponse("Request body too large", status_code=413)
+            request = capped
             if metrics is None:
                 response: Response = await handler.handle(request)
                 return response

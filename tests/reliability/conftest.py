@@ -1,0 +1,120 @@
+"""Fixtures for the reliability suite: the fake Slack, the Slack app served by uvicorn on a
+free loopback port, the loopback feed server (``tests/feeds/conftest.py``) and a real Redis
+(``tests/redis_server.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+import uvicorn
+from pydantic import SecretStr
+from starlette.applications import Starlette
+
+from bot.server import EVENTS_PATH
+from bot.settings import Settings
+from tests.bot.slack_requests import FORM, SECRET, command_body, signed_headers
+from tests.fake_slack import Call, FakeSlack
+from tests.feeds.conftest import feed_server
+from tests.redis_server import redis_server, redis_url
+
+__all__ = [
+    "answer_text",
+    "feed_server",
+    "free_port",
+    "message_text",
+    "post_command",
+    "redis_server",
+    "redis_url",
+    "serving",
+    "settings_for",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@asynccontextmanager
+async def serving(asgi: Starlette) -> AsyncIterator[str]:
+    """``asgi`` under uvicorn on a free loopback port (this event loop); its base URL."""
+    config = uvicorn.Config(
+        asgi,
+        host="127.0.0.1",
+        port=free_port(),
+        log_config=None,
+        access_log=False,
+        lifespan="off",
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{config.port}"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 30)
+
+
+def settings_for(fake: FakeSlack, redis_url: str) -> Settings:
+    """The settings ``gpufit serve`` would read, pointed at the fake Slack and a test Redis."""
+    return Settings(
+        slack_bot_token=SecretStr("xoxb-test-token"),
+        slack_signing_secret=SecretStr(SECRET),
+        slack_api_url=fake.api_url,
+        redis_url=redis_url,
+        host="127.0.0.1",
+    )
+
+
+async def post_command(
+    http: httpx.AsyncClient, base_url: str, text: str, *, response_url: str
+) -> httpx.Response:
+    """POST a signed ``/gpufit TEXT`` to the app, as Slack would."""
+    body = command_body(text, response_url=response_url)
+    return await http.post(
+        base_url + EVENTS_PATH, content=body, headers=signed_headers(body, content_type=FORM)
+    )
+
+
+async def answer_text(fake: FakeSlack, hook: str, *, within_s: float = 20.0) -> str:
+    """Everything the answer posted to ``response_url`` ``hook`` says (text and blocks)."""
+    [call] = await fake.wait_for(f"hook:{hook}", within_s=within_s)
+    return message_text(call)
+
+
+def message_text(call: Call) -> str:
+    return f"{call.body.get('text', '')}\n{call.body.get('blocks', '')}"
+
+
+@pytest.fixture(autouse=True)
+def _clean_slack_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No developer's real Slack settings leak into a test (Bolt reads a few itself)."""
+    for name in (
+        "SLACK_BOT_TOKEN",
+        "SLACK_SIGNING_SECRET",
+        "SLACK_APP_TOKEN",
+        "SLACK_CLIENT_ID",
+        "SLACK_CLIENT_SECRET",
+        "SLACK_VERIFICATION_TOKEN",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SKIP_SLACK_SDK_WARNING", "1")
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[FakeSlack]:
+    """The fake Web API; the test fails if any message it received broke a Block Kit limit."""
+    with FakeSlack() as fake:
+        yield fake
+    assert fake.violations == [], fake.violations

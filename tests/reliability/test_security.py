@@ -1,0 +1,176 @@
+"""Security: requests that are not Slack's own never reach a listener.
+
+The real ASGI app (``build_asgi`` around ``build_app``, as ``gpufit serve`` builds it) runs
+under uvicorn on a free loopback port. Unsigned, wrongly signed, replayed (timestamp older
+than Slack's 5-minute window) and oversized requests are refused with 401 or 413, and the
+fake Slack records nothing: no auth.test, no ack payload, no answer at ``response_url``.
+A correctly signed command in the same setup is answered, so the silence means refusal.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+
+from bot.app import build_app
+from bot.catalog import bundled_catalog
+from bot.server import EVENTS_PATH, MAX_BODY_BYTES, build_asgi
+from bot.services import Services, build_web_client, static_catalog
+from tests.bot.slack_requests import FORM, JSON, command_body, mention_body, signed_headers
+from tests.factories import NOW
+from tests.fake_slack import FakeSlack
+from tests.reliability.conftest import answer_text, serving, settings_for
+
+#: Slack refuses (and Bolt rejects) timestamps more than five minutes from now.
+REPLAY_AGE_S = 5 * 60 + 30
+
+
+@pytest.fixture
+async def base_url(fake_slack: FakeSlack, redis_url: str) -> AsyncIterator[str]:
+    settings = settings_for(fake_slack, redis_url)
+    redis = aioredis.Redis.from_url(redis_url)
+    services = Services(
+        redis=redis,
+        catalog=static_catalog(bundled_catalog()),
+        now=lambda: NOW,
+        client=build_web_client(settings),
+    )
+    try:
+        async with serving(build_asgi(services, build_app(settings, services))) as url:
+            yield url
+    finally:
+        await redis.aclose()
+
+
+@pytest.fixture
+def body(fake_slack: FakeSlack) -> str:
+    return command_body("13B full finetune 2 days", response_url=fake_slack.hook_url("probe"))
+
+
+def _oversized(fake_slack: FakeSlack) -> str:
+    """A real command whose text is padded to about 1 MB (signed correctly)."""
+    return command_body("13B lora " + "x" * 1_000_000, response_url=fake_slack.hook_url("big"))
+
+
+class TestRefusedRequests:
+    async def test_a_signed_command_is_answered(
+        self, base_url: str, body: str, fake_slack: FakeSlack
+    ) -> None:
+        """The control: a correctly signed command is acked 200 and answered."""
+        async with httpx.AsyncClient() as http:
+            response = await http.post(
+                base_url + EVENTS_PATH,
+                content=body,
+                headers=signed_headers(body, content_type=FORM),
+            )
+        assert response.status_code == 200
+        assert (await answer_text(fake_slack, "probe")).startswith("gpufit: ")
+
+    @pytest.mark.parametrize(
+        ("case", "headers"),
+        [
+            ("unsigned", lambda body: {"content-type": FORM}),
+            ("wrong secret", lambda body: signed_headers(body, content_type=FORM, secret="guess")),
+            (
+                "signature of another body",
+                lambda body: signed_headers(body + "&x=1", content_type=FORM),
+            ),
+            (
+                "replayed: timestamp over 5 minutes old",
+                lambda body: signed_headers(
+                    body, content_type=FORM, timestamp=int(time.time()) - REPLAY_AGE_S
+                ),
+            ),
+            (
+                "timestamp over 5 minutes ahead",
+                lambda body: signed_headers(
+                    body, content_type=FORM, timestamp=int(time.time()) + REPLAY_AGE_S
+                ),
+            ),
+            (
+                "timestamp missing",
+                lambda body: {
+                    k: v
+                    for k, v in signed_headers(body, content_type=FORM).items()
+                    if k != "x-slack-request-timestamp"
+                },
+            ),
+        ],
+    )
+    async def test_a_request_without_a_valid_signature_is_401(
+        self,
+        base_url: str,
+        body: str,
+        fake_slack: FakeSlack,
+        case: str,
+        headers: object,
+    ) -> None:
+        """Not signed with the app's secret for this body and a current timestamp: 401,
+        and no listener runs (the fake Slack hears nothing)."""
+        assert callable(headers)
+        async with httpx.AsyncClient() as http:
+            response = await http.post(base_url + EVENTS_PATH, content=body, headers=headers(body))
+        assert response.status_code == 401, case
+        assert fake_slack.calls() == []
+
+    async def test_a_replayed_event_is_401(self, base_url: str, fake_slack: FakeSlack) -> None:
+        """An Events API delivery signed more than 5 minutes ago is refused like a command."""
+        body = mention_body("13B lora 1 day", event_id="EvOld", ts="1700000000.000100")
+        headers = signed_headers(body, content_type=JSON, timestamp=int(time.time()) - REPLAY_AGE_S)
+        async with httpx.AsyncClient() as http:
+            response = await http.post(base_url + EVENTS_PATH, content=body, headers=headers)
+        assert response.status_code == 401
+        assert fake_slack.calls() == []
+
+    @pytest.mark.parametrize("signed", [True, False], ids=["signed", "unsigned"])
+    async def test_a_1_mb_body_is_413(
+        self, base_url: str, fake_slack: FakeSlack, signed: bool
+    ) -> None:
+        """A body over the cap is refused with 413 before it is verified or parsed, even
+        when its signature is right; no listener runs."""
+        body = _oversized(fake_slack)
+        assert len(body) > MAX_BODY_BYTES
+        headers = signed_headers(body, content_type=FORM) if signed else {"content-type": FORM}
+        async with httpx.AsyncClient() as http:
+            response = await http.post(base_url + EVENTS_PATH, content=body, headers=headers)
+        assert response.status_code == 413
+        assert fake_slack.calls() == []
+
+    async def test_a_chunked_body_over_the_cap_is_413(
+        self, base_url: str, fake_slack: FakeSlack
+    ) -> None:
+        """A body sent without Content-Length (chunked) is cut off at the cap too."""
+        body = _oversized(fake_slack).encode()
+
+        async def chunks() -> AsyncIterator[bytes]:
+            for start in range(0, len(body), 64 * 1024):
+                yield body[start : start + 64 * 1024]
+
+        headers = signed_headers(body.decode(), content_type=FORM)
+        async with httpx.AsyncClient() as http:
+            response = await http.post(base_url + EVENTS_PATH, content=chunks(), headers=headers)
+        assert "content-length" not in response.request.headers
+        assert response.status_code == 413
+        assert fake_slack.calls() == []
+
+    async def test_a_body_just_under_the_cap_is_read(
+        self, base_url: str, fake_slack: FakeSlack
+    ) -> None:
+        """The cap refuses only what is over it: a signed body of nearly the cap is verified
+        and reaches the app (here: answered with the parser's own too-long message)."""
+        hook = fake_slack.hook_url("near")
+        overhead = len(command_body("13B lora ", response_url=hook))
+        body = command_body("13B lora " + "x" * (MAX_BODY_BYTES - overhead - 16), response_url=hook)
+        assert len(body) <= MAX_BODY_BYTES
+        async with httpx.AsyncClient() as http:
+            response = await http.post(
+                base_url + EVENTS_PATH,
+                content=body,
+                headers=signed_headers(body, content_type=FORM),
+            )
+        assert response.status_code == 200
+        assert await answer_text(fake_slack, "near")

@@ -30,8 +30,10 @@ def catalog_from_parsed(
     as_of = feed.as_of or fetched_at or fallback_as_of
     if as_of is None:
         raise ValueError("a source needs an as-of time")
+    # An offer that already names this source is kept as it is (replacing would copy it
+    # unchanged): adapters set the source they were given, so this is the common case.
     offers = tuple(
-        replace(o, source=name, citation=o.citation or (o.source if o.source != name else ""))
+        o if o.source == name else replace(o, source=name, citation=o.citation or o.source)
         for o in feed.offers
     )
     info = SourceInfo(

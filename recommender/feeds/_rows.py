@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from recommender.errors import CatalogError
 from recommender.feeds.base import MAX_REPORTED_ERRORS
@@ -26,6 +27,7 @@ __all__ = [
     "optional_float",
     "price_cell",
     "read_csv",
+    "read_csv_cells",
     "resolve_gpu",
     "whole_count",
 ]
@@ -74,13 +76,23 @@ def read_csv(text: str, log: RowLog) -> tuple[list[str], Iterator[tuple[int, dic
     is rejected into ``log``; a quote left open at the end of the data ends the iteration
     with one rejected row.
     """
+    header, rows = read_csv_cells(text, log)
+    return header, ((number, dict(zip(header, cells, strict=True))) for number, cells in rows)
+
+
+def read_csv_cells(text: str, log: RowLog) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+    """Like :func:`read_csv`, with each row as its list of cells in header order.
+
+    For adapters that read cells by column index (``header.index``): no dict per row.
+    """
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [name.strip() for name in next(reader, [])]
     except csv.Error:
         header = []
+    width = len(header)
 
-    def rows() -> Iterator[tuple[int, dict[str, str]]]:
+    def rows() -> Iterator[tuple[int, list[str]]]:
         number = 0
         while True:
             try:
@@ -92,28 +104,33 @@ def read_csv(text: str, log: RowLog) -> tuple[list[str], Iterator[tuple[int, dic
                 log.rows += 1
                 log.reject(f"row {number}", f"unreadable CSV ({exc}); truncated download?")
                 return
-            if not cells or all(not c.strip() for c in cells):
-                continue  # blank line
+            for cell in cells:
+                if cell.strip():
+                    break
+            else:
+                continue  # blank line (or no cells at all)
             number += 1
-            if len(cells) != len(header):
+            if len(cells) != width:
                 log.rows += 1
                 log.reject(
                     f"row {number}",
-                    f"has {len(cells)} fields, the header has {len(header)} (truncated?)",
+                    f"has {len(cells)} fields, the header has {width} (truncated?)",
                 )
                 continue
-            yield number, dict(zip(header, cells, strict=True))
+            yield number, cells
 
     return header, rows()
 
 
 def optional_float(cell: str | None, column: str) -> float | None:
     """A float cell; empty means ``None``."""
-    if cell is None or not cell.strip():
+    if not cell:
         return None
     try:
         value = float(cell)
     except ValueError:
+        if not cell.strip():
+            return None
         raise RowError(f"{column} {cell!r} is not a number") from None
     if not math.isfinite(value):
         raise RowError(f"{column} {cell!r} is not a finite number")
@@ -164,6 +181,20 @@ def resolve_gpu(name: str, *, memory_gib: float | None = None, pcie: bool = Fals
     ``memory_gib`` (per GPU) picks the memory variant ("A100" with 80 GiB → A100 80GB) and
     ``pcie`` the PCIe form factor when the catalog says so only in an instance or card name.
     """
+    gpu_id, error = _resolve_gpu(name, memory_gib, pcie)
+    if gpu_id is None:
+        raise RowError(error)
+    return gpu_id
+
+
+#: Distinct (name, memory, PCIe) triples remembered; why: a catalog names a few dozen GPU
+#: variants, repeated on every region and zone row, and the spec table never changes.
+_RESOLVE_CACHE_SIZE = 4096
+
+
+@lru_cache(maxsize=_RESOLVE_CACHE_SIZE)
+def _resolve_gpu(name: str, memory_gib: float | None, pcie: bool) -> tuple[str | None, str]:
+    """``(gpu id, "")``, or ``(None, why not)``: pure, so remembered per distinct input."""
     stem = re.sub(r"[-_ ]?\d+\s*gb$", "", name.strip(), flags=re.IGNORECASE)
     labels: list[str] = []
     base = try_normalize(name)
@@ -181,7 +212,7 @@ def resolve_gpu(name: str, *, memory_gib: float | None = None, pcie: bool = Fals
         if gpu_id is None:
             continue
         if memory_gib is None or _memory_matches(get_gpu(gpu_id), memory_gib):
-            return gpu_id
+            return gpu_id, ""
     if base is None:
-        raise RowError(f"unknown GPU {name!r}")
-    raise RowError(f"GPU {name!r} with {memory_gib:g} GiB matches no known variant")
+        return None, f"unknown GPU {name!r}"
+    return None, f"GPU {name!r} with {memory_gib:g} GiB matches no known variant"

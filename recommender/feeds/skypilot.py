@@ -21,10 +21,12 @@ in different orders, so every row is read by column name. Facts the adapter reli
 from __future__ import annotations
 
 import ast
+import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from recommender.errors import CatalogError
@@ -35,11 +37,12 @@ from recommender.feeds._rows import (
     decode,
     optional_float,
     price_cell,
-    read_csv,
+    read_csv_cells,
     resolve_gpu,
     whole_count,
 )
-from recommender.feeds.base import ParsedFeed
+from recommender.feeds.base import MAX_REPORTED_ERRORS, ParsedFeed
+from recommender.feeds.native import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR
 from recommender.offers import Fabric, Offer
 
 __all__ = [
@@ -156,11 +159,13 @@ def parse_skypilot(
     texts = [text] if isinstance(text, str | bytes) else list(text)
     if not texts:
         raise CatalogError(f"{source}: no SkyPilot catalog given.", source=source, hint=_HINT)
-    log = RowLog()
-    tables: list[tuple[int, list[tuple[str, dict[str, str]]]]] = []
+    # Rows are read as the builder consumes them; CSV-level rejections are logged apart and
+    # reported first (as when every document was read before any row was built).
+    read_log = RowLog()
+    tables: list[tuple[str, list[str], Iterator[tuple[int, list[str]]]]] = []
     cloud = provider.lower() if provider else None
     for index, part in enumerate(texts):
-        header, rows = read_csv(decode(part, source), log)
+        header, rows = read_csv_cells(decode(part, source), read_log)
         missing = [name for name in _REQUIRED if name not in header]
         if missing:
             raise CatalogError(
@@ -169,9 +174,13 @@ def parse_skypilot(
                 hint=_HINT,
             )
         where = f"file {index + 1} row" if len(texts) > 1 else "row"
-        table = [(f"{where} {number}", row) for number, row in rows]
-        cloud = cloud or _infer_cloud(header, table)
-        tables.append((index, table))
+        if cloud is None:
+            cloud = _cloud_from_header(header)
+        if cloud is None:
+            table = list(rows)
+            cloud = _cloud_from_rows(header, table)
+            rows = iter(table)
+        tables.append((where, header, rows))
     if cloud is None:
         raise CatalogError(
             f"{source}: cannot tell which cloud this SkyPilot catalog is for.",
@@ -179,13 +188,22 @@ def parse_skypilot(
             hint=f"Name the provider ({', '.join(CLOUDS)}) with the source.",
         )
 
-    builder = _Builder(cloud, source, log)
-    all_rows = [item for _, table in tables for item in table]
+    build_log = RowLog()
+    builder = _Builder(cloud, source, build_log)
     if cloud == "gcp":
-        builder.add_gcp(all_rows)
+        builder.add_gcp(
+            (f"{where} {number}", dict(zip(header, cells, strict=True)))
+            for where, header, table_rows in tables
+            for number, cells in table_rows
+        )
     else:
-        for where, row in all_rows:
-            builder.add_row(where, row)
+        for where, header, table_rows in tables:
+            builder.add_table(where, header, table_rows)
+    log = RowLog(
+        rows=read_log.rows + build_log.rows,
+        rejected=read_log.rejected + build_log.rejected,
+        errors=(read_log.errors + build_log.errors)[:MAX_REPORTED_ERRORS],
+    )
     offers = builder.offers()
     if not offers:
         shown = "; ".join(log.errors[:3]) or "no GPU rows"
@@ -203,20 +221,30 @@ def parse_skypilot(
     )
 
 
-def _infer_cloud(header: list[str], table: list[tuple[str, dict[str, str]]]) -> str | None:
+def _cloud_from_header(header: list[str]) -> str | None:
     if "Arch" in header:
         return "aws"
     if header[:2] == ["InstanceType", "vCPUs"]:
         return "gcp"
     if "AvailabilityZone" in header and header.index("SpotPrice") < header.index("Price"):
         return "runpod"
-    for _, row in table:
-        name = row["InstanceType"]
+    return None
+
+
+def _cloud_from_rows(header: list[str], table: list[tuple[int, list[str]]]) -> str | None:
+    column = _column_index(header)["InstanceType"]
+    for _, cells in table:
+        name = cells[column]
         if re.match(r"^(gpu|cpu)_\d+x_", name):
             return "lambda"
         if re.match(r"^(gpu|cpu)-[a-z0-9-]+_\d+(gpu|vcpu)-", name):
             return "nebius"
     return None
+
+
+def _column_index(header: list[str]) -> dict[str, int]:
+    """Column name → index; a repeated name means its last column (as a dict of the row)."""
+    return {name: index for index, name in enumerate(header)}
 
 
 def _gpu_info(cell: str | None) -> dict[str, Any] | None:
@@ -262,48 +290,183 @@ def fabric_for(cloud: str, instance_type: str, gpu_count: int) -> tuple[Fabric, 
     return Fabric.NONE, None
 
 
+#: Columns an adapter reads per row: the ones that describe the instance shape (repeated on
+#: every region/zone row of an instance type) and the ones that price it.
+_SHAPE_COLUMNS: tuple[str, ...] = ("AcceleratorName", "GpuInfo", "AcceleratorCount")
+_SHAPE_COLUMNS += ("InstanceType", "vCPUs", "MemoryGiB")
+_PRICE_COLUMNS = ("Price", "SpotPrice", "Region", "AvailabilityZone")
+
+#: A row's shape cells: accelerator, GpuInfo, count, instance type, vCPUs, RAM.
+_ShapeKey = tuple[str, str | None, str, str, str | None, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What every region/zone row of one instance type shares (read once per distinct cells)."""
+
+    instance_type: str
+    gpu_id: str
+    count: int
+    memory_gib: float | None
+    fabric: Fabric
+    fabric_gbps: float | None
+    vcpus: float | None
+    ram_gib: float | None
+    #: Why the vCPUs or MemoryGiB cell is unreadable; reported after the row's price checks.
+    late_error: str = ""
+
+
+#: Marks a CPU-only or TPU row (not a GPU offer, not counted).
+_SKIP = "skip"
+
+#: One price of a shape: (shape, region, zone, USD/h), before it becomes an :class:`Offer`.
+_Priced = tuple[_Shape, str, str, float]
+
+#: ``Offer.__post_init__``'s bound on a whole-instance price; checked when a price is read so
+#: that an implausible one fails where it did when offers were built per row.
+_MAX_OFFER_USD_PER_HOUR = 10_000
+
+
 class _Builder:
-    """Collects offers; merges each region's repeated on-demand rows into one offer."""
+    """Collects offers; merges each region's repeated on-demand rows into one offer.
+
+    A catalog repeats each instance type's cells (GPU, count, ``GpuInfo``, vCPUs, RAM) on every
+    region and zone row, so what they yield (or why they are rejected) is read once per
+    distinct cells; offers are built once, at the end, with their final price and zone.
+    """
 
     def __init__(self, cloud: str, source: str, log: RowLog) -> None:
         self.cloud = cloud
         self.source = source
         self.log = log
-        self._on_demand: dict[tuple[str, str], list[Offer]] = {}
-        self._spot: dict[str, Offer] = {}
+        self._citation = f"SkyPilot catalog {cloud}/vms.csv"
+        self._on_demand: dict[tuple[str, str], list[_Priced]] = {}
+        self._spot: dict[str, _Priced] = {}
+        self._shapes: dict[_ShapeKey, _Shape | str] = {}
+        self._gpus: dict[str | None, tuple[str, float | None] | str] = {}
+
+    def add_table(
+        self, where: str, header: list[str], rows: Iterable[tuple[int, list[str]]]
+    ) -> None:
+        """Add the rows of one document (cells in ``header`` order), labelled ``where N``."""
+        column = _column_index(header)
+        pad = len(header)  # a missing optional column reads as an appended empty cell
+        padded = any(name not in column for name in _SHAPE_COLUMNS + _PRICE_COLUMNS)
+        shape_of = itemgetter(*(column.get(name, pad) for name in _SHAPE_COLUMNS))
+        prices_of = itemgetter(*(column.get(name, pad) for name in _PRICE_COLUMNS))
+        shapes = self._shapes
+        log = self.log
+        for number, cells in rows:
+            if padded:
+                cells.append("")
+            key: _ShapeKey = shape_of(cells)
+            shape = shapes.get(key)
+            if shape is None:
+                shape = shapes[key] = self._read_shape(key)
+            if shape is _SKIP:
+                continue
+            log.rows += 1
+            try:
+                if isinstance(shape, str):
+                    raise RowError(shape)
+                self._add_cells(shape, *prices_of(cells))
+            except RowError as exc:
+                log.reject(f"{where} {number}", str(exc))
 
     def add_row(self, where: str, row: dict[str, str]) -> None:
-        accelerator = row["AcceleratorName"].strip()
-        if not accelerator or accelerator.lower().startswith("tpu"):
-            return  # CPU-only or TPU: not a GPU offer
+        key: _ShapeKey = (
+            row["AcceleratorName"],
+            row.get("GpuInfo"),
+            row["AcceleratorCount"],
+            row["InstanceType"],
+            row.get("vCPUs"),
+            row.get("MemoryGiB"),
+        )
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shapes[key] = self._read_shape(key)
+        if shape is _SKIP:
+            return
         self.log.rows += 1
         try:
-            info = _gpu_info(row.get("GpuInfo"))
-            gpu = _first_gpu(info)
-            count = whole_count(row["AcceleratorCount"], "AcceleratorCount")
-            instance_type = row["InstanceType"].strip()
-            if not instance_type:
-                raise RowError("InstanceType is empty")
-            card = str(gpu.get("Name", ""))
-            gpu_id = resolve_gpu(
-                accelerator,
-                memory_gib=_memory_gib(self.cloud, gpu),
-                pcie="pcie" in f"{instance_type} {card}".lower(),
+            if isinstance(shape, str):
+                raise RowError(shape)
+            self._add_cells(
+                shape,
+                row.get("Price"),
+                row.get("SpotPrice"),
+                row["Region"],
+                row.get("AvailabilityZone", ""),
             )
-            price = price_cell(row.get("Price"), "Price")
-            spot = price_cell(row.get("SpotPrice"), "SpotPrice")
-            template = self._template(
-                instance_type=instance_type,
-                gpu_id=gpu_id,
-                count=count,
-                memory_gib=_memory_gib(self.cloud, gpu),
-                region=row["Region"],
-                vcpus=optional_float(row.get("vCPUs"), "vCPUs"),
-                ram_gib=optional_float(row.get("MemoryGiB"), "MemoryGiB"),
-            )
-            self._add_prices(template, row.get("AvailabilityZone", ""), price, spot)
         except RowError as exc:
             self.log.reject(where, str(exc))
+
+    def _gpu(self, cell: str | None) -> tuple[str, float | None]:
+        """The card name and per-GPU memory of a ``GpuInfo`` cell."""
+        known = self._gpus.get(cell)
+        if known is None:
+            try:
+                gpu = _first_gpu(_gpu_info(cell))
+                known = (str(gpu.get("Name", "")), _memory_gib(self.cloud, gpu))
+            except RowError as exc:
+                known = str(exc)
+            self._gpus[cell] = known
+        if isinstance(known, str):
+            raise RowError(known)
+        return known
+
+    def _read_shape(self, key: _ShapeKey) -> _Shape | str:
+        """The shape of a row's shape cells, ``_SKIP``, or why the row is rejected."""
+        accelerator_cell, gpu_info, count_cell, instance_cell, vcpus_cell, ram_cell = key
+        accelerator = accelerator_cell.strip()
+        if not accelerator or accelerator.lower().startswith("tpu"):
+            return _SKIP  # CPU-only or TPU: not a GPU offer
+        try:
+            card, memory_gib = self._gpu(gpu_info)
+            count = whole_count(count_cell, "AcceleratorCount")
+            instance_type = instance_cell.strip()
+            if not instance_type:
+                raise RowError("InstanceType is empty")
+            gpu_id = resolve_gpu(
+                accelerator,
+                memory_gib=memory_gib,
+                pcie="pcie" in f"{instance_type} {card}".lower(),
+            )
+        except RowError as exc:
+            return str(exc)
+        late_error = ""
+        vcpus = ram_gib = None
+        try:
+            vcpus = optional_float(vcpus_cell, "vCPUs")
+            ram_gib = optional_float(ram_cell, "MemoryGiB")
+        except RowError as exc:
+            late_error = str(exc)
+        fabric, gbps = fabric_for(self.cloud, instance_type, count)
+        return _Shape(
+            instance_type,
+            gpu_id,
+            count,
+            memory_gib,
+            fabric,
+            gbps,
+            vcpus if vcpus and vcpus > 0 else None,
+            ram_gib if ram_gib and ram_gib > 0 else None,
+            late_error,
+        )
+
+    def _add_cells(
+        self,
+        shape: _Shape,
+        price_cell_: str | None,
+        spot_cell: str | None,
+        region_cell: str,
+        zone: str | None,
+    ) -> None:
+        price = _price(price_cell_, "Price")
+        spot = _price(spot_cell, "SpotPrice")
+        if shape.late_error:
+            raise RowError(shape.late_error)
+        self._add_prices(shape, _region(region_cell), zone, price, spot)
 
     def add_gcp(self, rows: Iterable[tuple[str, dict[str, str]]]) -> None:
         hosts: list[tuple[str, dict[str, str]]] = []
@@ -344,7 +507,7 @@ class _Builder:
 
     def _gcp_accel(self, where: str, row: dict[str, str]) -> _GcpAccel:
         count = whole_count(row["AcceleratorCount"], "AcceleratorCount")
-        memory = _memory_gib("gcp", _first_gpu(_gpu_info(row.get("GpuInfo"))))
+        _, memory = self._gpu(row.get("GpuInfo"))
         gpu_id = resolve_gpu(row["AcceleratorName"].strip(), memory_gib=memory)
         price = price_cell(row.get("Price"), "Price")
         spot = price_cell(row.get("SpotPrice"), "SpotPrice")
@@ -374,81 +537,107 @@ class _Builder:
         # A host price of 0.0 is real: a4-highgpu-8g carries its whole price in the GPU row.
         price = _sum(host_price, accel.price)
         spot = _sum(host_spot, accel.spot)
-        template = self._template(
-            instance_type=instance_type,
-            gpu_id=accel.gpu_id,
-            count=count,
-            memory_gib=accel.memory_gib,
-            region=row["Region"],
-            vcpus=optional_float(row.get("vCPUs"), "vCPUs"),
-            ram_gib=optional_float(row.get("MemoryGiB"), "MemoryGiB"),
-        )
-        self._add_prices(template, zone, price, spot)
-
-    def _template(
-        self,
-        *,
-        instance_type: str,
-        gpu_id: str,
-        count: int,
-        memory_gib: float | None,
-        region: str,
-        vcpus: float | None,
-        ram_gib: float | None,
-    ) -> Offer:
-        region = region.strip()
-        if not region:
-            raise RowError("Region is empty")
+        vcpus = optional_float(row.get("vCPUs"), "vCPUs")
+        ram_gib = optional_float(row.get("MemoryGiB"), "MemoryGiB")
+        region = _region(row["Region"])
         fabric, gbps = fabric_for(self.cloud, instance_type, count)
-        return Offer(
-            provider=self.cloud,
-            instance_type=instance_type,
-            gpu_id=gpu_id,
-            gpu_count=count,
-            price_usd_per_hour=1.0,  # placeholder, replaced per price below
-            spot=False,
-            region=region,
-            gpu_memory_gib=memory_gib,
-            vcpus=vcpus if vcpus and vcpus > 0 else None,
-            ram_gib=ram_gib if ram_gib and ram_gib > 0 else None,
-            fabric=fabric,
-            fabric_gbps=gbps,
-            source=self.source,
-            citation=f"SkyPilot catalog {self.cloud}/vms.csv",
+        shape = _Shape(
+            instance_type,
+            accel.gpu_id,
+            count,
+            accel.memory_gib,
+            fabric,
+            gbps,
+            vcpus if vcpus and vcpus > 0 else None,
+            ram_gib if ram_gib and ram_gib > 0 else None,
         )
+        self._add_prices(shape, region, zone, price, spot)
 
     def _add_prices(
-        self, template: Offer, zone: str | None, price: float | None, spot: float | None
+        self, shape: _Shape, region: str, zone: str | None, price: float | None, spot: float | None
     ) -> None:
         if price is None and spot is None:
             raise RowError("no price (Price and SpotPrice empty or zero)")
-        count = template.gpu_count
-        if price is not None:
-            check_price(price, count, "Price")
-        if spot is not None:
+        count = shape.count
+        if price is not None and not MIN_USD_PER_GPU_HOUR <= price / count <= MAX_USD_PER_GPU_HOUR:
+            check_price(price, count, "Price")  # raises, with the message
+        if spot is not None and not MIN_USD_PER_GPU_HOUR <= spot / count <= MAX_USD_PER_GPU_HOUR:
             check_price(spot, count, "SpotPrice")
         zone = (zone or "").strip()
         if price is not None:
-            key = (template.instance_type, template.region)
-            offer = replace(template, price_usd_per_hour=price, zone=zone)
-            self._on_demand.setdefault(key, []).append(offer)
+            _check_offer_price(price)
+            key = (shape.instance_type, region)
+            zoned = self._on_demand.get(key)
+            if zoned is None:
+                self._on_demand[key] = [(shape, region, zone, price)]
+            else:
+                zoned.append((shape, region, zone, price))
         # A spot price at or above on-demand buys only preemption risk (RunPod's catalog copies
         # Price into SpotPrice; AWS has such rows too): no spot offer then.
         if spot is not None and (price is None or spot < price):
-            offer = replace(template, price_usd_per_hour=spot, spot=True, zone=zone)
-            self._spot.setdefault(offer.key, offer)
+            _check_offer_price(spot)
+            # The spot offer's key (Offer.key) without its constant provider and kind parts.
+            spot_key = f"{shape.instance_type}/{region}/{zone}"
+            if spot_key not in self._spot:
+                self._spot[spot_key] = (shape, region, zone, spot)
+
+    def _offer(self, priced: _Priced, *, spot: bool, zone: str) -> Offer:
+        shape, region, _, price = priced
+        return Offer(
+            provider=self.cloud,
+            instance_type=shape.instance_type,
+            gpu_id=shape.gpu_id,
+            gpu_count=shape.count,
+            price_usd_per_hour=price,
+            spot=spot,
+            region=region,
+            zone=zone,
+            gpu_memory_gib=shape.memory_gib,
+            vcpus=shape.vcpus,
+            ram_gib=shape.ram_gib,
+            fabric=shape.fabric,
+            fabric_gbps=shape.fabric_gbps,
+            source=self.source,
+            citation=self._citation,
+        )
 
     def offers(self) -> list[Offer]:
         result: list[Offer] = []
         for zoned in self._on_demand.values():
-            prices = {round(o.price_usd_per_hour, 6) for o in zoned}
+            prices = {round(p[3], 6) for p in zoned}
             if len(prices) == 1:
                 # One regional price repeated per zone (AWS): one offer for the region.
-                result.append(replace(zoned[0], zone=""))
+                result.append(self._offer(zoned[0], spot=False, zone=""))
             else:
-                result.extend({o.key: o for o in zoned}.values())
-        result.extend(self._spot.values())
+                # One offer per zone (the last row of a repeated zone wins, in first-seen order).
+                by_zone = {p[2]: p for p in zoned}
+                result.extend(self._offer(p, spot=False, zone=p[2]) for p in by_zone.values())
+        result.extend(self._offer(p, spot=True, zone=p[2]) for p in self._spot.values())
         return result
+
+
+def _price(cell: str | None, column: str) -> float | None:
+    """:func:`price_cell`, with a fast path for the usual positive finite number."""
+    if cell:
+        try:
+            value = float(cell)
+        except ValueError:
+            return price_cell(cell, column)  # raises, or None for a blank cell
+        if 0 < value < math.inf:
+            return value
+    return price_cell(cell, column)
+
+
+def _region(cell: str) -> str:
+    region = cell.strip()
+    if not region:
+        raise RowError("Region is empty")
+    return region
+
+
+def _check_offer_price(price: float) -> None:
+    if not 0 < price < _MAX_OFFER_USD_PER_HOUR:
+        raise ValueError(f"implausible price {price!r} USD/h")
 
 
 def _sum(host: float | None, accelerator: float | None) -> float | None:

@@ -341,9 +341,10 @@ class _Builder:
         self.log = log
         self._citation = f"SkyPilot catalog {cloud}/vms.csv"
         self._on_demand: dict[tuple[str, str], list[_Priced]] = {}
-        self._spot: dict[str, _Priced] = {}
+        self._spot: dict[str, Offer] = {}
         self._shapes: dict[_ShapeKey, _Shape | str] = {}
         self._gpus: dict[str | None, tuple[str, float | None] | str] = {}
+        self._accels: dict[tuple[str, str, str | None], tuple[str, int, float | None] | str] = {}
 
     def add_table(
         self, where: str, header: list[str], rows: Iterable[tuple[int, list[str]]]
@@ -506,9 +507,19 @@ class _Builder:
                 )
 
     def _gcp_accel(self, where: str, row: dict[str, str]) -> _GcpAccel:
-        count = whole_count(row["AcceleratorCount"], "AcceleratorCount")
-        _, memory = self._gpu(row.get("GpuInfo"))
-        gpu_id = resolve_gpu(row["AcceleratorName"].strip(), memory_gib=memory)
+        key = (row["AcceleratorName"], row["AcceleratorCount"], row.get("GpuInfo"))
+        known = self._accels.get(key)
+        if known is None:
+            try:
+                count = whole_count(key[1], "AcceleratorCount")
+                _, memory = self._gpu(key[2])
+                known = (resolve_gpu(key[0].strip(), memory_gib=memory), count, memory)
+            except RowError as exc:
+                known = str(exc)
+            self._accels[key] = known
+        if isinstance(known, str):
+            raise RowError(known)
+        gpu_id, count, memory = known
         price = price_cell(row.get("Price"), "Price")
         spot = price_cell(row.get("SpotPrice"), "SpotPrice")
         if price is None and spot is None:
@@ -575,11 +586,14 @@ class _Builder:
         # A spot price at or above on-demand buys only preemption risk (RunPod's catalog copies
         # Price into SpotPrice; AWS has such rows too): no spot offer then.
         if spot is not None and (price is None or spot < price):
-            _check_offer_price(spot)
             # The spot offer's key (Offer.key) without its constant provider and kind parts.
             spot_key = f"{shape.instance_type}/{region}/{zone}"
             if spot_key not in self._spot:
-                self._spot[spot_key] = (shape, region, zone, spot)
+                self._spot[spot_key] = self._offer(
+                    (shape, region, zone, spot), spot=True, zone=zone
+                )
+            else:
+                _check_offer_price(spot)
 
     def _offer(self, priced: _Priced, *, spot: bool, zone: str) -> Offer:
         shape, region, _, price = priced
@@ -612,7 +626,7 @@ class _Builder:
                 # One offer per zone (the last row of a repeated zone wins, in first-seen order).
                 by_zone = {p[2]: p for p in zoned}
                 result.extend(self._offer(p, spot=False, zone=p[2]) for p in by_zone.values())
-        result.extend(self._offer(p, spot=True, zone=p[2]) for p in self._spot.values())
+        result.extend(self._spot.values())
         return result
 
 

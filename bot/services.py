@@ -21,6 +21,7 @@ from bot.observability import Metrics
 from bot.runtime import redis_url
 from bot.settings import Settings
 from recommender import Catalog
+from recommender.feeds.cache import reconnecting
 from recommender.feeds.store import PriceStore
 
 __all__ = ["Services", "build_services", "build_web_client", "static_catalog", "utc_now"]
@@ -79,7 +80,7 @@ def build_services(settings: Settings) -> Services:
     url = redis_url(settings)
     store = PriceStore.from_url(url)
     return Services(
-        redis=aioredis.Redis.from_url(url),
+        redis=aioredis.Redis.from_url(url, **reconnecting()),
         catalog=store.load_catalog,
         now=utc_now,
         client=build_web_client(settings),

@@ -43,6 +43,7 @@ from bot.observability import Metrics, default_metrics, start_metrics_server
 from bot.runtime import redis_url
 from bot.settings import Settings, SettingsError
 from recommender import Catalog, GpufitError
+from recommender.feeds.cache import reconnecting
 from recommender.feeds.fetch import FetchTimeouts
 from recommender.feeds.store import FeedSource, PriceStore
 
@@ -263,7 +264,7 @@ async def _run(settings: Settings, *, once: bool, out: TextIO) -> int:
     url = redis_url(settings)
     metrics = default_metrics()
     store = PriceStore.from_url(url)
-    redis = aioredis.Redis.from_url(url, decode_responses=True)
+    redis = aioredis.Redis.from_url(url, decode_responses=True, **reconnecting())
     worker = Worker(
         redis=redis,
         catalog_source=_catalog_source(store, settings, metrics),

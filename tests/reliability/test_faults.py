@@ -27,7 +27,7 @@ import redis.asyncio as aioredis
 from bot.alerts import WatchStore
 from bot.app import build_app
 from bot.server import build_asgi
-from bot.services import Services, build_web_client, utc_now
+from bot.services import Services, build_services, build_web_client, utc_now
 from bot.settings import Settings
 from recommender.feeds.cache import RedisSnapshots
 from recommender.feeds.fetch import FetchTimeouts, RetryPolicy, make_client
@@ -227,23 +227,16 @@ def own_redis(tmp_path: Path) -> Iterator[PersistentRedis]:
 
 @asynccontextmanager
 async def bot_on_redis(server: PersistentRedis, fake: FakeSlack) -> AsyncIterator[Asker]:
-    """The app on ``server`` with the clients ``build_services`` makes (price store, Redis)."""
+    """The app on ``server`` with the services ``gpufit serve`` builds (price store, Redis)."""
     settings = settings_for(fake, server.url)
-    store = PriceStore.from_url(server.url)
-    client = aioredis.Redis.from_url(server.url)
-    services = Services(
-        redis=client,
-        catalog=store.load_catalog,
-        now=utc_now,
-        client=build_web_client(settings),
-        store=store,
-    )
+    services = build_services(settings)
     try:
         async with app_on(services, settings, fake) as bot:
             yield bot
     finally:
-        await client.aclose()
-        await store.aclose()
+        await services.redis.aclose()
+        if services.store is not None:
+            await services.store.aclose()
 
 
 async def _watches(url: str) -> list[tuple[str, str]]:
@@ -285,12 +278,8 @@ class TestRedisOutage:
             assert "unreachable" not in answers[-1]
         assert _apologies(fake_slack) == []
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="found here: the bot's Redis client (bot.services.build_services) does not "
-        "retry a command on a pooled connection the restart closed, so the first watch "
-        "command after a Redis restart gets an apology; the user's retry works",
-    )
+    # Regression: the first command after a restart used to fail on a closed pooled
+    # connection (fixed by retrying on a fresh connection, recommender/feeds/cache.py).
     async def test_the_first_watch_command_after_a_redis_restart_is_answered(
         self, own_redis: PersistentRedis, fake_slack: FakeSlack
     ) -> None:

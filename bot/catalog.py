@@ -9,9 +9,6 @@ from datetime import datetime
 from recommender import Catalog, CatalogError, SourceInfo
 from recommender.feeds.base import ParsedFeed
 from recommender.feeds.bundled import load_bundled
-from recommender.feeds.detect import parse_any
-from recommender.feeds.fetch import fetch_all
-from recommender.feeds.store import FeedSource
 
 __all__ = ["BUNDLED_SOURCE", "bundled_catalog", "catalog_from_parsed", "load_sources", "merge"]
 
@@ -69,6 +66,12 @@ async def load_sources(specs: Sequence[str]) -> Catalog:
     Raises:
         CatalogError: no source could be read, or a spec names no location.
     """
+    # Fetching (httpx, tenacity) and the store's source specs are imported here, not at the
+    # top: answering from the bundled snapshot needs neither (CLI start-up time).
+    from recommender.feeds.detect import parse_any
+    from recommender.feeds.fetch import fetch_all
+    from recommender.feeds.store import FeedSource
+
     sources = [FeedSource.parse(spec) for spec in specs]
     locations = [loc for src in sources for loc in src.locations]
     fetched = {r.location: r for r in await fetch_all(locations)}

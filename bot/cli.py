@@ -7,18 +7,12 @@ shows an example that works); 1 anything else.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TextIO
 
-from rich.console import Console
-
-from bot.feedcli import add_feed_parser, cli_catalog, run_feed
-from bot.render.jsonout import estimate_document, recommendation_document
-from bot.render.terminal import render_estimate, render_recommendation
+from bot.feedcli import add_feed_parser, answers_from_bundled, cli_catalog, run_feed
 from bot.settings import Settings
 from recommender import (
     Catalog,
@@ -30,6 +24,10 @@ from recommender import (
 )
 
 __all__ = ["main"]
+
+# Start-up time is part of the CLI's contract (docs/benchmarks.md): asyncio, rich and the
+# renderers are imported inside the commands that use them, and the price store (httpx,
+# redis) only when a store or a --catalog is used.
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -95,7 +93,20 @@ def _now() -> datetime:
 
 
 def _load_catalog(sources: Sequence[str]) -> Catalog:
-    return asyncio.run(cli_catalog(Settings.from_env(), sources))
+    settings = Settings.from_env()
+    if answers_from_bundled(settings, sources):
+        from bot.catalog import bundled_catalog
+
+        return bundled_catalog()  # no event loop needed for the snapshot shipped inside
+    import asyncio
+
+    return asyncio.run(cli_catalog(settings, sources))
+
+
+def _print_rich(out: TextIO, renderable: object) -> None:
+    from rich.console import Console
+
+    Console(file=out, width=max(100, Console(file=out).width)).print(renderable)
 
 
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
@@ -106,10 +117,16 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     catalog = _load_catalog(args.catalog)
     rec = recommend(workload, catalog, now=_now(), top=args.top or 5)
     if args.json:
+        import json
+
+        from bot.render.jsonout import recommendation_document
+
         json.dump(recommendation_document(rec, query=text), out, indent=2)
         out.write("\n")
     else:
-        Console(file=out, width=max(100, Console(file=out).width)).print(render_recommendation(rec))
+        from bot.render.terminal import render_recommendation
+
+        _print_rich(out, render_recommendation(rec))
     return EXIT_OK
 
 
@@ -118,14 +135,22 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
     workload = parse_workload(text)
     est = estimate(workload)
     if args.json:
+        import json
+
+        from bot.render.jsonout import estimate_document
+
         json.dump(estimate_document(est, query=text, now=_now()), out, indent=2)
         out.write("\n")
     else:
-        Console(file=out, width=max(100, Console(file=out).width)).print(render_estimate(est))
+        from bot.render.terminal import render_estimate
+
+        _print_rich(out, render_estimate(est))
     return EXIT_OK
 
 
 def _cmd_feed(args: argparse.Namespace, out: TextIO) -> int:
+    import asyncio
+
     return asyncio.run(run_feed(args, Settings.from_env(), out))
 
 
@@ -139,6 +164,8 @@ def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    import asyncio
+
     from bot.observability import configure_logging
     from bot.server import serve
     from bot.services import build_services

@@ -6,18 +6,30 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from bot.catalog import bundled_catalog, load_sources
 from bot.runtime import embedded_cache_exists, feed_sources, open_price_store
 from bot.settings import Settings
 from recommender import Catalog, CatalogError, StoreError
-from recommender.feeds.store import FeedSource, RefreshOutcome, SourceRefresh
+
+if TYPE_CHECKING:
+    # The price store pulls in httpx and redis (~0.2 s): imported only where a store is used.
+    from recommender.feeds.store import FeedSource, SourceRefresh
 
 __all__ = ["add_feed_parser", "cli_catalog", "refresh_feeds", "run_feed"]
 
 #: Exit code when some sources failed to refresh but others succeeded.
 EXIT_PARTIAL = 1
+
+
+def answers_from_bundled(settings: Settings, specs: Sequence[str]) -> bool:
+    """Whether ``ask`` answers straight from the bundled snapshot (no source, no store).
+
+    True on a fresh install: no ``--catalog``, no ``REDIS_URL``, no ``GPUFIT_FEEDS`` and no
+    embedded-Redis data file from an earlier refresh.
+    """
+    return not (specs or settings.redis_url or settings.feeds or embedded_cache_exists(settings))
 
 
 async def cli_catalog(settings: Settings, specs: Sequence[str]) -> Catalog:
@@ -30,7 +42,7 @@ async def cli_catalog(settings: Settings, specs: Sequence[str]) -> Catalog:
     """
     if specs:
         return await load_sources(specs)
-    if not (settings.redis_url or settings.feeds or embedded_cache_exists(settings)):
+    if answers_from_bundled(settings, specs):
         return bundled_catalog()
     try:
         store = open_price_store(settings)
@@ -61,6 +73,8 @@ def add_feed_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def _sources(settings: Settings, specs: Sequence[str]) -> tuple[FeedSource, ...]:
+    from recommender.feeds.store import FeedSource
+
     sources = tuple(FeedSource.parse(s) for s in specs) if specs else feed_sources(settings)
     if not sources:
         raise CatalogError(
@@ -75,6 +89,8 @@ async def refresh_feeds(settings: Settings, specs: Sequence[str], out: TextIO) -
     """Refresh sources with a progress bar; exit 1 when any source failed."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from recommender.feeds.store import RefreshOutcome
 
     sources = _sources(settings, specs)
     store = open_price_store(settings)

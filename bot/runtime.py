@@ -7,10 +7,14 @@ user's state directory, so a fresh install works with no server.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.settings import Settings
 from recommender.feeds.cache import EMBEDDED_DB_FILE, start_embedded_redis
-from recommender.feeds.store import FeedSource, PriceStore
+
+if TYPE_CHECKING:
+    # The price store pulls in httpx and redis (~0.2 s): imported only when a store is used.
+    from recommender.feeds.store import FeedSource, PriceStore
 
 __all__ = [
     "embedded_cache_exists",
@@ -53,6 +57,8 @@ def open_price_store(settings: Settings) -> PriceStore:
     Raises:
         StoreError: the embedded Redis could not be started.
     """
+    from recommender.feeds.store import PriceStore
+
     return PriceStore.from_url(redis_url(settings))
 
 
@@ -62,4 +68,6 @@ def feed_sources(settings: Settings) -> tuple[FeedSource, ...]:
     Raises:
         CatalogError: a spec names no location.
     """
+    from recommender.feeds.store import FeedSource
+
     return tuple(FeedSource.parse(spec) for spec in settings.feeds)

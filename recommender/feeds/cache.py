@@ -25,17 +25,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
-
-import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from typing import TYPE_CHECKING, Any
 
 from recommender.errors import StoreError
 from recommender.gpus import IntraNode
 from recommender.offers import Fabric, Offer
+
+if TYPE_CHECKING:
+    import redis.asyncio as aioredis
 
 __all__ = [
     "DEFAULT_LOCK_TTL_S",
@@ -138,6 +135,13 @@ _RECONNECT_BACKOFF_BASE_S = 0.05  # ours
 
 def reconnecting() -> dict[str, Any]:
     """``redis.asyncio.Redis`` keyword arguments that retry a command after a reconnect."""
+    # redis is imported where it is used: a CLI answering from the bundled snapshot never
+    # talks to Redis, and importing it costs ~0.1 s of start-up.
+    from redis.asyncio.retry import Retry
+    from redis.backoff import ExponentialBackoff
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
     return {
         "retry": Retry(
             ExponentialBackoff(cap=_RECONNECT_BACKOFF_CAP_S, base=_RECONNECT_BACKOFF_BASE_S),
@@ -157,6 +161,8 @@ class RedisSnapshots:
     @classmethod
     def from_url(cls, url: str, *, prefix: str = DEFAULT_PREFIX) -> RedisSnapshots:
         """A store on the Redis at ``url`` (``redis://``, ``rediss://`` or ``unix://``)."""
+        import redis.asyncio as aioredis
+
         # Short timeouts: when Redis is down, answers degrade to the in-process copy quickly.
         client = aioredis.Redis.from_url(
             url,

@@ -21,6 +21,7 @@ import json
 import math
 from collections.abc import Mapping
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from recommender.errors import CatalogError
@@ -270,17 +271,31 @@ def _parse_offer(row: object, *, default_source: str) -> tuple[Offer, datetime |
 
 def _resolve_gpu(name: str, memory_gib: float | None) -> str:
     """The canonical GPU id, using the stated memory to pick a variant ("A100" + 80 → 80 GB)."""
+    gpu_id, error = _resolve_gpu_cached(name, memory_gib)
+    if gpu_id is None:
+        raise _RowError(error)
+    return gpu_id
+
+
+#: Distinct (name, memory) pairs remembered; why: a feed names a few dozen GPU variants, one
+#: per offer row, and the spec table never changes.
+_RESOLVE_CACHE_SIZE = 1024
+
+
+@lru_cache(maxsize=_RESOLVE_CACHE_SIZE)
+def _resolve_gpu_cached(name: str, memory_gib: float | None) -> tuple[str | None, str]:
+    """``(gpu id, "")`` or ``(None, why not)``: pure, so remembered per distinct input."""
     gpu_id = try_normalize(name)
     if gpu_id is None:
-        raise _RowError(f"unknown GPU {name!r}")
+        return None, f"unknown GPU {name!r}"
     spec = get_gpu(gpu_id)
     if memory_gib is None or _memory_matches(spec, memory_gib):
-        return gpu_id
+        return gpu_id, ""
     for label_gb in dict.fromkeys((round(memory_gib), round(memory_gib * 2**30 / 1e9))):
         variant = try_normalize(f"{name} {label_gb}GB")
         if variant is not None and _memory_matches(get_gpu(variant), memory_gib):
-            return variant
-    raise _RowError(
+            return variant, ""
+    return None, (
         f"gpu_memory_gib {memory_gib:g} does not match GPU {name!r} = {gpu_id} "
         f"({spec.memory_gib:.1f} GiB); name the variant, e.g. 'A100 80GB'"
     )

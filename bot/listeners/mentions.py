@@ -53,5 +53,6 @@ async def on_app_mention(
         result = await answer(services, text, top=top, ephemeral=False)
     else:
         result = await answer(services, previous, follow_up=text, top=top, ephemeral=False)
-    await client.chat_postMessage(channel=channel, thread_ts=thread_ts, **result.message.kwargs())
+    # Remember the question before replying: a follow-up may arrive as soon as the reply shows.
     await services.redis.set(key, result.query, ex=THREAD_TTL_S)
+    await client.chat_postMessage(channel=channel, thread_ts=thread_ts, **result.message.kwargs())

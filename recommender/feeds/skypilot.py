@@ -651,7 +651,7 @@ def _region(cell: str) -> str:
 
 def _check_offer_price(price: float) -> None:
     if not 0 < price < _MAX_OFFER_USD_PER_HOUR:
-        raise ValueError(f"implausible price {price!r} USD/h")
+        raise RowError(f"price {price:g} USD/h for the instance is implausible")
 
 
 def _sum(host: float | None, accelerator: float | None) -> float | None:

@@ -256,3 +256,21 @@ class TestBadInput:
         moment = datetime(2026, 11, 30, tzinfo=UTC)
         assert parse("skypilot_nebius.csv", as_of=moment).as_of == moment
         assert parse("skypilot_nebius.csv").as_of is None
+
+
+class TestHugeInstances:
+    def test_an_instance_price_beyond_any_offer_is_a_rejected_row(self) -> None:
+        """A 128-GPU row at $11,520/h is rejected with a reason, not raised out of the parse."""
+        header = (
+            "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,"
+            "GpuInfo,SpotPrice\n"
+        )
+        info = (
+            "\"{'Gpus': [{'Name': 'H100', 'Manufacturer': 'NVIDIA', 'Count': %d.0, "
+            "'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 81920}\""
+        )
+        huge = f"gpu_128x_h100,H100,128.0,88.0,448.0,11520.0,us-east-1,{info % 128},\n"
+        fine = f"gpu_8x_h100,H100,8.0,88.0,448.0,23.92,us-east-1,{info % 8},\n"
+        feed = parse_skypilot(header + huge + fine, source="lambda", provider="lambda")
+        assert (feed.rows, feed.rejected, len(feed.offers)) == (2, 1, 1)
+        assert "implausible" in feed.errors[0]

@@ -29,11 +29,13 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
+import pytest
 from aiohttp import WSMsgType, web
 from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
@@ -415,3 +417,30 @@ def _parse(headers: dict[str, str], raw: str) -> dict[str, Any]:
         if key in form:
             form[key] = json.loads(form[key])
     return form
+
+
+# ----------------------------------------------------------------- pytest fixtures
+# Import these into a conftest (`from tests.fake_slack import clean_slack_env, fake_slack`).
+
+
+@pytest.fixture(autouse=True)
+def clean_slack_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No developer's real Slack settings leak into a test (Bolt reads a few itself)."""
+    for name in (
+        "SLACK_BOT_TOKEN",
+        "SLACK_SIGNING_SECRET",
+        "SLACK_APP_TOKEN",
+        "SLACK_CLIENT_ID",
+        "SLACK_CLIENT_SECRET",
+        "SLACK_VERIFICATION_TOKEN",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SKIP_SLACK_SDK_WARNING", "1")
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[FakeSlack]:
+    """The fake Web API; the test fails if any message it received broke a Block Kit limit."""
+    with FakeSlack() as fake:
+        yield fake
+    assert fake.violations == [], fake.violations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
@@ -17,33 +17,10 @@ from bot.settings import Settings
 from recommender import Catalog
 from tests.bot.slack_requests import SECRET
 from tests.factories import NOW
-from tests.fake_slack import FakeSlack
+from tests.fake_slack import FakeSlack, clean_slack_env, fake_slack
 from tests.redis_server import redis_server, redis_url
 
-__all__ = ["redis_server", "redis_url"]
-
-
-@pytest.fixture(autouse=True)
-def _clean_slack_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No developer's real Slack settings leak into a test (Bolt reads a few itself)."""
-    for name in (
-        "SLACK_BOT_TOKEN",
-        "SLACK_SIGNING_SECRET",
-        "SLACK_APP_TOKEN",
-        "SLACK_CLIENT_ID",
-        "SLACK_CLIENT_SECRET",
-        "SLACK_VERIFICATION_TOKEN",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SKIP_SLACK_SDK_WARNING", "1")
-
-
-@pytest.fixture
-def fake_slack() -> Iterator[FakeSlack]:
-    """The fake Web API; the test fails if any message it received broke a Block Kit limit."""
-    with FakeSlack() as fake:
-        yield fake
-    assert fake.violations == [], fake.violations
+__all__ = ["clean_slack_env", "fake_slack", "redis_server", "redis_url"]
 
 
 @pytest.fixture

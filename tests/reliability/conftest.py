@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
-import pytest
 import uvicorn
 from pydantic import SecretStr
 from starlette.applications import Starlette
@@ -18,12 +17,14 @@ from starlette.applications import Starlette
 from bot.server import EVENTS_PATH
 from bot.settings import Settings
 from tests.bot.slack_requests import FORM, SECRET, command_body, signed_headers
-from tests.fake_slack import Call, FakeSlack
+from tests.fake_slack import Call, FakeSlack, clean_slack_env, fake_slack
 from tests.feeds.conftest import feed_server
 from tests.redis_server import redis_server, redis_url
 
 __all__ = [
     "answer_text",
+    "clean_slack_env",
+    "fake_slack",
     "feed_server",
     "free_port",
     "message_text",
@@ -95,26 +96,3 @@ async def answer_text(fake: FakeSlack, hook: str, *, within_s: float = 20.0) -> 
 
 def message_text(call: Call) -> str:
     return f"{call.body.get('text', '')}\n{call.body.get('blocks', '')}"
-
-
-@pytest.fixture(autouse=True)
-def _clean_slack_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No developer's real Slack settings leak into a test (Bolt reads a few itself)."""
-    for name in (
-        "SLACK_BOT_TOKEN",
-        "SLACK_SIGNING_SECRET",
-        "SLACK_APP_TOKEN",
-        "SLACK_CLIENT_ID",
-        "SLACK_CLIENT_SECRET",
-        "SLACK_VERIFICATION_TOKEN",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SKIP_SLACK_SDK_WARNING", "1")
-
-
-@pytest.fixture
-def fake_slack() -> Iterator[FakeSlack]:
-    """The fake Web API; the test fails if any message it received broke a Block Kit limit."""
-    with FakeSlack() as fake:
-        yield fake
-    assert fake.violations == [], fake.violations

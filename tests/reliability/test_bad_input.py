@@ -87,7 +87,8 @@ def _answer(text: str) -> str:
         assert rejection.message.strip(), "a rejection says what was wrong"
         # The hint shows a phrase that works ("Try: ..."), quoted.
         hint = rejection.hint or ""
-        assert hint.startswith("Try: ") and '"' in hint, hint
+        assert hint.startswith("Try: "), hint
+        assert '"' in hint, hint
         return rejection.user_text()
     rec = recommend(workload, CATALOG, now=NOW)
     return f"{len(rec.options)} options"

@@ -622,7 +622,7 @@ def recommend(
         options=tuple(chosen),
         feasible=selection.feasible,
         hours_basis=basis,
-        layouts=_layouts(search, None),
+        layouts=_layouts(search, _catalog_gpus(catalog)),
         sources=catalog.sources,
         generated_at=now,
         over_budget=over_budget,
@@ -632,8 +632,20 @@ def recommend(
 
 
 def layouts(workload: Workload, gpus: Iterable[GpuSpec] | None = None) -> tuple[Plan, ...]:
-    """Smallest layout per GPU type (data-centre NVIDIA parts and the workload's own GPU)."""
+    """Smallest layout per GPU type: ``gpus``, or every GPU in the spec table."""
     return _layouts(LayoutSearch(workload), gpus)
+
+
+def _catalog_gpus(catalog: Catalog) -> tuple[GpuSpec, ...]:
+    """The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
+    for what can be rented (``gpufit estimate`` still lists every known GPU)."""
+    groups = _index(catalog)
+    ids = (
+        {g.representative.gpu_id for g in groups}
+        if groups is not None
+        else {o.gpu_id for o in catalog.offers}
+    )
+    return tuple(gpu for gpu in all_gpus() if gpu.id in ids)
 
 
 def _layouts(search: LayoutSearch, gpus: Iterable[GpuSpec] | None) -> tuple[Plan, ...]:

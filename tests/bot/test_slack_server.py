@@ -171,39 +171,54 @@ class TestHealth:
             await dead.aclose()
 
 
+async def _start_serve(
+    fake: FakeSlack, redis_url: str, log: Path
+) -> tuple[asyncio.subprocess.Process, str]:
+    """``gpufit serve`` as a process on a free port, pointed at the fake Slack; stderr → ``log``."""
+    port = _free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
+        "SLACK_BOT_TOKEN": "xoxb-test-token",
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": fake.api_url,
+        "REDIS_URL": redis_url,
+        "GPUFIT_HOST": "127.0.0.1",
+        "GPUFIT_PORT": str(port),
+        "NO_PROXY": "127.0.0.1,localhost",
+    }
+    with log.open("wb") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "serve", cwd=ROOT, env=env, stderr=stderr
+        )
+    return process, f"http://127.0.0.1:{port}"
+
+
+async def _wait_until_ok(
+    http: httpx.AsyncClient, process: asyncio.subprocess.Process, url: str, log: Path
+) -> None:
+    """Poll ``url`` (about 30 s at most) until it answers 200; fail with the log if the
+    process exits first."""
+    for _ in range(600):
+        if process.returncode is not None:
+            pytest.fail(log.read_text())  # noqa: ASYNC240 - only when the test is failing
+        try:
+            if (await http.get(url)).status_code == 200:
+                return
+        except httpx.TransportError:
+            await asyncio.sleep(0.05)
+
+
 @pytest.mark.slow
 class TestServeProcess:
     async def test_gpufit_serve_answers_a_signed_command(
         self, fake_slack: FakeSlack, redis_url: str, tmp_path: Path
     ) -> None:
         """``gpufit serve`` as a process: healthy, ready, and answering a signed command."""
-        port = _free_port()
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
-            "SLACK_BOT_TOKEN": "xoxb-test-token",
-            "SLACK_SIGNING_SECRET": SECRET,
-            "SLACK_API_URL": fake_slack.api_url,
-            "REDIS_URL": redis_url,
-            "GPUFIT_HOST": "127.0.0.1",
-            "GPUFIT_PORT": str(port),
-            "NO_PROXY": "127.0.0.1,localhost",
-        }
         log = tmp_path / "serve.log"
-        with log.open("wb") as stderr:
-            process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "bot", "serve", cwd=ROOT, env=env, stderr=stderr
-            )
-        base = f"http://127.0.0.1:{port}"
+        process, base = await _start_serve(fake_slack, redis_url, log)
         try:
             async with httpx.AsyncClient() as http:
-                for _ in range(600):
-                    if process.returncode is not None:
-                        pytest.fail(log.read_text())
-                    try:
-                        if (await http.get(base + "/healthz")).status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        await asyncio.sleep(0.05)
+                await _wait_until_ok(http, process, base + "/healthz", log)
                 assert (await http.get(base + "/readyz")).status_code == 200
                 body = command_body("13B full finetune 2 days", response_url=fake_slack.hook_url())
                 response = await http.post(
@@ -321,33 +336,11 @@ class TestServeProcessDrains:
     ) -> None:
         """``gpufit serve`` given SIGTERM answers /readyz with 503 but stays up; a second
         SIGTERM ends the drain and the process exits."""
-        port = _free_port()
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
-            "SLACK_BOT_TOKEN": "xoxb-test-token",
-            "SLACK_SIGNING_SECRET": SECRET,
-            "SLACK_API_URL": fake_slack.api_url,
-            "REDIS_URL": redis_url,
-            "GPUFIT_HOST": "127.0.0.1",
-            "GPUFIT_PORT": str(port),
-            "NO_PROXY": "127.0.0.1,localhost",
-        }
         log = tmp_path / "serve.log"
-        with log.open("wb") as stderr:
-            process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "bot", "serve", cwd=ROOT, env=env, stderr=stderr
-            )
-        base = f"http://127.0.0.1:{port}"
+        process, base = await _start_serve(fake_slack, redis_url, log)
         try:
             async with httpx.AsyncClient() as http:
-                for _ in range(600):
-                    if process.returncode is not None:
-                        pytest.fail(log.read_text())
-                    try:
-                        if (await http.get(base + "/readyz")).status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        await asyncio.sleep(0.05)
+                await _wait_until_ok(http, process, base + "/readyz", log)
                 process.send_signal(signal.SIGTERM)
                 for _ in range(200):
                     ready = await http.get(base + "/readyz")

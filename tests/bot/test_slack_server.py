@@ -8,7 +8,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from starlette.applications import Starlette
 from bot.server import DRAIN_GRACE_S, EVENTS_PATH, DrainingServer, build_asgi
 from bot.services import Services, static_catalog
 from recommender import Catalog
+from tests.asgi_server import free_port, serving
 from tests.bot.slack_requests import (
     FORM,
     JSON,
@@ -35,32 +35,9 @@ from tests.fake_slack import FakeSlack
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-async def _run(asgi: object) -> AsyncIterator[str]:
-    port = _free_port()
-    config = uvicorn.Config(asgi, host="127.0.0.1", port=port, log_config=None, lifespan="off")  # type: ignore[arg-type]
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
-
-
 @pytest.fixture
 async def base_url(app: AsyncApp, services: Services) -> AsyncIterator[str]:
-    async for url in _run(build_asgi(services, app)):
+    async with serving(build_asgi(services, app)) as url:
         yield url
 
 
@@ -147,7 +124,7 @@ class TestHealth:
             now=services.now,
             client=services.client,
         )
-        async for url in _run(build_asgi(empty, None)):
+        async with serving(build_asgi(empty, None)) as url:
             async with httpx.AsyncClient() as http:
                 response = await http.get(url + "/readyz")
             assert response.status_code == 503
@@ -157,12 +134,12 @@ class TestHealth:
         """A Redis that does not answer makes /readyz 503."""
         import redis.asyncio as aioredis
 
-        dead = aioredis.Redis(host="127.0.0.1", port=_free_port(), socket_connect_timeout=0.2)
+        dead = aioredis.Redis(host="127.0.0.1", port=free_port(), socket_connect_timeout=0.2)
         broken = Services(
             redis=dead, catalog=services.catalog, now=services.now, client=services.client
         )
         try:
-            async for url in _run(build_asgi(broken, None)):
+            async with serving(build_asgi(broken, None)) as url:
                 async with httpx.AsyncClient() as http:
                     response = await http.get(url + "/readyz")
                 assert response.status_code == 503
@@ -175,7 +152,7 @@ async def _start_serve(
     fake: FakeSlack, redis_url: str, log: Path
 ) -> tuple[asyncio.subprocess.Process, str]:
     """``gpufit serve`` as a process on a free port, pointed at the fake Slack; stderr → ``log``."""
-    port = _free_port()
+    port = free_port()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
         "SLACK_BOT_TOKEN": "xoxb-test-token",
@@ -266,7 +243,7 @@ async def _draining(
     """``build_asgi`` behind a :class:`DrainingServer` on a free port, as ``serve`` wires it."""
     servers: list[DrainingServer] = []
     asgi = build_asgi(services, app, draining=lambda: any(s.draining for s in servers))
-    port = _free_port()
+    port = free_port()
     config = uvicorn.Config(asgi, host="127.0.0.1", port=port, log_config=None, lifespan="off")
     server = DrainingServer(config, drain_grace_s=grace_s)
     servers.append(server)

@@ -4,18 +4,12 @@ free loopback port, the loopback feed server (``tests/feeds/conftest.py``) and a
 
 from __future__ import annotations
 
-import asyncio
-import socket
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-
 import httpx
-import uvicorn
 from pydantic import SecretStr
-from starlette.applications import Starlette
 
 from bot.server import EVENTS_PATH
 from bot.settings import Settings
+from tests.asgi_server import free_port, serving
 from tests.bot.slack_requests import FORM, SECRET, command_body, signed_headers
 from tests.fake_slack import Call, FakeSlack, clean_slack_env, fake_slack
 from tests.feeds.conftest import feed_server
@@ -34,37 +28,6 @@ __all__ = [
     "serving",
     "settings_for",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@asynccontextmanager
-async def serving(asgi: Starlette) -> AsyncIterator[str]:
-    """``asgi`` under uvicorn on a free loopback port (this event loop); its base URL."""
-    config = uvicorn.Config(
-        asgi,
-        host="127.0.0.1",
-        port=free_port(),
-        log_config=None,
-        access_log=False,
-        lifespan="off",
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{config.port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 30)
 
 
 def settings_for(fake: FakeSlack, redis_url: str) -> Settings:

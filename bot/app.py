@@ -39,8 +39,10 @@ def build_app(settings: Settings, services: Services) -> AsyncApp:
         client=services.client,
         signing_secret=secret.get_secret_value() if secret else secrets.token_hex(32),
         logger=logging.getLogger("gpufit.slack"),
-        # Ack first, work after: listeners call ack() and go on (slack.md §2.2).
-        process_before_response=False,
+        # The listener's return is the response: a question answered within milliseconds
+        # goes out in the ack itself, with no 10 ms ack poll (slack.md §2.2, §5); slower work
+        # runs after it in services.background.
+        process_before_response=True,
     )
     app.use(bind_log_context())
     app.use(inject(services, top=settings.top))

@@ -10,7 +10,9 @@ the two health routes over HTTP.
 Shutdown drains: on SIGINT/SIGTERM :class:`DrainingServer` first answers ``/readyz`` with 503
 for :data:`DRAIN_GRACE_S` while still serving everything else, so the load balancer stops
 routing Slack traffic here; then uvicorn stops accepting connections and finishes the requests
-in flight. A second signal skips the rest of the grace.
+in flight, and the work those requests left running (thread replies, late answers:
+``services.background``) gets :data:`BACKGROUND_GRACE_S` to finish. A second signal skips the
+rest of the grace.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from bot.settings import Settings, SettingsError
 from recommender import GpufitError
 
 __all__ = [
+    "BACKGROUND_GRACE_S",
     "DRAIN_GRACE_S",
     "EVENTS_PATH",
     "MAX_BODY_BYTES",
@@ -63,6 +66,10 @@ MAX_BODY_BYTES = 256 * 1024  # ours
 #: one default Kubernetes readiness period (periodSeconds 10), which still leaves most of the
 #: default 30 s terminationGracePeriodSeconds for the requests in flight.
 DRAIN_GRACE_S = 10.0
+#: After uvicorn has stopped, how long work started by the last requests may still run: an
+#: answer is milliseconds and a Slack post a second or two; 10 s more still ends inside the
+#: default 30 s terminationGracePeriodSeconds (10 s readiness grace + requests + this).
+BACKGROUND_GRACE_S = 10.0
 
 
 class DrainingServer(uvicorn.Server):
@@ -235,6 +242,13 @@ async def serve(settings: Settings, services: Services, *, socket_mode: bool) ->
     Raises:
         SettingsError: a token or secret the chosen mode needs is not set.
     """
+    try:
+        await _serve(settings, services, socket_mode=socket_mode)
+    finally:
+        await services.background.drain(BACKGROUND_GRACE_S)
+
+
+async def _serve(settings: Settings, services: Services, *, socket_mode: bool) -> None:
     app = build_app(settings, services)
     drain = _Drain()
     if not socket_mode:

@@ -7,7 +7,7 @@ production calls :func:`build_services` from ``gpufit serve``. Nothing here runs
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import redis.asyncio as aioredis
@@ -17,6 +17,8 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.answer_cache import Answer, AnswerCache
+from bot.background import Background
 from bot.observability import Metrics
 from bot.runtime import redis_url
 from bot.settings import Settings
@@ -43,6 +45,10 @@ class Services:
     metrics: Metrics | None = None
     #: The Redis price store behind ``catalog`` in production (closed by the owner).
     store: PriceStore | None = None
+    #: Answers reused while the catalog is unchanged (see :mod:`bot.answer_cache`).
+    answers: AnswerCache[Answer] = field(default_factory=AnswerCache)
+    #: Work that runs after the ack (see :mod:`bot.background`); drained at shutdown.
+    background: Background = field(default_factory=Background)
 
 
 def utc_now() -> datetime:

@@ -91,6 +91,19 @@ async def on_refine(
 ) -> None:
     """More options / spot only / on-demand only: the same question, re-answered."""
     await ack()
+    services.background.spawn(
+        _refine(action, body, respond, client, services, top), name="gpufit-refine"
+    )
+
+
+async def _refine(
+    action: dict[str, Any],
+    body: dict[str, Any],
+    respond: AsyncRespond,
+    client: AsyncWebClient,
+    services: Services,
+    top: int,
+) -> None:
     action_id = action["action_id"]
     more = action_id == ACTION_MORE
     ephemeral = bool(_container(body).get("is_ephemeral"))
@@ -116,6 +129,19 @@ async def on_post(
 ) -> None:
     """Post the answer to the channel for everyone (once, however often it is clicked)."""
     await ack()
+    services.background.spawn(
+        _post(action, body, respond, client, services, top), name="gpufit-post"
+    )
+
+
+async def _post(
+    action: dict[str, Any],
+    body: dict[str, Any],
+    respond: AsyncRespond,
+    client: AsyncWebClient,
+    services: Services,
+    top: int,
+) -> None:
     async with reported(body, respond, client):
         if not await claim_click(services.redis, body, action):
             return
@@ -133,6 +159,16 @@ async def on_watch(
 ) -> None:
     """Watch this option's price: routed to the alerts seam (once per click burst)."""
     await ack()
+    services.background.spawn(_watch(action, body, respond, client, services), name="gpufit-watch")
+
+
+async def _watch(
+    action: dict[str, Any],
+    body: dict[str, Any],
+    respond: AsyncRespond,
+    client: AsyncWebClient,
+    services: Services,
+) -> None:
     async with reported(body, respond, client):
         if not await claim_click(services.redis, body, action):
             return

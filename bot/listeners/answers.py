@@ -6,13 +6,17 @@ mentions as ``<@U…>``; the parser wants the words the user typed.
 
 from __future__ import annotations
 
+import asyncio
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from datetime import datetime
 
+from bot.answer_cache import Answer
+from bot.observability import Metrics
 from bot.render.blocks import render_prices, render_recommendation
 from bot.render.limits import Message
 from bot.services import Services
-from recommender import WorkloadError, get_gpu, normalize, parse_workload, recommend
+from recommender import Catalog, WorkloadError, get_gpu, normalize, parse_workload, recommend
 
 __all__ = ["Answer", "answer", "prices", "refine", "slack_text"]
 
@@ -34,13 +38,6 @@ _FOLLOW_UP_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
         "on-demand only",
     ),
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    #: The full question answered (a refinement's merged text), for storage and buttons.
-    query: str
-    message: Message
 
 
 def slack_text(raw: str, bot_user_id: str | None = None) -> str:
@@ -91,6 +88,11 @@ async def answer(
 ) -> Answer:
     """Parse, recommend and render: the ranked answer to ``question`` (refined by ``follow_up``).
 
+    The same question asked of the same catalog within a minute is answered from
+    ``services.answers``; otherwise the CPU-bound work (parse, recommend, render) runs in a
+    worker thread, so the event loop keeps acknowledging other requests and a caller can give
+    up waiting (the slash command's ack budget) without blocking the loop.
+
     Raises:
         WorkloadError: the text (or the merged thread question) cannot be understood.
     """
@@ -100,17 +102,38 @@ async def answer(
             "This question has grown too long to refine further.",
             hint="Start a new thread with the whole question in one message.",
         )
+    catalog = await services.catalog()
+    now = services.now()
+    key = (question, follow_up, top, ephemeral)
+    cached = services.answers.get(key, catalog, now)
+    if cached is not None:
+        return cached
+    result = await asyncio.to_thread(
+        _compute, query, follow_up, catalog, now, top, ephemeral, services.metrics
+    )
+    services.answers.put(key, catalog, now, result)
+    return result
+
+
+def _compute(
+    query: str,
+    follow_up: str | None,
+    catalog: Catalog,
+    now: datetime,
+    top: int,
+    ephemeral: bool,
+    metrics: Metrics | None,
+) -> Answer:
     workload = parse_workload(query)
     if follow_up:
         # Words of the earlier question that the follow-up overrides are not "not understood".
         unclear = _not_understood(follow_up)
         workload = replace(workload, ignored=tuple(w for w in workload.ignored if w in unclear))
-    catalog = await services.catalog()
-    if services.metrics is not None:
-        with services.metrics.time_recommendation():
-            rec = recommend(workload, catalog, now=services.now(), top=top)
+    if metrics is not None:
+        with metrics.time_recommendation():
+            rec = recommend(workload, catalog, now=now, top=top)
     else:
-        rec = recommend(workload, catalog, now=services.now(), top=top)
+        rec = recommend(workload, catalog, now=now, top=top)
     return Answer(query, render_recommendation(rec, query=query, ephemeral=ephemeral))
 
 

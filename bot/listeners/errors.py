@@ -21,7 +21,7 @@ from bot.render.blocks import render_apology, render_notice, render_problem
 from bot.render.limits import Message
 from recommender import GpufitError, WorkloadError
 
-__all__ = ["error_message", "handle_error", "reported"]
+__all__ = ["error_message", "failure_message", "handle_error", "reported"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +34,23 @@ def error_message(error: Exception) -> tuple[Message, str | None]:
         return render_notice(error.user_text()), None
     incident = uuid.uuid4().hex[:12]
     return render_apology(incident), incident
+
+
+def failure_message(error: Exception) -> Message:
+    """The message for ``error``, logged as :func:`handle_error` logs it (a bug with its
+    incident id); for failures answered in the ack rather than delivered later."""
+    message, incident = error_message(error)
+    if incident is not None:
+        logger.error(
+            "unhandled error, incident %s: %s",
+            incident,
+            type(error).__name__,
+            exc_info=error,
+            extra={"incident": incident},
+        )
+    else:
+        logger.info("answered with %s", type(error).__name__)
+    return message
 
 
 async def _deliver(
@@ -61,17 +78,7 @@ async def handle_error(
     client: AsyncWebClient,
 ) -> None:
     """Tell the user what went wrong, where they asked (ephemeral, or in the thread)."""
-    message, incident = error_message(error)
-    if incident is not None:
-        logger.error(
-            "unhandled error, incident %s: %s",
-            incident,
-            type(error).__name__,
-            exc_info=error,
-            extra={"incident": incident},
-        )
-    else:
-        logger.info("answered with %s", type(error).__name__)
+    message = failure_message(error)
     try:
         await _deliver(body, respond, client, message)
     except (SlackApiError, OSError) as exc:  # Slack unreachable: nothing more to do than log
@@ -82,12 +89,8 @@ async def handle_error(
 async def reported(
     body: dict[str, Any], respond: AsyncRespond | None, client: AsyncWebClient
 ) -> AsyncIterator[None]:
-    """Send errors raised after the ack to :func:`handle_error` (the same handler Bolt uses).
-
-    Needed because slack_bolt 1.30's asyncio runner loses an ack when the listener raises
-    within its 10 ms ack poll (``listener/asyncio_runner.py`` sets ``ack.response = None``),
-    and the request then ends as a 404 "unhandled request" instead of the ack.
-    """
+    """Send errors raised after the ack (in work handed to ``services.background``, which
+    Bolt no longer sees) to :func:`handle_error`, the same handler Bolt uses."""
     try:
         yield
     except Exception as exc:

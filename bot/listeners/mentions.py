@@ -9,6 +9,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.listeners.answers import answer, slack_text
+from bot.listeners.errors import reported
 from bot.render.blocks import render_help
 from bot.services import Services
 
@@ -38,21 +39,43 @@ async def on_app_mention(
     top: int,
 ) -> None:
     """Reply in the mention's thread (or start one under it), reading budget and workload
-    from the message; with a question already asked in the thread, refine that one."""
-    channel = event["channel"]
-    thread_ts = event.get("thread_ts") or event["ts"]
-    text = slack_text(event.get("text") or "", context.bot_user_id)
-    if text.lower() in ("", "help"):
+    from the message; with a question already asked in the thread, refine that one.
+
+    Events are acknowledged when this returns, so the reply is posted after the ack.
+    """
+    services.background.spawn(
+        _reply(event, body, context.bot_user_id, context.team_id, client, services, top),
+        name="gpufit-mention",
+    )
+
+
+async def _reply(
+    event: dict[str, Any],
+    body: dict[str, Any],
+    bot_user_id: str | None,
+    team_id: str | None,
+    client: AsyncWebClient,
+    services: Services,
+    top: int,
+) -> None:
+    async with reported(body, None, client):
+        channel = event["channel"]
+        thread_ts = event.get("thread_ts") or event["ts"]
+        text = slack_text(event.get("text") or "", bot_user_id)
+        if text.lower() in ("", "help"):
+            await client.chat_postMessage(
+                channel=channel, thread_ts=thread_ts, **render_help().kwargs()
+            )
+            return
+        key = thread_key(body.get("team_id") or team_id or "", channel, thread_ts)
+        previous = await _previous(services.redis, key)
+        if previous is None:
+            result = await answer(services, text, top=top, ephemeral=False)
+        else:
+            result = await answer(services, previous, follow_up=text, top=top, ephemeral=False)
+        # Remember the question before replying: a follow-up may arrive as soon as the reply
+        # shows.
+        await services.redis.set(key, result.query, ex=THREAD_TTL_S)
         await client.chat_postMessage(
-            channel=channel, thread_ts=thread_ts, **render_help().kwargs()
+            channel=channel, thread_ts=thread_ts, **result.message.kwargs()
         )
-        return
-    key = thread_key(body.get("team_id") or context.team_id or "", channel, thread_ts)
-    previous = await _previous(services.redis, key)
-    if previous is None:
-        result = await answer(services, text, top=top, ephemeral=False)
-    else:
-        result = await answer(services, previous, follow_up=text, top=top, ephemeral=False)
-    # Remember the question before replying: a follow-up may arrive as soon as the reply shows.
-    await services.redis.set(key, result.query, ex=THREAD_TTL_S)
-    await client.chat_postMessage(channel=channel, thread_ts=thread_ts, **result.message.kwargs())

@@ -67,7 +67,7 @@ class TestMetricsEndpoint:
                 headers=signed_headers(mention, content_type=JSON),
             )
             assert r1.status_code == r2.status_code == 200
-            await fake_slack.wait_for("hook")
+            assert r1.json()["text"].startswith("gpufit: ")  # the answer is the ack
             await fake_slack.wait_for("chat.postMessage")
             text = (await http.get(metered_url + "/metrics/")).text
         assert 'gpufit_slack_requests_total{kind="command"} 1.0' in text

@@ -1,12 +1,16 @@
-"""``/gpufit``: ack inside Slack's window, then the answer through ``response_url``."""
+"""``/gpufit``: the answer in the ack when it is ready in time, else through ``response_url``."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
+import pytest
 from slack_bolt.async_app import AsyncApp
 
+from bot.listeners import commands
+from bot.services import Services
 from tests.bot.slack_requests import FORM, command_body, request
 from tests.fake_slack import FakeSlack
 
@@ -27,31 +31,26 @@ async def _command(app: AsyncApp, fake: FakeSlack, text: str) -> dict[str, Any]:
 
 
 class TestAsk:
-    async def test_acks_ephemeral_working_then_responds_with_the_answer(
+    async def test_the_ack_is_the_ephemeral_answer(
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
-        """The ack is an ephemeral "Working on it…"; the ranked answer follows at response_url."""
+        """The ranked answer goes out in the ack itself; nothing is posted afterwards."""
         ack = await _command(app, fake_slack, "llama-3-70b qlora on 2B tokens under $3k")
         assert ack["response_type"] == "ephemeral"
-        assert "Working on it" in ack["text"]
-        [hook] = await fake_slack.wait_for("hook")
-        answer = hook.body
-        assert answer["response_type"] == "ephemeral"
-        assert answer["text"].startswith("gpufit: ")
-        text = _all_text(answer)
+        assert ack["text"].startswith("gpufit: ")
+        text = _all_text(ack)
         for part in ("Llama 3 70B", "Memory", "/h", "whole run", "Layout", "Why", "Prices:"):
             assert part in text, part
         assert "Assumed:" in text
+        await asyncio.sleep(0.05)
+        assert fake_slack.calls("hook") == []
 
     async def test_the_answer_shows_three_to_five_ranked_options(
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
         """Between three and five ranked options, each with a watch button."""
-        await _command(app, fake_slack, "13B full finetune 2 days")
-        [hook] = await fake_slack.wait_for("hook")
-        options = [
-            b for b in hook.body["blocks"] if str(b.get("block_id", "")).startswith("option_")
-        ]
+        ack = await _command(app, fake_slack, "13B full finetune 2 days")
+        options = [b for b in ack["blocks"] if str(b.get("block_id", "")).startswith("option_")]
         assert 3 <= len(options) <= 5
         assert all(b["accessory"]["action_id"] == "gpufit_watch" for b in options)
 
@@ -59,12 +58,48 @@ class TestAsk:
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
         """The buttons carry the question in their value; action ids carry no state."""
-        await _command(app, fake_slack, "13B full finetune 2 days")
-        [hook] = await fake_slack.wait_for("hook")
-        [actions] = [b for b in hook.body["blocks"] if b["type"] == "actions"]
+        ack = await _command(app, fake_slack, "13B full finetune 2 days")
+        [actions] = [b for b in ack["blocks"] if b["type"] == "actions"]
         ids = {e["action_id"]: e["value"] for e in actions["elements"]}
         assert set(ids) >= {"gpufit_spot_only", "gpufit_on_demand_only", "gpufit_post"}
         assert set(ids.values()) == {"13B full finetune 2 days"}
+
+    async def test_a_repeated_question_is_answered_from_the_cache_identically(
+        self, app: AsyncApp, fake_slack: FakeSlack, services: Services
+    ) -> None:
+        """The same question against the same catalog gets the same answer, computed once."""
+        first = await _command(app, fake_slack, "13B full finetune 2 days")
+        misses = services.answers.misses
+        second = await _command(app, fake_slack, "13B full finetune 2 days")
+        assert second == first
+        assert services.answers.misses == misses
+        assert services.answers.hits >= 1
+
+    async def test_an_answer_past_the_ack_budget_is_acked_then_posted(
+        self,
+        app: AsyncApp,
+        fake_slack: FakeSlack,
+        services: Services,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """A slow answer (here: a catalog that takes longer than the budget to load) is acked
+        as "Working on it…" inside Slack's window and follows at response_url."""
+        monkeypatch.setattr(commands, "ACK_BUDGET_S", 0.05)
+        current = services.catalog
+
+        async def slow() -> Any:
+            await asyncio.sleep(0.3)
+            return await current()
+
+        object.__setattr__(services, "catalog", slow)
+        ack = await _command(app, fake_slack, "13B full finetune 2 days")
+        assert ack["response_type"] == "ephemeral"
+        assert "Working on it" in ack["text"]
+        [hook] = await fake_slack.wait_for("hook")
+        assert hook.body["response_type"] == "ephemeral"
+        assert hook.body["replace_original"] is False
+        assert hook.body["text"].startswith("gpufit: ")
+        assert await services.background.drain(5) == 0  # finished, nothing cancelled
 
 
 class TestSubcommands:
@@ -87,21 +122,18 @@ class TestSubcommands:
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
         """``prices H100`` answers with offers for that GPU, cheapest per GPU-hour first."""
-        await _command(app, fake_slack, "prices h100")
-        [hook] = await fake_slack.wait_for("hook")
-        sections = [b["text"]["text"] for b in hook.body["blocks"] if b["type"] == "section"]
+        ack = await _command(app, fake_slack, "prices h100")
+        sections = [b["text"]["text"] for b in ack["blocks"] if b["type"] == "section"]
         assert len(sections) >= 2
         prices = [float(s.split("*$")[1].split("/GPU-h")[0].replace(",", "")) for s in sections]
         assert prices == sorted(prices)
-        assert "Prices:" in _all_text(hook.body)
+        assert "Prices:" in _all_text(ack)
 
     async def test_prices_of_an_unknown_gpu_says_which_are_known(
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
         """An unknown GPU is not understood, and the reply names known ones."""
-        await _command(app, fake_slack, "prices zz9000")
-        [hook] = await fake_slack.wait_for("hook")
-        text = _all_text(hook.body)
+        text = _all_text(await _command(app, fake_slack, "prices zz9000"))
         assert "Didn't understand" in text
         assert "zz9000" in text
         assert "H100" in text
@@ -126,10 +158,9 @@ class TestBadInput:
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
         """Text naming no model is answered with what was not understood and a working example."""
-        await _command(app, fake_slack, "make it fast please")
-        [hook] = await fake_slack.wait_for("hook")
-        assert hook.body["response_type"] == "ephemeral"
-        text = _all_text(hook.body)
+        ack = await _command(app, fake_slack, "make it fast please")
+        assert ack["response_type"] == "ephemeral"
+        text = _all_text(ack)
         assert "Didn't understand" in text
         assert "Try:" in text
         assert "Traceback" not in text
@@ -144,9 +175,7 @@ class TestBadInput:
 
         object.__setattr__(services, "catalog", broken)
         with caplog.at_level("ERROR"):
-            await _command(app, fake_slack, "13B full finetune 2 days")
-            [hook] = await fake_slack.wait_for("hook")
-        text = _all_text(hook.body)
+            text = _all_text(await _command(app, fake_slack, "13B full finetune 2 days"))
         assert "Sorry, something went wrong" in text
         assert "catalog exploded" not in text
         assert "Traceback" not in text

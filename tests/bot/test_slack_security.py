@@ -12,6 +12,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from bot.render.blocks import escape_mrkdwn
+from bot.services import Services
 from recommender import Catalog
 from tests.bot.slack_requests import (
     FORM,
@@ -60,7 +61,7 @@ class TestSignatures:
         ],
     )
     async def test_bad_requests_are_401_before_any_listener_runs(
-        self, app: AsyncApp, fake_slack: FakeSlack, headers: Any
+        self, app: AsyncApp, fake_slack: FakeSlack, services: Services, headers: Any
     ) -> None:
         """Unsigned, forged and 5-minutes-old requests get 401 and Slack hears nothing."""
         for body, content_type in _types(fake_slack):
@@ -69,8 +70,11 @@ class TestSignatures:
             )
             assert response.status == 401
         assert fake_slack.calls() == []
+        assert services.answers.hits + services.answers.misses == 0  # no question looked up
 
-    async def test_a_tampered_body_is_rejected(self, app: AsyncApp, fake_slack: FakeSlack) -> None:
+    async def test_a_tampered_body_is_rejected(
+        self, app: AsyncApp, fake_slack: FakeSlack, services: Services
+    ) -> None:
         """A valid signature over a different body does not pass."""
         body = command_body("13B lora 1 day", response_url=fake_slack.hook_url())
         headers = signed_headers(body, content_type=FORM)
@@ -78,6 +82,7 @@ class TestSignatures:
         response = await app.async_dispatch(AsyncBoltRequest(body=tampered, headers=headers))
         assert response.status == 401
         assert fake_slack.calls() == []
+        assert services.answers.hits + services.answers.misses == 0
 
 
 def _mrkdwn_and_fallback(message: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
@@ -125,12 +130,11 @@ class TestInjection:
         """The user's own words come back as plain text or escaped, verbatim mrkdwn."""
         text = f"{payload} 7B lora 1 day {payload}"
         body = command_body(text, response_url=fake_slack.hook_url())
-        await app.async_dispatch(request(body, FORM))
-        [hook] = await fake_slack.wait_for("hook")
-        _assert_defused(hook.body)
+        ack = json.loads((await app.async_dispatch(request(body, FORM))).body)
+        _assert_defused(ack)
         echoes = [
             e["text"]
-            for b in hook.body["blocks"]
+            for b in ack["blocks"]
             if b["type"] == "context"
             for e in b["elements"]
             if e["type"] == "plain_text"
@@ -142,10 +146,9 @@ class TestInjection:
     ) -> None:
         """Provider, instance and region names from a feed are escaped in every mrkdwn text."""
         body = command_body("7B lora 1 day", response_url=fake_slack.hook_url())
-        await app.async_dispatch(request(body, FORM))
-        [hook] = await fake_slack.wait_for("hook")
-        _assert_defused(hook.body)
-        assert "&lt;!channel&gt;" in json.dumps(hook.body["blocks"])
+        ack = json.loads((await app.async_dispatch(request(body, FORM))).body)
+        _assert_defused(ack)
+        assert "&lt;!channel&gt;" in json.dumps(ack["blocks"])
 
     async def test_feed_fields_in_a_thread_reply_cannot_ping(
         self, app: AsyncApp, fake_slack: FakeSlack
@@ -161,9 +164,8 @@ class TestInjection:
     ) -> None:
         """``prices`` shows feed names escaped too."""
         body = command_body("prices H100", response_url=fake_slack.hook_url())
-        await app.async_dispatch(request(body, FORM))
-        [hook] = await fake_slack.wait_for("hook")
-        _assert_defused(hook.body)
+        ack = json.loads((await app.async_dispatch(request(body, FORM))).body)
+        _assert_defused(ack)
 
 
 class TestEscapeMrkdwn:

@@ -4,6 +4,8 @@ free loopback port, the loopback feed server (``tests/feeds/conftest.py``) and a
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 from pydantic import SecretStr
 
@@ -18,6 +20,7 @@ from tests.redis_server import redis_server, redis_url
 __all__ = [
     "answer_text",
     "clean_slack_env",
+    "command_answer",
     "fake_slack",
     "feed_server",
     "free_port",
@@ -58,4 +61,18 @@ async def answer_text(fake: FakeSlack, hook: str, *, within_s: float = 20.0) -> 
 
 
 def message_text(call: Call) -> str:
-    return f"{call.body.get('text', '')}\n{call.body.get('blocks', '')}"
+    return body_text(call.body)
+
+
+def body_text(body: dict[str, Any]) -> str:
+    return f"{body.get('text', '')}\n{body.get('blocks', '')}"
+
+
+async def command_answer(fake: FakeSlack, response: httpx.Response, hook: str) -> str:
+    """What a command was answered with: its ack, or (when the ack only says it is working on
+    it) what followed at ``response_url`` ``hook``."""
+    assert response.status_code == 200, response.text
+    ack: dict[str, Any] = response.json()
+    if str(ack.get("text", "")).startswith("Working on it"):
+        return await answer_text(fake, hook)
+    return body_text(ack)

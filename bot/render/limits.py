@@ -58,8 +58,14 @@ class Message:
     blocks: tuple[Block, ...] = ()
 
     def kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``respond``/``chat_postMessage``/``ack``."""
-        return {"text": self.text, "blocks": [copy.deepcopy(b) for b in self.blocks]}
+        """Keyword arguments for ``respond``/``chat_postMessage``/``ack``.
+
+        The block dicts are shared, not copied: a message may be sent many times (answers are
+        cached), so nothing may change a block after :func:`fit_message` built it; Bolt's ack
+        and slack_sdk's clients only read them to serialize. A test sends a cached answer
+        through each of them and checks its blocks are unchanged.
+        """
+        return {"text": self.text, "blocks": list(self.blocks)}
 
 
 def truncate(text: str, limit: int) -> str:

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import copy
+import json
 from datetime import timedelta
 
 import pytest
+from slack_bolt.async_app import AsyncApp
 
 from bot.answer_cache import ANSWER_TTL_S, AnswerCache
 from bot.catalog import bundled_catalog
+from bot.listeners.answers import answer
+from bot.services import Services
 from recommender import Catalog
+from tests.bot.slack_requests import FORM, JSON, action_body, command_body, mention_body, request
 from tests.factories import NOW
+from tests.fake_slack import FakeSlack
 
 
 @pytest.fixture
@@ -70,3 +77,27 @@ class TestAnswerCache:
     def test_a_cache_that_could_hold_nothing_is_refused(self, size: int, ttl_s: float) -> None:
         with pytest.raises(ValueError, match="at least one entry"):
             AnswerCache[str](size=size, ttl_s=ttl_s)
+
+
+class TestSharedBlocks:
+    async def test_a_cached_answer_is_unchanged_by_every_way_it_is_sent(
+        self, app: AsyncApp, fake_slack: FakeSlack, services: Services
+    ) -> None:
+        """Cached messages share their block dicts with every send (no copies), so the ack,
+        ``respond`` and ``chat.postMessage`` must leave them as they were."""
+        query = "13B lora 1 day"
+        ephemeral = await answer(services, query, top=5, ephemeral=True)
+        public = await answer(services, query, top=5, ephemeral=False)
+        before = copy.deepcopy((ephemeral.message, public.message))
+        command = command_body(query, response_url=fake_slack.hook_url("cmd"))
+        ack = await app.async_dispatch(request(command, FORM))  # the ack
+        assert json.loads(ack.body)["blocks"] == list(ephemeral.message.blocks)
+        click = action_body("gpufit_post", query, response_url=fake_slack.hook_url("post"))
+        await app.async_dispatch(request(click, FORM))  # respond(in_channel)
+        mention = mention_body(query, event_id="EvShared", ts="1700000000.000700")
+        await app.async_dispatch(request(mention, JSON))  # chat.postMessage
+        [hook] = await fake_slack.wait_for("hook")
+        [post] = await fake_slack.wait_for("chat.postMessage")
+        assert hook.body["blocks"] == post.body["blocks"] == list(public.message.blocks)
+        assert await answer(services, query, top=5, ephemeral=False) is public  # still cached
+        assert (ephemeral.message, public.message) == before

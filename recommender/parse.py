@@ -104,6 +104,10 @@ def _whole(value: float, low: float, high: float, raw: tuple[str, ...], what: st
 
 def _model_name(toks: Tokens, i: int, st: Draft) -> int:
     for span in range(min(5, len(toks.norm) - i), 0, -1):
+        if span == 1 and (taken := _model_family(toks, i, st)):
+            # A family word and a size say more than the word alone: "gpt2 1.5b" is GPT-2 XL,
+            # though "gpt2" by itself names the 124M model.
+            return taken
         arch = lookup_model(" ".join(toks.norm[i : i + span]))
         if arch is not None:
             if not _ok(st.model, arch):

@@ -634,6 +634,8 @@ class TestFamilyAndSize:
             ("llama 1b", "Llama 3.2 1B"),
             ("qwen 14b sft", "Qwen2.5 14B"),
             ("gemma 27b", "Gemma 2 27B"),
+            ("gpt2 1.5b full finetune", "GPT-2 XL"),
+            ("gpt2 355m", "GPT-2 Medium"),
         ],
     )
     def test_a_family_word_and_a_size_name_the_closest_known_model(
@@ -641,6 +643,15 @@ class TestFamilyAndSize:
     ) -> None:
         """`llama 70b` is the family's known model nearest that size, newest on a tie."""
         assert parse_workload(text).model.name == name
+
+    def test_a_family_word_that_is_also_a_model_name_still_names_it_alone(self) -> None:
+        """`gpt2` alone is GPT-2 (124M); a following size makes it a family word instead, and
+        the size is not reported as not understood."""
+        alone = parse_workload("gpt2 full finetune")
+        assert alone.model.name == "GPT-2"
+        sized = parse_workload("gpt2 1.5b full finetune")
+        assert sized.model.name == "GPT-2 XL"
+        assert "1.5b" not in sized.ignored
 
     def test_a_size_the_family_never_had_is_inferred_and_the_word_reported(self) -> None:
         """`llama 33b` has no known model: the size is inferred and `llama` is reported."""

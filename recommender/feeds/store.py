@@ -200,6 +200,11 @@ class PriceStore:
         self._seed_bundled = seed_bundled
         self._version: int | None = None
         self._catalog: Catalog | None = None
+        #: While Redis is down: the bundled fallback (when nothing was ever read) and the last
+        #: degraded catalog with the note it was made for, so an outage does not rebuild the
+        #: catalog (and, downstream, its ranking index and cached answers) on every question.
+        self._fallback: Catalog | None = None
+        self._degraded_last: tuple[Catalog, str, Catalog] | None = None
 
     @classmethod
     def from_url(
@@ -231,18 +236,25 @@ class PriceStore:
         if not loaded.degraded:
             return loaded.catalog
         note = f"{loaded.reason}; using the copy this process read last"
+        last = self._degraded_last
+        if last is not None and last[0] is loaded.catalog and last[1] == note:
+            return last[2]
         sources = tuple(
             replace(s, error=f"{s.error}; {note}" if s.error else note)
             for s in loaded.catalog.sources
         )
-        return Catalog(loaded.catalog.offers, sources)
+        degraded = Catalog(loaded.catalog.offers, sources)
+        self._degraded_last = (loaded.catalog, note, degraded)
+        return degraded
 
     def _degraded(self, reason: str) -> LoadedCatalog:
         if self._catalog is not None:
             return LoadedCatalog(self._catalog, degraded=True, reason=reason)
-        bundled = load_bundled()
-        info = _bundled_info(bundled, BUNDLED_SOURCE)
-        return LoadedCatalog(Catalog(bundled.offers, (info,)), degraded=True, reason=reason)
+        if self._fallback is None:
+            bundled = load_bundled()
+            info = _bundled_info(bundled, BUNDLED_SOURCE)
+            self._fallback = Catalog(bundled.offers, (info,))
+        return LoadedCatalog(self._fallback, degraded=True, reason=reason)
 
     async def _load_all(self) -> tuple[int, list[tuple[SnapshotMeta, tuple[Offer, ...]]]]:
         """Every snapshot; seeds the bundled one first when Redis holds no offers at all."""

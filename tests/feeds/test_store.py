@@ -317,6 +317,9 @@ class TestDegraded:
             assert loaded.catalog.offers == good.offers
             catalog = await store.load_catalog()
             assert all("price store unreachable" in (s.error or "") for s in catalog.sources)
+            # The same outage serves the same catalog object: what is built from it (the
+            # ranking index, cached answers) is not rebuilt on every question.
+            assert await store.load_catalog() is catalog
             with pytest.raises(StoreError, match="Cannot read the price store"):
                 await store.status()
             with pytest.raises(StoreError, match="refresh"):
@@ -330,10 +333,12 @@ class TestDegraded:
         store = PriceStore.from_url("redis://127.0.0.1:1/0")
         try:
             loaded = await store.load()
+            again = await store.load()
         finally:
             await store.aclose()
         assert loaded.degraded
         assert [s.name for s in loaded.catalog.sources] == [BUNDLED_SOURCE]
+        assert again.catalog is loaded.catalog  # the bundled snapshot is read once
 
 
 class TestProviderHints:

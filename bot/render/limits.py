@@ -1,9 +1,10 @@
 """Block Kit limits, checked and enforced in one place.
 
 :func:`check_limits` lists every limit a message breaks (tests and the fake Slack use it to
-fail loudly); :func:`fit_message` returns a copy that keeps every limit by truncating text with
-"…" and dropping what cannot be shortened safely, so production never sends a message Slack
-would reject. Every renderer's output goes through :func:`fit_message`.
+fail loudly); :func:`fit_message` returns a message that keeps every limit by truncating text
+with "…" and dropping what cannot be shortened safely (blocks it must change are copied first;
+the caller's blocks are never modified), so production never sends a message Slack would
+reject. Every renderer's output goes through :func:`fit_message`.
 
 Numbers: Slack's Block Kit reference and the slack_sdk model constants (slack.md §1.6).
 """
@@ -207,7 +208,10 @@ def _fit_element(element: Block) -> bool:
 
 
 def _fit_block(block: Block) -> Block | None:
-    """A shortened copy of ``block``, or ``None`` when nothing of it can be kept."""
+    """``block`` when it keeps every limit already (the common case: no copy), else a
+    shortened copy, or ``None`` when nothing of it can be kept."""
+    if not _block_problems(0, block):
+        return block
     b = copy.deepcopy(block)
     if isinstance(b.get("block_id"), str):
         b["block_id"] = b["block_id"][:ID_MAX]
@@ -251,7 +255,7 @@ def _omitted(count: int) -> Block:
 
 
 def fit_message(blocks: Sequence[Block], text: str) -> Message:
-    """A copy of the message that keeps every Block Kit limit.
+    """The message, made to keep every Block Kit limit (the given blocks are not modified).
 
     Texts are cut with "…"; buttons whose value is too long are dropped; when there are too
     many blocks or too much text, blocks are left out from the end of the body (the last

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -57,9 +58,12 @@ class TestFitMessage:
         ],
     )
     def test_each_broken_limit_is_reported_and_then_fixed(self, blocks: Any, broken: str) -> None:
-        """``check_limits`` names the broken limit; ``fit_message`` returns a message without it."""
+        """``check_limits`` names the broken limit; ``fit_message`` returns a message without it,
+        leaving the blocks it was given as they were."""
         assert any(broken in p for p in check_limits(blocks, "fallback"))
+        before = copy.deepcopy(blocks)
         _ok(fit_message(blocks, "fallback"))
+        assert blocks == before
 
     def test_a_button_whose_value_is_too_long_is_dropped_not_cut(self) -> None:
         """A cut value would carry a different query, so the button goes instead."""

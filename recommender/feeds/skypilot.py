@@ -300,9 +300,13 @@ _PRICE_COLUMNS = ("Price", "SpotPrice", "Region", "AvailabilityZone")
 _ShapeKey = tuple[str, str | None, str, str, str | None, str | None]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class _Shape:
-    """What every region/zone row of one instance type shares (read once per distinct cells)."""
+    """What every region/zone row of one instance type shares (read once per distinct cells).
+
+    ``template`` is the shape's first offer; the others are built from it
+    (:meth:`Offer.priced`) instead of checking and storing all 16 fields again.
+    """
 
     instance_type: str
     gpu_id: str
@@ -314,6 +318,7 @@ class _Shape:
     ram_gib: float | None
     #: Why the vCPUs or MemoryGiB cell is unreadable; reported after the row's price checks.
     late_error: str = ""
+    template: Offer | None = None
 
 
 #: Marks a CPU-only or TPU row (not a GPU offer, not counted).
@@ -589,15 +594,15 @@ class _Builder:
             # The spot offer's key (Offer.key) without its constant provider and kind parts.
             spot_key = f"{shape.instance_type}/{region}/{zone}"
             if spot_key not in self._spot:
-                self._spot[spot_key] = self._offer(
-                    (shape, region, zone, spot), spot=True, zone=zone
-                )
+                self._spot[spot_key] = self._offer(shape, spot, True, region, zone)
             else:
                 _check_offer_price(spot)
 
-    def _offer(self, priced: _Priced, *, spot: bool, zone: str) -> Offer:
-        shape, region, _, price = priced
-        return Offer(
+    def _offer(self, shape: _Shape, price: float, spot: bool, region: str, zone: str) -> Offer:
+        template = shape.template
+        if template is not None:
+            return template.priced(price, spot, region, zone)
+        shape.template = Offer(
             provider=self.cloud,
             instance_type=shape.instance_type,
             gpu_id=shape.gpu_id,
@@ -614,18 +619,20 @@ class _Builder:
             source=self.source,
             citation=self._citation,
         )
+        return shape.template
 
     def offers(self) -> list[Offer]:
         result: list[Offer] = []
         for zoned in self._on_demand.values():
-            prices = {round(p[3], 6) for p in zoned}
-            if len(prices) == 1:
+            first = zoned[0]
+            price = first[3]
+            if len(zoned) == 1 or len({round(p[3], 6) for p in zoned}) == 1:
                 # One regional price repeated per zone (AWS): one offer for the region.
-                result.append(self._offer(zoned[0], spot=False, zone=""))
+                result.append(self._offer(first[0], price, False, first[1], ""))
             else:
                 # One offer per zone (the last row of a repeated zone wins, in first-seen order).
                 by_zone = {p[2]: p for p in zoned}
-                result.extend(self._offer(p, spot=False, zone=p[2]) for p in by_zone.values())
+                result.extend(self._offer(s, p, False, r, z) for s, r, z, p in by_zone.values())
         result.extend(self._spot.values())
         return result
 

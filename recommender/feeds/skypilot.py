@@ -43,7 +43,7 @@ from recommender.feeds._rows import (
 )
 from recommender.feeds.base import MAX_REPORTED_ERRORS, ParsedFeed
 from recommender.feeds.native import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR
-from recommender.offers import Fabric, Offer
+from recommender.offers import MAX_OFFER_USD_PER_HOUR, Fabric, Offer
 
 __all__ = [
     "CLOUDS",
@@ -327,9 +327,11 @@ _SKIP = "skip"
 #: One price of a shape: (shape, region, zone, USD/h), before it becomes an :class:`Offer`.
 _Priced = tuple[_Shape, str, str, float]
 
-#: ``Offer.__post_init__``'s bound on a whole-instance price; checked when a price is read so
-#: that an implausible one fails where it did when offers were built per row.
-_MAX_OFFER_USD_PER_HOUR = 10_000
+#: A price cell ``float()`` could not read; why: NaN fails every range check, so such a cell
+#: takes the slow path that tells blank from zero from garbage.
+_NAN = math.nan
+#: Local name for ``math.inf``; why: read once per price cell, a module global is cheaper.
+_INF = math.inf
 
 
 class _Builder:
@@ -468,11 +470,25 @@ class _Builder:
         region_cell: str,
         zone: str | None,
     ) -> None:
-        price = _price(price_cell_, "Price")
-        spot = _price(spot_cell, "SpotPrice")
+        # _price, inlined (a call per cell costs more than the parse): float() reads the usual
+        # positive finite number; any other cell goes through price_cell for its meaning or
+        # message (NaN stands for "float() could not read it").
+        try:
+            value = float(price_cell_) if price_cell_ else _NAN
+        except ValueError:
+            value = _NAN
+        price = value if 0 < value < _INF else price_cell(price_cell_, "Price")
+        try:
+            value = float(spot_cell) if spot_cell else _NAN
+        except ValueError:
+            value = _NAN
+        spot = value if 0 < value < _INF else price_cell(spot_cell, "SpotPrice")
         if shape.late_error:
             raise RowError(shape.late_error)
-        self._add_prices(shape, _region(region_cell), zone, price, spot)
+        region = region_cell.strip()
+        if not region:
+            raise RowError("Region is empty")
+        self._add_prices(shape, region, zone, price, spot)
 
     def add_gcp(self, rows: Iterable[tuple[str, dict[str, str]]]) -> None:
         hosts: list[tuple[str, dict[str, str]]] = []
@@ -581,7 +597,8 @@ class _Builder:
             check_price(spot, count, "SpotPrice")
         zone = (zone or "").strip()
         if price is not None:
-            _check_offer_price(price)
+            if not 0 < price < MAX_OFFER_USD_PER_HOUR:
+                _check_offer_price(price)  # raises, with the message
             key = (shape.instance_type, region)
             zoned = self._on_demand.get(key)
             if zoned is None:
@@ -595,7 +612,7 @@ class _Builder:
             spot_key = f"{shape.instance_type}/{region}/{zone}"
             if spot_key not in self._spot:
                 self._spot[spot_key] = self._offer(shape, spot, True, region, zone)
-            else:
+            elif not 0 < spot < MAX_OFFER_USD_PER_HOUR:
                 _check_offer_price(spot)
 
     def _offer(self, shape: _Shape, price: float, spot: bool, region: str, zone: str) -> Offer:
@@ -657,7 +674,9 @@ def _region(cell: str) -> str:
 
 
 def _check_offer_price(price: float) -> None:
-    if not 0 < price < _MAX_OFFER_USD_PER_HOUR:
+    # Offer's own bound, checked when a price is read so that an implausible one fails where it
+    # did when offers were built per row.
+    if not 0 < price < MAX_OFFER_USD_PER_HOUR:
         raise RowError(f"price {price:g} USD/h for the instance is implausible")
 
 

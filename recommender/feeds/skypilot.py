@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from operator import itemgetter
@@ -191,11 +191,7 @@ def parse_skypilot(
     build_log = RowLog()
     builder = _Builder(cloud, source, build_log)
     if cloud == "gcp":
-        builder.add_gcp(
-            (f"{where} {number}", dict(zip(header, cells, strict=True)))
-            for where, header, table_rows in tables
-            for number, cells in table_rows
-        )
+        builder.add_gcp(tables)
     else:
         for where, header, table_rows in tables:
             builder.add_table(where, header, table_rows)
@@ -298,6 +294,23 @@ _PRICE_COLUMNS = ("Price", "SpotPrice", "Region", "AvailabilityZone")
 
 #: A row's shape cells: accelerator, GpuInfo, count, instance type, vCPUs, RAM.
 _ShapeKey = tuple[str, str | None, str, str, str | None, str | None]
+#: A row's price cells: Price, SpotPrice, Region, AvailabilityZone.
+_PriceCells = tuple[str, str, str, str]
+
+
+def _getters(
+    header: list[str],
+) -> tuple[Callable[[list[str]], _ShapeKey], Callable[[list[str]], _PriceCells], bool]:
+    """A document's shape-cell and price-cell getters, and whether rows need padding.
+
+    A missing optional column reads as an empty cell appended to the row (``padded``).
+    """
+    column = _column_index(header)
+    pad = len(header)
+    padded = any(name not in column for name in _SHAPE_COLUMNS + _PRICE_COLUMNS)
+    shape_of = itemgetter(*(column.get(name, pad) for name in _SHAPE_COLUMNS))
+    prices_of = itemgetter(*(column.get(name, pad) for name in _PRICE_COLUMNS))
+    return shape_of, prices_of, padded
 
 
 @dataclass(slots=True, eq=False)
@@ -352,17 +365,15 @@ class _Builder:
         self._shapes: dict[_ShapeKey, _Shape | str] = {}
         self._gpus: dict[str | None, tuple[str, float | None] | str] = {}
         self._accels: dict[tuple[str, str, str | None], tuple[str, int, float | None] | str] = {}
+        self._host_shapes: dict[tuple[Any, ...], _Shape] = {}
 
     def add_table(
         self, where: str, header: list[str], rows: Iterable[tuple[int, list[str]]]
     ) -> None:
         """Add the rows of one document (cells in ``header`` order), labelled ``where N``."""
-        column = _column_index(header)
-        pad = len(header)  # a missing optional column reads as an appended empty cell
-        padded = any(name not in column for name in _SHAPE_COLUMNS + _PRICE_COLUMNS)
-        shape_of = itemgetter(*(column.get(name, pad) for name in _SHAPE_COLUMNS))
-        prices_of = itemgetter(*(column.get(name, pad) for name in _PRICE_COLUMNS))
+        shape_of, prices_of, padded = _getters(header)
         shapes = self._shapes
+        add = self._add_cells
         log = self.log
         for number, cells in rows:
             if padded:
@@ -377,19 +388,12 @@ class _Builder:
             try:
                 if isinstance(shape, str):
                     raise RowError(shape)
-                self._add_cells(shape, *prices_of(cells))
+                add(shape, *prices_of(cells))
             except RowError as exc:
                 log.reject(f"{where} {number}", str(exc))
 
-    def add_row(self, where: str, row: dict[str, str]) -> None:
-        key: _ShapeKey = (
-            row["AcceleratorName"],
-            row.get("GpuInfo"),
-            row["AcceleratorCount"],
-            row["InstanceType"],
-            row.get("vCPUs"),
-            row.get("MemoryGiB"),
-        )
+    def _add_row(self, where: str, key: _ShapeKey, prices: _PriceCells) -> None:
+        """One row with its own shape: :meth:`add_table`'s loop body, for the GCP documents."""
         shape = self._shapes.get(key)
         if shape is None:
             shape = self._shapes[key] = self._read_shape(key)
@@ -399,13 +403,7 @@ class _Builder:
         try:
             if isinstance(shape, str):
                 raise RowError(shape)
-            self._add_cells(
-                shape,
-                row.get("Price"),
-                row.get("SpotPrice"),
-                row["Region"],
-                row.get("AvailabilityZone", ""),
-            )
+            self._add_cells(shape, *prices)
         except RowError as exc:
             self.log.reject(where, str(exc))
 
@@ -490,99 +488,118 @@ class _Builder:
             raise RowError("Region is empty")
         self._add_prices(shape, region, zone, price, spot)
 
-    def add_gcp(self, rows: Iterable[tuple[str, dict[str, str]]]) -> None:
-        hosts: list[tuple[str, dict[str, str]]] = []
+    def add_gcp(
+        self, tables: Iterable[tuple[str, list[str], Iterable[tuple[int, list[str]]]]]
+    ) -> None:
+        """Add GCP's documents (``(where, header, rows)`` each): self-contained GPU VM rows
+        now, host rows once every accelerator row is known."""
+        hosts: list[tuple[str, _ShapeKey, _PriceCells]] = []
         accels: dict[tuple[str, int, str], _GcpAccel] = {}
         used: set[str] = set()
-        for where, row in rows:
-            instance_type = row["InstanceType"].strip()
-            accelerator = row["AcceleratorName"].strip()
-            if accelerator.lower().startswith("tpu") or instance_type.lower().startswith("tpu"):
-                continue
-            if instance_type and accelerator:
-                self.add_row(where, row)  # a self-contained GPU VM row
-            elif instance_type:
-                if _GCP_HOST.match(instance_type) or "gpu" in instance_type:
-                    self.log.rows += 1
-                    hosts.append((where, row))
-            elif accelerator:
-                self.log.rows += 1
-                try:
-                    accel = self._gcp_accel(where, row)
-                except RowError as exc:
-                    self.log.reject(where, str(exc))
+        log = self.log
+        for where, header, rows in tables:
+            shape_of, prices_of, padded = _getters(header)
+            for number, cells in rows:
+                if padded:
+                    cells.append("")
+                key: _ShapeKey = shape_of(cells)
+                prices: _PriceCells = prices_of(cells)
+                accelerator = key[0].strip()
+                instance_type = key[3].strip()
+                if accelerator.lower().startswith("tpu") or instance_type.lower().startswith("tpu"):
                     continue
-                zone = row.get("AvailabilityZone", "").strip()
-                accels.setdefault((accelerator, accel.count, zone), accel)
-        for where, row in hosts:
+                if instance_type and accelerator:
+                    self._add_row(f"{where} {number}", key, prices)  # a self-contained GPU VM
+                elif instance_type:
+                    if _GCP_HOST.match(instance_type) or "gpu" in instance_type:
+                        log.rows += 1
+                        hosts.append((f"{where} {number}", key, prices))
+                elif accelerator:
+                    log.rows += 1
+                    label = f"{where} {number}"
+                    try:
+                        accel = self._gcp_accel(label, key, prices)
+                    except RowError as exc:
+                        log.reject(label, str(exc))
+                        continue
+                    zone = prices[3].strip()
+                    accels.setdefault((accelerator, accel.count, zone), accel)
+        for where, key, prices in hosts:
             try:
-                self._gcp_host(row, accels, used)
+                self._gcp_host(key, prices, accels, used)
             except RowError as exc:
-                self.log.reject(where, str(exc))
+                log.reject(where, str(exc))
         for (accelerator, count, zone), accel in accels.items():
             if accel.row not in used:
-                self.log.reject(
+                log.reject(
                     accel.row,
                     f"{accelerator}x{count} in {zone} has no host VM row to price it with "
                     "(an attachable GPU's price alone would understate the cost)",
                 )
 
-    def _gcp_accel(self, where: str, row: dict[str, str]) -> _GcpAccel:
-        key = (row["AcceleratorName"], row["AcceleratorCount"], row.get("GpuInfo"))
-        known = self._accels.get(key)
+    def _gcp_accel(self, where: str, key: _ShapeKey, prices: _PriceCells) -> _GcpAccel:
+        accelerator_cell, gpu_info, count_cell = key[:3]
+        cached = (accelerator_cell, count_cell, gpu_info)
+        known = self._accels.get(cached)
         if known is None:
             try:
-                count = whole_count(key[1], "AcceleratorCount")
-                _, memory = self._gpu(key[2])
-                known = (resolve_gpu(key[0].strip(), memory_gib=memory), count, memory)
+                count = whole_count(count_cell, "AcceleratorCount")
+                _, memory = self._gpu(gpu_info)
+                known = (resolve_gpu(accelerator_cell.strip(), memory_gib=memory), count, memory)
             except RowError as exc:
                 known = str(exc)
-            self._accels[key] = known
+            self._accels[cached] = known
         if isinstance(known, str):
             raise RowError(known)
         gpu_id, count, memory = known
-        price = price_cell(row.get("Price"), "Price")
-        spot = price_cell(row.get("SpotPrice"), "SpotPrice")
+        price = price_cell(prices[0], "Price")
+        spot = price_cell(prices[1], "SpotPrice")
         if price is None and spot is None:
             raise RowError("no price (Price and SpotPrice empty or zero)")
         return _GcpAccel(where, gpu_id, count, memory, price, spot)
 
     def _gcp_host(
         self,
-        row: dict[str, str],
+        key: _ShapeKey,
+        prices: _PriceCells,
         accels: Mapping[tuple[str, int, str], _GcpAccel],
         used: set[str],
     ) -> None:
-        instance_type = row["InstanceType"].strip()
+        instance_type = key[3].strip()
         match = _GCP_HOST.match(instance_type)
         family = GCP_HOST_FAMILIES.get(match.group(1)) if match else None
         if match is None or family is None:
             raise RowError(f"host {instance_type} is not in SkyPilot's GPU machine-family map")
         count = int(match.group(2))
-        zone = row.get("AvailabilityZone", "").strip()
+        price_cell_, spot_cell, region_cell, zone_cell = prices
+        zone = zone_cell.strip()
         accel = accels.get((family, count, zone))
         if accel is None:
             raise RowError(f"no {family}x{count} accelerator row in {zone} for {instance_type}")
         used.add(accel.row)
-        host_price = optional_float(row.get("Price"), "Price")
-        host_spot = optional_float(row.get("SpotPrice"), "SpotPrice")
+        host_price = optional_float(price_cell_, "Price")
+        host_spot = optional_float(spot_cell, "SpotPrice")
         # A host price of 0.0 is real: a4-highgpu-8g carries its whole price in the GPU row.
         price = _sum(host_price, accel.price)
         spot = _sum(host_spot, accel.spot)
-        vcpus = optional_float(row.get("vCPUs"), "vCPUs")
-        ram_gib = optional_float(row.get("MemoryGiB"), "MemoryGiB")
-        region = _region(row["Region"])
-        fabric, gbps = fabric_for(self.cloud, instance_type, count)
-        shape = _Shape(
-            instance_type,
-            accel.gpu_id,
-            count,
-            accel.memory_gib,
-            fabric,
-            gbps,
-            vcpus if vcpus and vcpus > 0 else None,
-            ram_gib if ram_gib and ram_gib > 0 else None,
-        )
+        vcpus = optional_float(key[4], "vCPUs")
+        ram_gib = optional_float(key[5], "MemoryGiB")
+        region = _region(region_cell)
+        # One shape (and template offer) per host type and GPU across its regions and zones.
+        shape_key = (instance_type, accel.gpu_id, count, accel.memory_gib, vcpus, ram_gib)
+        shape = self._host_shapes.get(shape_key)
+        if shape is None:
+            fabric, gbps = fabric_for(self.cloud, instance_type, count)
+            shape = self._host_shapes[shape_key] = _Shape(
+                instance_type,
+                accel.gpu_id,
+                count,
+                accel.memory_gib,
+                fabric,
+                gbps,
+                vcpus if vcpus and vcpus > 0 else None,
+                ram_gib if ram_gib and ram_gib > 0 else None,
+            )
         self._add_prices(shape, region, zone, price, spot)
 
     def _add_prices(

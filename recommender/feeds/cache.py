@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,10 +104,30 @@ class PricePoint:
 
 
 def offer_to_dict(offer: Offer) -> dict[str, Any]:
-    data = asdict(offer)
-    data["intra_node"] = offer.intra_node.value if offer.intra_node else None
-    data["fabric"] = offer.fabric.value
-    return data
+    """The offer's fields in declaration order, enums as their values (JSON-ready).
+
+    Written out rather than ``dataclasses.asdict``, which deep-copies every value and cost
+    ~13 µs an offer: most of a 20k-row snapshot write. ``tests/feeds/test_cache.py`` checks
+    that the keys stay those of ``asdict``.
+    """
+    return {
+        "provider": offer.provider,
+        "instance_type": offer.instance_type,
+        "gpu_id": offer.gpu_id,
+        "gpu_count": offer.gpu_count,
+        "price_usd_per_hour": offer.price_usd_per_hour,
+        "spot": offer.spot,
+        "region": offer.region,
+        "zone": offer.zone,
+        "gpu_memory_gib": offer.gpu_memory_gib,
+        "vcpus": offer.vcpus,
+        "ram_gib": offer.ram_gib,
+        "intra_node": offer.intra_node.value if offer.intra_node else None,
+        "fabric": offer.fabric.value,
+        "fabric_gbps": offer.fabric_gbps,
+        "source": offer.source,
+        "citation": offer.citation,
+    }
 
 
 def offer_from_dict(data: Mapping[str, Any]) -> Offer:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -69,6 +71,15 @@ class TestSnapshots:
         """Every Offer field, enums included, survives encoding."""
         for item in offers():
             assert offer_from_dict(offer_to_dict(item)) == item
+
+    def test_encoding_names_every_field_in_order(self) -> None:
+        """offer_to_dict is asdict with enum values: same keys, same order, same JSON."""
+        for item in offers():
+            expected = dataclasses.asdict(item)
+            expected["intra_node"] = item.intra_node.value if item.intra_node else None
+            expected["fabric"] = item.fabric.value
+            assert list(offer_to_dict(item)) == [f.name for f in dataclasses.fields(Offer)]
+            assert json.dumps(offer_to_dict(item)) == json.dumps(expected)
 
     async def test_a_snapshot_round_trips_with_its_metadata(self, store: RedisSnapshots) -> None:
         """What is stored is what loads: offers, counts, times, validators, locations, reasons."""

@@ -24,6 +24,7 @@ import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,7 @@ __all__ = [
     "SnapshotMeta",
     "offer_from_dict",
     "offer_to_dict",
+    "offers_json",
     "start_embedded_redis",
 ]
 
@@ -130,6 +132,73 @@ def offer_to_dict(offer: Offer) -> dict[str, Any]:
     }
 
 
+#: Where an encoded offer's varying part starts and ends; why: the four fields that differ
+#: between offers of one instance shape (price, spot, region, zone) are adjacent in
+#: ``Offer``'s field order, so the JSON text around them is one prefix and one suffix.
+_VARYING_FROM = ',"price_usd_per_hour":'
+_VARYING_UNTIL = ',"gpu_memory_gib":'
+
+
+# What json.dumps writes for a float and for a str (its own encoders).
+_float_repr = float.__repr__
+_json_string = encode_basestring_ascii
+
+
+def _encode_offer(offer: Offer) -> str:
+    return json.dumps(offer_to_dict(offer), separators=(",", ":"))
+
+
+def offers_json(offers: Iterable[Offer]) -> str:
+    """``json.dumps([offer_to_dict(o) for o in offers], separators=(",", ":"))``, the same
+    text in about a third of the time for offers of a few instance shapes.
+
+    An adapter builds the offers of one shape from one template (:meth:`Offer.priced`), so
+    they share the objects of their twelve shape fields: the JSON text of those fields is
+    encoded once per distinct set of objects (keyed by identity, so equal values of
+    different types, such as 8 and 8.0, are never confused), and only price, spot, region
+    and zone are encoded per offer. A value of an unexpected type takes ``json.dumps``.
+    """
+    # Held for the whole loop: an id is unique only among objects alive at the same time.
+    held = tuple(offers)
+    halves: dict[tuple[int, ...], tuple[str, str]] = {}
+    encoded: list[str] = []
+    for o in held:
+        key = (
+            id(o.provider),
+            id(o.instance_type),
+            id(o.gpu_id),
+            id(o.gpu_count),
+            id(o.gpu_memory_gib),
+            id(o.vcpus),
+            id(o.ram_gib),
+            id(o.intra_node),
+            id(o.fabric),
+            id(o.fabric_gbps),
+            id(o.source),
+            id(o.citation),
+        )
+        around = halves.get(key)
+        if around is None:
+            text = _encode_offer(o)
+            start = text.index(_VARYING_FROM) + len(_VARYING_FROM)
+            around = halves[key] = (text[:start], text[text.index(_VARYING_UNTIL) :])
+        price, spot, region, zone = o.price_usd_per_hour, o.spot, o.region, o.zone
+        if (
+            type(price) is float
+            and type(region) is str
+            and type(zone) is str
+            and type(spot) is bool
+        ):
+            encoded.append(
+                f"{around[0]}{_float_repr(price)},"
+                f'"spot":{"true" if spot else "false"},'
+                f'"region":{_json_string(region)},"zone":{_json_string(zone)}{around[1]}'
+            )
+        else:
+            encoded.append(_encode_offer(o))
+    return f"[{','.join(encoded)}]"
+
+
 def offer_from_dict(data: Mapping[str, Any]) -> Offer:
     fields = dict(data)
     fields["intra_node"] = IntraNode(fields["intra_node"]) if fields.get("intra_node") else None
@@ -211,7 +280,7 @@ class RedisSnapshots:
         """Store a good snapshot (it must have offers), clear the error, bump the version."""
         if not offers:
             raise ValueError("refusing to store an empty snapshot")
-        body = json.dumps([offer_to_dict(o) for o in offers], separators=(",", ":"))
+        body = offers_json(offers)
         async with self.client.pipeline(transaction=True) as pipe:
             pipe.set(self._key("snap", meta.name), body)
             pipe.delete(self._key("meta", meta.name))

@@ -18,6 +18,7 @@ from recommender.feeds.cache import (
     SnapshotMeta,
     offer_from_dict,
     offer_to_dict,
+    offers_json,
     start_embedded_redis,
 )
 from recommender.gpus import IntraNode
@@ -80,6 +81,24 @@ class TestSnapshots:
             expected["fabric"] = item.fabric.value
             assert list(offer_to_dict(item)) == [f.name for f in dataclasses.fields(Offer)]
             assert json.dumps(offer_to_dict(item)) == json.dumps(expected)
+
+    def test_offers_json_is_json_dumps_of_the_dicts(self) -> None:
+        """offers_json writes json.dumps' exact text, whatever the offers share or hold."""
+        shape = offer(vcpus=192.0, ram_gib=2048.0, intra_node=IntraNode.NVLINK, zone="use1-az1")
+        items = [
+            shape,
+            shape.priced(31.5, True, "us-west-2", "usw2-az1"),
+            shape.priced(55.0, False, "eu-central-1", ""),
+            # Equal values of other types and non-ASCII text: encoded as json.dumps does.
+            offer(vcpus=192, ram_gib=2048, price_usd_per_hour=55),
+            offer(region='sa-east-1 \u00e9"quoted"', zone="z\\", citation="«cité»"),
+            replace(shape, spot=1),  # a truthy non-bool, as a hand-built Offer may hold
+            *offers(),
+        ]
+        expected = json.dumps([offer_to_dict(o) for o in items], separators=(",", ":"))
+        assert offers_json(items) == expected
+        assert offers_json(iter(items)) == expected
+        assert offers_json([]) == "[]"
 
     async def test_a_snapshot_round_trips_with_its_metadata(self, store: RedisSnapshots) -> None:
         """What is stored is what loads: offers, counts, times, validators, locations, reasons."""

@@ -660,7 +660,8 @@ class _Builder:
         for zoned in self._on_demand.values():
             first = zoned[0]
             price = first[3]
-            if len(zoned) == 1 or len({round(p[3], 6) for p in zoned}) == 1:
+            # Equal floats round equal: the rounding is only needed when the prices differ.
+            if len({p[3] for p in zoned}) == 1 or len({round(p[3], 6) for p in zoned}) == 1:
                 # One regional price repeated per zone (AWS): one offer for the region.
                 result.append(self._offer(first[0], price, False, first[1], ""))
             else:

@@ -152,47 +152,51 @@ def offers_json(offers: Iterable[Offer]) -> str:
     """``json.dumps([offer_to_dict(o) for o in offers], separators=(",", ":"))``, the same
     text in about a third of the time for offers of a few instance shapes.
 
-    An adapter builds the offers of one shape from one template (:meth:`Offer.priced`), so
-    they share the objects of their twelve shape fields: the JSON text of those fields is
-    encoded once per distinct set of objects (keyed by identity, so equal values of
-    different types, such as 8 and 8.0, are never confused), and only price, spot, region
-    and zone are encoded per offer. A value of an unexpected type takes ``json.dumps``.
+    Offers of one instance shape differ only in price, spot, region and zone, so the JSON
+    text of their twelve other fields is encoded once per shape and only those four per
+    offer. Equal numbers of different types (8 and 8.0) would be written differently, so
+    the shape's text is reused only when the numeric fields are the very objects it was
+    made from (as for offers built by :meth:`Offer.priced`); otherwise, and for a value of
+    an unexpected type, the offer takes ``json.dumps``.
     """
-    # Held for the whole loop: an id is unique only among objects alive at the same time.
-    held = tuple(offers)
-    halves: dict[tuple[int, ...], tuple[str, str]] = {}
+    shapes: dict[tuple[Any, ...], tuple[Offer, str, str]] = {}
     encoded: list[str] = []
-    for o in held:
+    for o in offers:
         key = (
-            id(o.provider),
-            id(o.instance_type),
-            id(o.gpu_id),
-            id(o.gpu_count),
-            id(o.gpu_memory_gib),
-            id(o.vcpus),
-            id(o.ram_gib),
-            id(o.intra_node),
-            id(o.fabric),
-            id(o.fabric_gbps),
-            id(o.source),
-            id(o.citation),
+            o.provider,
+            o.instance_type,
+            o.gpu_id,
+            o.gpu_count,
+            o.gpu_memory_gib,
+            o.vcpus,
+            o.ram_gib,
+            o.intra_node,
+            o.fabric,
+            o.fabric_gbps,
+            o.source,
+            o.citation,
         )
-        around = halves.get(key)
-        if around is None:
+        known = shapes.get(key)
+        if known is None:
             text = _encode_offer(o)
             start = text.index(_VARYING_FROM) + len(_VARYING_FROM)
-            around = halves[key] = (text[:start], text[text.index(_VARYING_UNTIL) :])
+            known = shapes[key] = (o, text[:start], text[text.index(_VARYING_UNTIL) :])
+        first, head, tail = known
         price, spot, region, zone = o.price_usd_per_hour, o.spot, o.region, o.zone
         if (
-            type(price) is float
+            o.gpu_count is first.gpu_count
+            and o.gpu_memory_gib is first.gpu_memory_gib
+            and o.vcpus is first.vcpus
+            and o.ram_gib is first.ram_gib
+            and o.fabric_gbps is first.fabric_gbps
+            and type(price) is float
+            and type(spot) is bool
             and type(region) is str
             and type(zone) is str
-            and type(spot) is bool
         ):
             encoded.append(
-                f"{around[0]}{_float_repr(price)},"
-                f'"spot":{"true" if spot else "false"},'
-                f'"region":{_json_string(region)},"zone":{_json_string(zone)}{around[1]}'
+                f'{head}{_float_repr(price)},"spot":{"true" if spot else "false"},'
+                f'"region":{_json_string(region)},"zone":{_json_string(zone)}{tail}'
             )
         else:
             encoded.append(_encode_offer(o))

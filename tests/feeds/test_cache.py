@@ -91,6 +91,7 @@ class TestSnapshots:
             shape.priced(55.0, False, "eu-central-1", ""),
             # Equal values of other types and non-ASCII text: encoded as json.dumps does.
             offer(vcpus=192, ram_gib=2048, price_usd_per_hour=55),
+            replace(shape, vcpus=192, zone="use1-az2"),  # equal to the shape's 192.0
             offer(region='sa-east-1 \u00e9"quoted"', zone="z\\", citation="«cité»"),
             replace(shape, spot=1),  # a truthy non-bool, as a hand-built Offer may hold
             *offers(),

@@ -144,8 +144,12 @@ _float_repr = float.__repr__
 _json_string = encode_basestring_ascii
 
 
+#: json.dumps(..., separators=(",", ":")) without building an encoder per call.
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def _encode_offer(offer: Offer) -> str:
-    return json.dumps(offer_to_dict(offer), separators=(",", ":"))
+    return _encode(offer_to_dict(offer))
 
 
 def offers_json(offers: Iterable[Offer]) -> str:
@@ -180,7 +184,9 @@ def offers_json(offers: Iterable[Offer]) -> str:
         if known is None:
             text = _encode_offer(o)
             start = text.index(_VARYING_FROM) + len(_VARYING_FROM)
-            known = shapes[key] = (o, text[:start], text[text.index(_VARYING_UNTIL) :])
+            shapes[key] = (o, text[:start], text[text.index(_VARYING_UNTIL) :])
+            encoded.append(text)
+            continue
         first, head, tail = known
         price, spot, region, zone = o.price_usd_per_hour, o.spot, o.region, o.zone
         if (

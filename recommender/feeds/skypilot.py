@@ -627,10 +627,10 @@ class _Builder:
         if spot is not None and (price is None or spot < price):
             # The spot offer's key (Offer.key) without its constant provider and kind parts.
             spot_key = f"{shape.instance_type}/{region}/{zone}"
+            if not 0 < spot < MAX_OFFER_USD_PER_HOUR:
+                _check_offer_price(spot)  # raises, with the message
             if spot_key not in self._spot:
                 self._spot[spot_key] = self._offer(shape, spot, True, region, zone)
-            elif not 0 < spot < MAX_OFFER_USD_PER_HOUR:
-                _check_offer_price(spot)
 
     def _offer(self, shape: _Shape, price: float, spot: bool, region: str, zone: str) -> Offer:
         template = shape.template

@@ -468,9 +468,9 @@ class _Builder:
         region_cell: str,
         zone: str | None,
     ) -> None:
-        # _price, inlined (a call per cell costs more than the parse): float() reads the usual
-        # positive finite number; any other cell goes through price_cell for its meaning or
-        # message (NaN stands for "float() could not read it").
+        # float() reads the usual positive finite number here, without a call per cell (a call
+        # costs more than the parse); any other cell goes through price_cell for its meaning
+        # or message (NaN stands for "float() could not read it").
         try:
             value = float(price_cell_) if price_cell_ else _NAN
         except ValueError:
@@ -670,18 +670,6 @@ class _Builder:
                 result.extend(self._offer(s, p, False, r, z) for s, r, z, p in by_zone.values())
         result.extend(self._spot.values())
         return result
-
-
-def _price(cell: str | None, column: str) -> float | None:
-    """:func:`price_cell`, with a fast path for the usual positive finite number."""
-    if cell:
-        try:
-            value = float(cell)
-        except ValueError:
-            return price_cell(cell, column)  # raises, or None for a blank cell
-        if 0 < value < math.inf:
-            return value
-    return price_cell(cell, column)
 
 
 def _region(cell: str) -> str:

@@ -85,7 +85,7 @@ class Offer:
         if not 0 < price_usd_per_hour < MAX_OFFER_USD_PER_HOUR:
             raise ValueError(f"implausible price {price_usd_per_hour!r} USD/h")
         # Any: mypy sees the frozen Offer's fields as read-only; the draft's are not.
-        offer: Any = _new_object(_OfferDraft)
+        offer: Any = object.__new__(_OfferDraft)
         offer.provider = self.provider
         offer.instance_type = self.instance_type
         offer.gpu_id = self.gpu_id
@@ -143,9 +143,6 @@ class _OfferDraft(Offer):
     __slots__ = ()
     __setattr__ = object.__setattr__
     __delattr__ = object.__delattr__
-
-
-_new_object = object.__new__
 
 
 @dataclass(frozen=True, slots=True)

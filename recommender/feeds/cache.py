@@ -158,10 +158,10 @@ def offers_json(offers: Iterable[Offer]) -> str:
 
     Offers of one instance shape differ only in price, spot, region and zone, so the JSON
     text of their twelve other fields is encoded once per shape and only those four per
-    offer. Equal numbers of different types (8 and 8.0) would be written differently, so
-    the shape's text is reused only when the numeric fields are the very objects it was
-    made from (as for offers built by :meth:`Offer.priced`); otherwise, and for a value of
-    an unexpected type, the offer takes ``json.dumps``.
+    offer. Equal values of different types (8 and 8.0) would be written differently, so a
+    shape's text is reused only when those twelve fields are the very objects it was made
+    from (as for offers built by :meth:`Offer.priced`); otherwise, and for a price, spot,
+    region or zone of an unexpected type, the offer takes ``json.dumps``.
     """
     shapes: dict[tuple[Any, ...], tuple[Offer, str, str]] = {}
     encoded: list[str] = []
@@ -190,11 +190,18 @@ def offers_json(offers: Iterable[Offer]) -> str:
         first, head, tail = known
         price, spot, region, zone = o.price_usd_per_hour, o.spot, o.region, o.zone
         if (
-            o.gpu_count is first.gpu_count
+            o.provider is first.provider
+            and o.instance_type is first.instance_type
+            and o.gpu_id is first.gpu_id
+            and o.gpu_count is first.gpu_count
             and o.gpu_memory_gib is first.gpu_memory_gib
             and o.vcpus is first.vcpus
             and o.ram_gib is first.ram_gib
+            and o.intra_node is first.intra_node
+            and o.fabric is first.fabric
             and o.fabric_gbps is first.fabric_gbps
+            and o.source is first.source
+            and o.citation is first.citation
             and type(price) is float
             and type(spot) is bool
             and type(region) is str

@@ -8,7 +8,7 @@ instance per hour; :attr:`Offer.price_usd_per_gpu_hour` divides by the GPU count
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, cast
@@ -82,6 +82,10 @@ class Offer:
         zone=...)``, price check included, in about a sixth of the time: for feed adapters
         that build thousands of offers of a few dozen instance shapes.
         """
+        if type(self) is not Offer:  # a subclass may add fields or checks: the general way
+            return replace(
+                self, price_usd_per_hour=price_usd_per_hour, spot=spot, region=region, zone=zone
+            )
         if not 0 < price_usd_per_hour < MAX_OFFER_USD_PER_HOUR:
             raise ValueError(f"implausible price {price_usd_per_hour!r} USD/h")
         # Any: mypy sees the frozen Offer's fields as read-only; the draft's are not.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import pickle
-from dataclasses import FrozenInstanceError, asdict, replace
+from dataclasses import FrozenInstanceError, asdict, fields, replace
 
 import pytest
 
@@ -68,3 +68,16 @@ class TestPriced:
         with pytest.raises(ValueError, match="implausible price") as constructed:
             replace(shape, price_usd_per_hour=price)
         assert str(built.value) == str(constructed.value)
+
+    def test_a_subclass_gets_its_own_type_back(self) -> None:
+        """On a subclass of Offer, priced() is dataclasses.replace (its type and checks kept)."""
+
+        class Labelled(Offer):
+            __slots__ = ()
+
+        shape = Labelled(**{f.name: getattr(_shape(), f.name) for f in fields(Offer)})
+        built = shape.priced(31.5, True, "us-west-2", "usw2-az1")
+        assert type(built) is Labelled
+        assert built == replace(
+            shape, price_usd_per_hour=31.5, spot=True, region="us-west-2", zone="usw2-az1"
+        )

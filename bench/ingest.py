@@ -29,6 +29,7 @@ from recommender.feeds.detect import parse_any
 from recommender.offers import Offer
 from tests.redis_server import start_redis_server
 
+#: Why 3: issue #9's target, ingest at most 3x pandas.read_csv of the same files.
 TARGET_RATIO = 3.0
 #: Stores one source's snapshot (its metadata and offers) in the cache.
 Cache = Callable[[SnapshotMeta, tuple[Offer, ...]], None]

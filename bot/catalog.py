@@ -29,10 +29,12 @@ def catalog_from_parsed(
         raise ValueError("a source needs an as-of time")
     # An offer that already names this source is kept as it is (replacing would copy it
     # unchanged): adapters set the source they were given, so this is the common case.
-    offers = tuple(
-        o if o.source == name else replace(o, source=name, citation=o.citation or o.source)
-        for o in feed.offers
-    )
+    offers = feed.offers
+    if {o.source for o in offers} != {name}:  # one set test instead of a generator per offer
+        offers = tuple(
+            o if o.source == name else replace(o, source=name, citation=o.citation or o.source)
+            for o in offers
+        )
     info = SourceInfo(
         name=name,
         as_of=as_of,

@@ -8,18 +8,25 @@ instance per hour; :attr:`Offer.price_usd_per_gpu_hour` divides by the GPU count
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
+from typing import Any, cast
 
 from recommender.gpus import IntraNode, get_gpu
 
 __all__ = [
+    "MAX_OFFER_USD_PER_HOUR",
     "Catalog",
     "Fabric",
     "Offer",
     "SourceInfo",
 ]
+
+
+#: Highest believable whole-instance price, USD/h; why: far above any real GPU instance (the
+#: 8-GPU flagships are ~100 USD/h), low enough to catch unit errors and sentinel values.
+MAX_OFFER_USD_PER_HOUR = 10_000
 
 
 class Fabric(StrEnum):
@@ -63,10 +70,44 @@ class Offer:
     def __post_init__(self) -> None:
         if self.gpu_count < 1:
             raise ValueError("an offer has at least one GPU")
-        if not 0 < self.price_usd_per_hour < 10_000:
+        if not 0 < self.price_usd_per_hour < MAX_OFFER_USD_PER_HOUR:
             raise ValueError(f"implausible price {self.price_usd_per_hour!r} USD/h")
         if not self.provider or not self.instance_type:
             raise ValueError("an offer names its provider and instance type")
+
+    def priced(self, price_usd_per_hour: float, spot: bool, region: str, zone: str) -> Offer:
+        """This offer's instance shape at another price, kind (spot or not) and place.
+
+        Equal to ``dataclasses.replace(self, price_usd_per_hour=..., spot=..., region=...,
+        zone=...)``, price check included, in about a sixth of the time: for feed adapters
+        that build thousands of offers of a few dozen instance shapes.
+        """
+        if type(self) is not Offer:  # a subclass may add fields or checks: the general way
+            return replace(
+                self, price_usd_per_hour=price_usd_per_hour, spot=spot, region=region, zone=zone
+            )
+        if not 0 < price_usd_per_hour < MAX_OFFER_USD_PER_HOUR:
+            raise ValueError(f"implausible price {price_usd_per_hour!r} USD/h")
+        # Any: mypy sees the frozen Offer's fields as read-only; the draft's are not.
+        offer: Any = object.__new__(_OfferDraft)
+        offer.provider = self.provider
+        offer.instance_type = self.instance_type
+        offer.gpu_id = self.gpu_id
+        offer.gpu_count = self.gpu_count
+        offer.price_usd_per_hour = price_usd_per_hour
+        offer.spot = spot
+        offer.region = region
+        offer.zone = zone
+        offer.gpu_memory_gib = self.gpu_memory_gib
+        offer.vcpus = self.vcpus
+        offer.ram_gib = self.ram_gib
+        offer.intra_node = self.intra_node
+        offer.fabric = self.fabric
+        offer.fabric_gbps = self.fabric_gbps
+        offer.source = self.source
+        offer.citation = self.citation
+        offer.__class__ = Offer  # now frozen (see _OfferDraft)
+        return cast(Offer, offer)
 
     @property
     def price_usd_per_gpu_hour(self) -> float:
@@ -90,6 +131,22 @@ class Offer:
         """Stable identity of the offer (for history, watches and dedupe)."""
         kind = "spot" if self.spot else "od"
         return f"{self.provider}/{self.instance_type}/{self.region}/{self.zone}/{kind}"
+
+
+class _OfferDraft(Offer):
+    """An :class:`Offer` while :meth:`Offer.priced` fills it in; it never leaves that method.
+
+    A frozen dataclass blocks attribute writes with a Python ``__setattr__``, so its
+    ``__init__`` stores each of the 16 fields through ``object.__setattr__`` (~2.4 µs an
+    offer in CPython 3.11). This subclass adds no slots and restores object's own setters,
+    so plain slot stores apply (~0.3 µs in all); the finished object then becomes an
+    ``Offer`` by ``__class__`` assignment, which Python allows between classes of the same
+    layout. Equality, hashing and ``repr`` see an ordinary ``Offer``.
+    """
+
+    __slots__ = ()
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from operator import itemgetter
@@ -43,7 +43,7 @@ from recommender.feeds._rows import (
 )
 from recommender.feeds.base import MAX_REPORTED_ERRORS, ParsedFeed
 from recommender.feeds.native import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR
-from recommender.offers import Fabric, Offer
+from recommender.offers import MAX_OFFER_USD_PER_HOUR, Fabric, Offer
 
 __all__ = [
     "CLOUDS",
@@ -191,11 +191,7 @@ def parse_skypilot(
     build_log = RowLog()
     builder = _Builder(cloud, source, build_log)
     if cloud == "gcp":
-        builder.add_gcp(
-            (f"{where} {number}", dict(zip(header, cells, strict=True)))
-            for where, header, table_rows in tables
-            for number, cells in table_rows
-        )
+        builder.add_gcp(tables)
     else:
         for where, header, table_rows in tables:
             builder.add_table(where, header, table_rows)
@@ -298,11 +294,32 @@ _PRICE_COLUMNS = ("Price", "SpotPrice", "Region", "AvailabilityZone")
 
 #: A row's shape cells: accelerator, GpuInfo, count, instance type, vCPUs, RAM.
 _ShapeKey = tuple[str, str | None, str, str, str | None, str | None]
+#: A row's price cells: Price, SpotPrice, Region, AvailabilityZone.
+_PriceCells = tuple[str, str, str, str]
 
 
-@dataclass(frozen=True, slots=True)
+def _getters(
+    header: list[str],
+) -> tuple[Callable[[list[str]], _ShapeKey], Callable[[list[str]], _PriceCells], bool]:
+    """A document's shape-cell and price-cell getters, and whether rows need padding.
+
+    A missing optional column reads as an empty cell appended to the row (``padded``).
+    """
+    column = _column_index(header)
+    pad = len(header)
+    padded = any(name not in column for name in _SHAPE_COLUMNS + _PRICE_COLUMNS)
+    shape_of = itemgetter(*(column.get(name, pad) for name in _SHAPE_COLUMNS))
+    prices_of = itemgetter(*(column.get(name, pad) for name in _PRICE_COLUMNS))
+    return shape_of, prices_of, padded
+
+
+@dataclass(slots=True, eq=False)
 class _Shape:
-    """What every region/zone row of one instance type shares (read once per distinct cells)."""
+    """What every region/zone row of one instance type shares (read once per distinct cells).
+
+    ``template`` is the shape's first offer; the others are built from it
+    (:meth:`Offer.priced`) instead of checking and storing all 16 fields again.
+    """
 
     instance_type: str
     gpu_id: str
@@ -314,6 +331,7 @@ class _Shape:
     ram_gib: float | None
     #: Why the vCPUs or MemoryGiB cell is unreadable; reported after the row's price checks.
     late_error: str = ""
+    template: Offer | None = None
 
 
 #: Marks a CPU-only or TPU row (not a GPU offer, not counted).
@@ -322,9 +340,11 @@ _SKIP = "skip"
 #: One price of a shape: (shape, region, zone, USD/h), before it becomes an :class:`Offer`.
 _Priced = tuple[_Shape, str, str, float]
 
-#: ``Offer.__post_init__``'s bound on a whole-instance price; checked when a price is read so
-#: that an implausible one fails where it did when offers were built per row.
-_MAX_OFFER_USD_PER_HOUR = 10_000
+#: A price cell ``float()`` could not read; why: NaN fails every range check, so such a cell
+#: takes the slow path that tells blank from zero from garbage.
+_NAN = math.nan
+#: Local name for ``math.inf``; why: read once per price cell, a module global is cheaper.
+_INF = math.inf
 
 
 class _Builder:
@@ -345,17 +365,15 @@ class _Builder:
         self._shapes: dict[_ShapeKey, _Shape | str] = {}
         self._gpus: dict[str | None, tuple[str, float | None] | str] = {}
         self._accels: dict[tuple[str, str, str | None], tuple[str, int, float | None] | str] = {}
+        self._host_shapes: dict[tuple[Any, ...], _Shape] = {}
 
     def add_table(
         self, where: str, header: list[str], rows: Iterable[tuple[int, list[str]]]
     ) -> None:
         """Add the rows of one document (cells in ``header`` order), labelled ``where N``."""
-        column = _column_index(header)
-        pad = len(header)  # a missing optional column reads as an appended empty cell
-        padded = any(name not in column for name in _SHAPE_COLUMNS + _PRICE_COLUMNS)
-        shape_of = itemgetter(*(column.get(name, pad) for name in _SHAPE_COLUMNS))
-        prices_of = itemgetter(*(column.get(name, pad) for name in _PRICE_COLUMNS))
+        shape_of, prices_of, padded = _getters(header)
         shapes = self._shapes
+        add = self._add_cells
         log = self.log
         for number, cells in rows:
             if padded:
@@ -370,19 +388,12 @@ class _Builder:
             try:
                 if isinstance(shape, str):
                     raise RowError(shape)
-                self._add_cells(shape, *prices_of(cells))
+                add(shape, *prices_of(cells))
             except RowError as exc:
                 log.reject(f"{where} {number}", str(exc))
 
-    def add_row(self, where: str, row: dict[str, str]) -> None:
-        key: _ShapeKey = (
-            row["AcceleratorName"],
-            row.get("GpuInfo"),
-            row["AcceleratorCount"],
-            row["InstanceType"],
-            row.get("vCPUs"),
-            row.get("MemoryGiB"),
-        )
+    def _add_row(self, where: str, key: _ShapeKey, prices: _PriceCells) -> None:
+        """One row with its own shape: :meth:`add_table`'s loop body, for the GCP documents."""
         shape = self._shapes.get(key)
         if shape is None:
             shape = self._shapes[key] = self._read_shape(key)
@@ -392,13 +403,7 @@ class _Builder:
         try:
             if isinstance(shape, str):
                 raise RowError(shape)
-            self._add_cells(
-                shape,
-                row.get("Price"),
-                row.get("SpotPrice"),
-                row["Region"],
-                row.get("AvailabilityZone", ""),
-            )
+            self._add_cells(shape, *prices)
         except RowError as exc:
             self.log.reject(where, str(exc))
 
@@ -463,105 +468,138 @@ class _Builder:
         region_cell: str,
         zone: str | None,
     ) -> None:
-        price = _price(price_cell_, "Price")
-        spot = _price(spot_cell, "SpotPrice")
+        # float() reads the usual positive finite number here, without a call per cell (a call
+        # costs more than the parse); any other cell goes through price_cell for its meaning
+        # or message (NaN stands for "float() could not read it").
+        try:
+            value = float(price_cell_) if price_cell_ else _NAN
+        except ValueError:
+            value = _NAN
+        price = value if 0 < value < _INF else price_cell(price_cell_, "Price")
+        try:
+            value = float(spot_cell) if spot_cell else _NAN
+        except ValueError:
+            value = _NAN
+        spot = value if 0 < value < _INF else price_cell(spot_cell, "SpotPrice")
         if shape.late_error:
             raise RowError(shape.late_error)
-        self._add_prices(shape, _region(region_cell), zone, price, spot)
+        region = region_cell.strip()
+        if not region:
+            raise RowError("Region is empty")
+        self._add_prices(shape, region, zone, price, spot)
 
-    def add_gcp(self, rows: Iterable[tuple[str, dict[str, str]]]) -> None:
-        hosts: list[tuple[str, dict[str, str]]] = []
+    def add_gcp(
+        self, tables: Iterable[tuple[str, list[str], Iterable[tuple[int, list[str]]]]]
+    ) -> None:
+        """Add GCP's documents (``(where, header, rows)`` each): self-contained GPU VM rows
+        now, host rows once every accelerator row is known."""
+        hosts: list[tuple[str, _ShapeKey, _PriceCells]] = []
         accels: dict[tuple[str, int, str], _GcpAccel] = {}
         used: set[str] = set()
-        for where, row in rows:
-            instance_type = row["InstanceType"].strip()
-            accelerator = row["AcceleratorName"].strip()
-            if accelerator.lower().startswith("tpu") or instance_type.lower().startswith("tpu"):
-                continue
-            if instance_type and accelerator:
-                self.add_row(where, row)  # a self-contained GPU VM row
-            elif instance_type:
-                if _GCP_HOST.match(instance_type) or "gpu" in instance_type:
-                    self.log.rows += 1
-                    hosts.append((where, row))
-            elif accelerator:
-                self.log.rows += 1
-                try:
-                    accel = self._gcp_accel(where, row)
-                except RowError as exc:
-                    self.log.reject(where, str(exc))
+        log = self.log
+        for where, header, rows in tables:
+            shape_of, prices_of, padded = _getters(header)
+            for number, cells in rows:
+                if padded:
+                    cells.append("")
+                key: _ShapeKey = shape_of(cells)
+                prices: _PriceCells = prices_of(cells)
+                accelerator = key[0].strip()
+                instance_type = key[3].strip()
+                if accelerator.lower().startswith("tpu") or instance_type.lower().startswith("tpu"):
                     continue
-                zone = row.get("AvailabilityZone", "").strip()
-                accels.setdefault((accelerator, accel.count, zone), accel)
-        for where, row in hosts:
+                if instance_type and accelerator:
+                    self._add_row(f"{where} {number}", key, prices)  # a self-contained GPU VM
+                elif instance_type:
+                    if _GCP_HOST.match(instance_type) or "gpu" in instance_type:
+                        log.rows += 1
+                        hosts.append((f"{where} {number}", key, prices))
+                elif accelerator:
+                    log.rows += 1
+                    label = f"{where} {number}"
+                    try:
+                        accel = self._gcp_accel(label, key, prices)
+                    except RowError as exc:
+                        log.reject(label, str(exc))
+                        continue
+                    zone = prices[3].strip()
+                    accels.setdefault((accelerator, accel.count, zone), accel)
+        for where, key, prices in hosts:
             try:
-                self._gcp_host(row, accels, used)
+                self._gcp_host(key, prices, accels, used)
             except RowError as exc:
-                self.log.reject(where, str(exc))
+                log.reject(where, str(exc))
         for (accelerator, count, zone), accel in accels.items():
             if accel.row not in used:
-                self.log.reject(
+                log.reject(
                     accel.row,
                     f"{accelerator}x{count} in {zone} has no host VM row to price it with "
                     "(an attachable GPU's price alone would understate the cost)",
                 )
 
-    def _gcp_accel(self, where: str, row: dict[str, str]) -> _GcpAccel:
-        key = (row["AcceleratorName"], row["AcceleratorCount"], row.get("GpuInfo"))
-        known = self._accels.get(key)
+    def _gcp_accel(self, where: str, key: _ShapeKey, prices: _PriceCells) -> _GcpAccel:
+        accelerator_cell, gpu_info, count_cell = key[:3]
+        cached = (accelerator_cell, count_cell, gpu_info)
+        known = self._accels.get(cached)
         if known is None:
             try:
-                count = whole_count(key[1], "AcceleratorCount")
-                _, memory = self._gpu(key[2])
-                known = (resolve_gpu(key[0].strip(), memory_gib=memory), count, memory)
+                count = whole_count(count_cell, "AcceleratorCount")
+                _, memory = self._gpu(gpu_info)
+                known = (resolve_gpu(accelerator_cell.strip(), memory_gib=memory), count, memory)
             except RowError as exc:
                 known = str(exc)
-            self._accels[key] = known
+            self._accels[cached] = known
         if isinstance(known, str):
             raise RowError(known)
         gpu_id, count, memory = known
-        price = price_cell(row.get("Price"), "Price")
-        spot = price_cell(row.get("SpotPrice"), "SpotPrice")
+        price = price_cell(prices[0], "Price")
+        spot = price_cell(prices[1], "SpotPrice")
         if price is None and spot is None:
             raise RowError("no price (Price and SpotPrice empty or zero)")
         return _GcpAccel(where, gpu_id, count, memory, price, spot)
 
     def _gcp_host(
         self,
-        row: dict[str, str],
+        key: _ShapeKey,
+        prices: _PriceCells,
         accels: Mapping[tuple[str, int, str], _GcpAccel],
         used: set[str],
     ) -> None:
-        instance_type = row["InstanceType"].strip()
+        instance_type = key[3].strip()
         match = _GCP_HOST.match(instance_type)
         family = GCP_HOST_FAMILIES.get(match.group(1)) if match else None
         if match is None or family is None:
             raise RowError(f"host {instance_type} is not in SkyPilot's GPU machine-family map")
         count = int(match.group(2))
-        zone = row.get("AvailabilityZone", "").strip()
+        price_cell_, spot_cell, region_cell, zone_cell = prices
+        zone = zone_cell.strip()
         accel = accels.get((family, count, zone))
         if accel is None:
             raise RowError(f"no {family}x{count} accelerator row in {zone} for {instance_type}")
         used.add(accel.row)
-        host_price = optional_float(row.get("Price"), "Price")
-        host_spot = optional_float(row.get("SpotPrice"), "SpotPrice")
+        host_price = optional_float(price_cell_, "Price")
+        host_spot = optional_float(spot_cell, "SpotPrice")
         # A host price of 0.0 is real: a4-highgpu-8g carries its whole price in the GPU row.
         price = _sum(host_price, accel.price)
         spot = _sum(host_spot, accel.spot)
-        vcpus = optional_float(row.get("vCPUs"), "vCPUs")
-        ram_gib = optional_float(row.get("MemoryGiB"), "MemoryGiB")
-        region = _region(row["Region"])
-        fabric, gbps = fabric_for(self.cloud, instance_type, count)
-        shape = _Shape(
-            instance_type,
-            accel.gpu_id,
-            count,
-            accel.memory_gib,
-            fabric,
-            gbps,
-            vcpus if vcpus and vcpus > 0 else None,
-            ram_gib if ram_gib and ram_gib > 0 else None,
-        )
+        vcpus = optional_float(key[4], "vCPUs")
+        ram_gib = optional_float(key[5], "MemoryGiB")
+        region = _region(region_cell)
+        # One shape (and template offer) per host type and GPU across its regions and zones.
+        shape_key = (instance_type, accel.gpu_id, count, accel.memory_gib, vcpus, ram_gib)
+        shape = self._host_shapes.get(shape_key)
+        if shape is None:
+            fabric, gbps = fabric_for(self.cloud, instance_type, count)
+            shape = self._host_shapes[shape_key] = _Shape(
+                instance_type,
+                accel.gpu_id,
+                count,
+                accel.memory_gib,
+                fabric,
+                gbps,
+                vcpus if vcpus and vcpus > 0 else None,
+                ram_gib if ram_gib and ram_gib > 0 else None,
+            )
         self._add_prices(shape, region, zone, price, spot)
 
     def _add_prices(
@@ -576,7 +614,8 @@ class _Builder:
             check_price(spot, count, "SpotPrice")
         zone = (zone or "").strip()
         if price is not None:
-            _check_offer_price(price)
+            if not 0 < price < MAX_OFFER_USD_PER_HOUR:
+                _check_offer_price(price)  # raises, with the message
             key = (shape.instance_type, region)
             zoned = self._on_demand.get(key)
             if zoned is None:
@@ -588,16 +627,16 @@ class _Builder:
         if spot is not None and (price is None or spot < price):
             # The spot offer's key (Offer.key) without its constant provider and kind parts.
             spot_key = f"{shape.instance_type}/{region}/{zone}"
+            if not 0 < spot < MAX_OFFER_USD_PER_HOUR:
+                _check_offer_price(spot)  # raises, with the message
             if spot_key not in self._spot:
-                self._spot[spot_key] = self._offer(
-                    (shape, region, zone, spot), spot=True, zone=zone
-                )
-            else:
-                _check_offer_price(spot)
+                self._spot[spot_key] = self._offer(shape, spot, True, region, zone)
 
-    def _offer(self, priced: _Priced, *, spot: bool, zone: str) -> Offer:
-        shape, region, _, price = priced
-        return Offer(
+    def _offer(self, shape: _Shape, price: float, spot: bool, region: str, zone: str) -> Offer:
+        template = shape.template
+        if template is not None:
+            return template.priced(price, spot, region, zone)
+        shape.template = Offer(
             provider=self.cloud,
             instance_type=shape.instance_type,
             gpu_id=shape.gpu_id,
@@ -614,32 +653,23 @@ class _Builder:
             source=self.source,
             citation=self._citation,
         )
+        return shape.template
 
     def offers(self) -> list[Offer]:
         result: list[Offer] = []
         for zoned in self._on_demand.values():
-            prices = {round(p[3], 6) for p in zoned}
-            if len(prices) == 1:
+            first = zoned[0]
+            price = first[3]
+            # Equal floats round equal: the rounding is only needed when the prices differ.
+            if len({p[3] for p in zoned}) == 1 or len({round(p[3], 6) for p in zoned}) == 1:
                 # One regional price repeated per zone (AWS): one offer for the region.
-                result.append(self._offer(zoned[0], spot=False, zone=""))
+                result.append(self._offer(first[0], price, False, first[1], ""))
             else:
                 # One offer per zone (the last row of a repeated zone wins, in first-seen order).
                 by_zone = {p[2]: p for p in zoned}
-                result.extend(self._offer(p, spot=False, zone=p[2]) for p in by_zone.values())
+                result.extend(self._offer(s, p, False, r, z) for s, r, z, p in by_zone.values())
         result.extend(self._spot.values())
         return result
-
-
-def _price(cell: str | None, column: str) -> float | None:
-    """:func:`price_cell`, with a fast path for the usual positive finite number."""
-    if cell:
-        try:
-            value = float(cell)
-        except ValueError:
-            return price_cell(cell, column)  # raises, or None for a blank cell
-        if 0 < value < math.inf:
-            return value
-    return price_cell(cell, column)
 
 
 def _region(cell: str) -> str:
@@ -650,7 +680,9 @@ def _region(cell: str) -> str:
 
 
 def _check_offer_price(price: float) -> None:
-    if not 0 < price < _MAX_OFFER_USD_PER_HOUR:
+    # Offer's own bound, checked when a price is read so that an implausible one fails where it
+    # did when offers were built per row.
+    if not 0 < price < MAX_OFFER_USD_PER_HOUR:
         raise RowError(f"price {price:g} USD/h for the instance is implausible")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -16,6 +18,7 @@ from recommender.feeds.cache import (
     SnapshotMeta,
     offer_from_dict,
     offer_to_dict,
+    offers_json,
     start_embedded_redis,
 )
 from recommender.gpus import IntraNode
@@ -69,6 +72,34 @@ class TestSnapshots:
         """Every Offer field, enums included, survives encoding."""
         for item in offers():
             assert offer_from_dict(offer_to_dict(item)) == item
+
+    def test_encoding_names_every_field_in_order(self) -> None:
+        """offer_to_dict is asdict with enum values: same keys, same order, same JSON."""
+        for item in offers():
+            expected = dataclasses.asdict(item)
+            expected["intra_node"] = item.intra_node.value if item.intra_node else None
+            expected["fabric"] = item.fabric.value
+            assert list(offer_to_dict(item)) == [f.name for f in dataclasses.fields(Offer)]
+            assert json.dumps(offer_to_dict(item)) == json.dumps(expected)
+
+    def test_offers_json_is_json_dumps_of_the_dicts(self) -> None:
+        """offers_json writes json.dumps' exact text, whatever the offers share or hold."""
+        shape = offer(vcpus=192.0, ram_gib=2048.0, intra_node=IntraNode.NVLINK, zone="use1-az1")
+        items = [
+            shape,
+            shape.priced(31.5, True, "us-west-2", "usw2-az1"),
+            shape.priced(55.0, False, "eu-central-1", ""),
+            # Equal values of other types and non-ASCII text: encoded as json.dumps does.
+            offer(vcpus=192, ram_gib=2048, price_usd_per_hour=55),
+            replace(shape, vcpus=192, zone="use1-az2"),  # equal to the shape's 192.0
+            offer(region='sa-east-1 \u00e9"quoted"', zone="z\\", citation="«cité»"),
+            replace(shape, spot=1),  # a truthy non-bool, as a hand-built Offer may hold
+            *offers(),
+        ]
+        expected = json.dumps([offer_to_dict(o) for o in items], separators=(",", ":"))
+        assert offers_json(items) == expected
+        assert offers_json(iter(items)) == expected
+        assert offers_json([]) == "[]"
 
     async def test_a_snapshot_round_trips_with_its_metadata(self, store: RedisSnapshots) -> None:
         """What is stored is what loads: offers, counts, times, validators, locations, reasons."""

@@ -274,3 +274,11 @@ class TestHugeInstances:
         feed = parse_skypilot(header + huge + fine, source="lambda", provider="lambda")
         assert (feed.rows, feed.rejected, len(feed.offers)) == (2, 1, 1)
         assert "implausible" in feed.errors[0]
+
+    def test_a_spot_price_beyond_any_offer_is_a_rejected_row(self) -> None:
+        """A 128-GPU spot-only row at $11,520/h is rejected too (it used to raise ValueError)."""
+        huge = aws_row(instance="p9.huge", count="128.0", price="", spot="11520.0")
+        fine = aws_row(spot="20.5")
+        feed = aws(huge, fine)
+        assert (feed.rows, feed.rejected, len(feed.offers)) == (2, 1, 2)
+        assert feed.errors == ("row 1: price 11520 USD/h for the instance is implausible",)

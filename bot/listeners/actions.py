@@ -8,6 +8,8 @@ message and value, so a double click does the work once.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -21,13 +23,15 @@ from bot.listeners.errors import reported
 from bot.render.blocks import (
     ACTION_MORE,
     ACTION_ON_DEMAND_ONLY,
+    ACTION_POST,
     ACTION_SPOT_ONLY,
+    ACTION_WATCH,
     decode_watch_value,
 )
 from bot.render.limits import Message
 from bot.services import Services
 
-__all__ = ["CLICK_CLAIM_TTL_S", "claim_click", "on_post", "on_refine", "on_watch"]
+__all__ = ["ACTIONS", "CLICK_CLAIM_TTL_S", "Click", "claim_click", "on_click"]
 
 #: How long a click that started work stays claimed (double clicks come within seconds).
 CLICK_CLAIM_TTL_S = 600  # ours
@@ -80,7 +84,23 @@ async def _deliver(
     )
 
 
-async def on_refine(
+@dataclass(frozen=True, slots=True)
+class Click:
+    """One button click, with what its work needs after the ack."""
+
+    action: dict[str, Any]
+    body: dict[str, Any]
+    respond: AsyncRespond
+    client: AsyncWebClient
+    services: Services
+    top: int
+
+    @property
+    def value(self) -> str:
+        return str(self.action.get("value") or "")
+
+
+async def on_click(
     ack: AsyncAck,
     action: dict[str, Any],
     body: dict[str, Any],
@@ -89,90 +109,65 @@ async def on_refine(
     services: Services,
     top: int,
 ) -> None:
+    """Any of gpufit's buttons: acknowledged at once (the ack is the response Slack waits
+    for); the button's work runs after it, its failures reported where it was clicked."""
+    await ack()
+    action_id = str(action.get("action_id", ""))
+    click = Click(action, body, respond, client, services, top)
+    services.background.spawn(_run(_WORK[action_id], click), name=f"gpufit-{action_id}")
+
+
+async def _run(work: Callable[[Click], Awaitable[None]], click: Click) -> None:
+    async with reported(click.body, click.respond, click.client):
+        await work(click)
+
+
+async def _refine(click: Click) -> None:
     """More options / spot only / on-demand only: the same question, re-answered."""
-    await ack()
-    services.background.spawn(
-        _refine(action, body, respond, client, services, top), name="gpufit-refine"
-    )
-
-
-async def _refine(
-    action: dict[str, Any],
-    body: dict[str, Any],
-    respond: AsyncRespond,
-    client: AsyncWebClient,
-    services: Services,
-    top: int,
-) -> None:
-    action_id = action["action_id"]
+    action_id = click.action["action_id"]
     more = action_id == ACTION_MORE
-    ephemeral = bool(_container(body).get("is_ephemeral"))
-    async with reported(body, respond, client):
-        result = await answer(
-            services,
-            action.get("value") or "",
-            follow_up=_REFINEMENTS[action_id] or None,
-            top=min(top * MORE_FACTOR, MORE_MAX) if more else top,
-            ephemeral=ephemeral,
-        )
-        await _deliver(body, respond, client, result.message)
+    result = await answer(
+        click.services,
+        click.value,
+        follow_up=_REFINEMENTS[action_id] or None,
+        top=min(click.top * MORE_FACTOR, MORE_MAX) if more else click.top,
+        ephemeral=bool(_container(click.body).get("is_ephemeral")),
+    )
+    await _deliver(click.body, click.respond, click.client, result.message)
 
 
-async def on_post(
-    ack: AsyncAck,
-    action: dict[str, Any],
-    body: dict[str, Any],
-    respond: AsyncRespond,
-    client: AsyncWebClient,
-    services: Services,
-    top: int,
-) -> None:
+async def _post(click: Click) -> None:
     """Post the answer to the channel for everyone (once, however often it is clicked)."""
-    await ack()
-    services.background.spawn(
-        _post(action, body, respond, client, services, top), name="gpufit-post"
+    if not await claim_click(click.services.redis, click.body, click.action):
+        return
+    result = await answer(click.services, click.value, top=click.top, ephemeral=False)
+    await click.respond(
+        response_type="in_channel", replace_original=False, **result.message.kwargs()
     )
 
 
-async def _post(
-    action: dict[str, Any],
-    body: dict[str, Any],
-    respond: AsyncRespond,
-    client: AsyncWebClient,
-    services: Services,
-    top: int,
-) -> None:
-    async with reported(body, respond, client):
-        if not await claim_click(services.redis, body, action):
-            return
-        result = await answer(services, action.get("value") or "", top=top, ephemeral=False)
-        await respond(response_type="in_channel", replace_original=False, **result.message.kwargs())
-
-
-async def on_watch(
-    ack: AsyncAck,
-    action: dict[str, Any],
-    body: dict[str, Any],
-    respond: AsyncRespond,
-    client: AsyncWebClient,
-    services: Services,
-) -> None:
+async def _watch(click: Click) -> None:
     """Watch this option's price: routed to the alerts seam (once per click burst)."""
-    await ack()
-    services.background.spawn(_watch(action, body, respond, client, services), name="gpufit-watch")
+    if not await claim_click(click.services.redis, click.body, click.action):
+        return
+    query, offer_key = decode_watch_value(click.value)
+    await watches.handle_watch_button(
+        query=query,
+        offer_key=offer_key,
+        body=click.body,
+        respond=click.respond,
+        services=click.services,
+    )
 
 
-async def _watch(
-    action: dict[str, Any],
-    body: dict[str, Any],
-    respond: AsyncRespond,
-    client: AsyncWebClient,
-    services: Services,
-) -> None:
-    async with reported(body, respond, client):
-        if not await claim_click(services.redis, body, action):
-            return
-        query, offer_key = decode_watch_value(action.get("value") or "")
-        await watches.handle_watch_button(
-            query=query, offer_key=offer_key, body=body, respond=respond, services=services
-        )
+#: What each button does after its ack.
+_WORK: dict[str, Callable[[Click], Awaitable[None]]] = {
+    ACTION_MORE: _refine,
+    ACTION_SPOT_ONLY: _refine,
+    ACTION_ON_DEMAND_ONLY: _refine,
+    ACTION_POST: _post,
+    ACTION_WATCH: _watch,
+}
+
+#: The action ids :func:`on_click` handles (the app routes exactly these to it).
+ACTIONS = tuple(_WORK)

@@ -9,23 +9,18 @@ from dataclasses import FrozenInstanceError, asdict, fields, replace
 import pytest
 
 from recommender.gpus import IntraNode
-from recommender.offers import Fabric, Offer
+from recommender.offers import Offer
+from tests.factories import offer
 
 
 def _shape() -> Offer:
-    return Offer(
-        provider="aws",
-        instance_type="p5.48xlarge",
-        gpu_id="H100-SXM-80GB",
-        gpu_count=8,
+    """An offer with every field set (the factory's, plus the optional ones)."""
+    return offer(
         price_usd_per_hour=98.32,
-        spot=False,
-        region="us-east-1",
         gpu_memory_gib=80.0,
         vcpus=192.0,
         ram_gib=2048.0,
         intra_node=IntraNode.NVLINK,
-        fabric=Fabric.EFA,
         fabric_gbps=3200.0,
         source="aws",
         citation="SkyPilot catalog aws/vms.csv",

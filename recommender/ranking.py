@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
-from itertools import pairwise
 from operator import itemgetter
 
 from recommender.billing import RULES, BillingRule, rule_for
+from recommender.catalog_index import GroupKey, OfferGroup, ShapeKey
 from recommender.costing import (
     Economics,
     Option,
@@ -26,8 +26,8 @@ from recommender.costing import (
     price_option,
     source_caveats,
 )
-from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu
-from recommender.offers import Catalog, Fabric, Offer, SourceInfo
+from recommender.gpus import GpuSpec, all_gpus, get_gpu
+from recommender.offers import Catalog, Offer, SourceInfo
 from recommender.topology import LayoutSearch, Plan
 from recommender.workload import Method, Offload, Precision, SpotPolicy, Workload
 
@@ -117,9 +117,6 @@ def _shape_allowed(workload: Workload, offer: Offer) -> bool:
 # ----------------------------------------------------------------- planning
 
 
-_ShapeKey = tuple[str, int, IntraNode, bool, float | None]
-
-
 def _plan_for_shape(
     search: LayoutSearch, workload: Workload, offer: Offer, gpu: GpuSpec
 ) -> Plan | None:
@@ -163,7 +160,6 @@ class _Group:
 _Priced = tuple[float, Offer, _Group]
 #: Sort key of a priced offer (see :func:`_sort_key`).
 _Key = tuple[float | str | int, ...]
-_GroupKey = tuple[str, int, IntraNode | None, Fabric, float | None, str, bool]
 _UNSEEN = object()
 
 
@@ -175,8 +171,8 @@ def _priced(
 ) -> list[_Priced]:
     """Every allowed offer the job fits on, priced, one per (provider, instance, region,
     spot): its cheapest zone. In catalog order of first appearance, as the options were."""
-    plans: dict[_ShapeKey, Plan | None] = {}
-    groups: dict[_GroupKey, object] = {}
+    plans: dict[ShapeKey, Plan | None] = {}
+    groups: dict[GroupKey, object] = {}
     ckpt = checkpoint_gib(workload)
     prefixes = workload.regions
 
@@ -184,7 +180,7 @@ def _priced(
         if not _shape_allowed(workload, offer):
             return None
         link, fast = offer.link, offer.fabric.fast
-        shape: _ShapeKey = (offer.gpu_id, offer.gpu_count, link, fast, offer.ram_gib)
+        shape: ShapeKey = (offer.gpu_id, offer.gpu_count, link, fast, offer.ram_gib)
         if shape not in plans:
             plans[shape] = _plan_for_shape(search, workload, offer, get_gpu(offer.gpu_id))
         plan = plans[shape]
@@ -237,69 +233,10 @@ def _priced(
 
 # ----------------------------------------------------------------- catalog index
 
-#: Consecutive distinct prices inside one group must differ by at least this fraction for the
-#: index's order to be the cost order exactly; why: ``billed × price × nodes + storage`` then
-#: cannot round two prices to one cost (float64 rounds at ~1e-16; real prices have ≤ 6
-#: decimals, gaps ≥ 1e-7 relative).
-_MIN_PRICE_GAP = 1e-9
 #: The storage term may be at most this many times the cheapest offer's compute cost for the
-#: same argument (adding it must not absorb a 1e-9 relative price gap; margin 4×).
+#: same argument (adding it must not absorb a 1e-9 relative price gap between a group's
+#: prices, ``catalog_index.MIN_PRICE_GAP``; margin 4×).
 _MAX_STORAGE_RATIO = 1e6
-#: Catalog indexes kept (by identity; catalogs are immutable): the live one and a refresh.
-_INDEX_SLOTS = 4
-
-
-class _IndexGroup:
-    """One group's zone winners (cheapest zone per provider/instance/region/spot), sorted by
-    (price, instance type, region, zone), which is rank order within the group."""
-
-    __slots__ = ("offers", "prices", "regions", "representative")
-
-    def __init__(self, representative: Offer, winners: list[Offer]) -> None:
-        self.representative = representative
-        winners.sort(key=lambda o: (o.price_usd_per_hour, o.instance_type, o.region, o.zone))
-        self.offers = tuple(winners)
-        self.prices = tuple(o.price_usd_per_hour for o in winners)
-        self.regions = tuple(o.region for o in winners)
-
-
-def _build_index(catalog: Catalog) -> tuple[_IndexGroup, ...] | None:
-    """The catalog's groups, or ``None`` when the index would not reproduce the linear scan
-    exactly (one instance in two shapes, or prices too close to order by cost)."""
-    members: dict[_GroupKey, list[tuple[float, str, int, Offer]]] = {}
-    owner: dict[tuple[str, str, str, bool], _GroupKey] = {}
-    zoned: dict[tuple[str, str, str, bool], list[tuple[float, str, int, Offer]]] = {}
-    for position, o in enumerate(catalog.offers):
-        key = (o.gpu_id, o.gpu_count, o.intra_node, o.fabric, o.ram_gib, o.provider, o.spot)
-        zone_key = (o.provider, o.instance_type, o.region, o.spot)
-        entry = (o.price_usd_per_hour, o.zone, position, o)
-        members.setdefault(key, []).append(entry)
-        if owner.setdefault(zone_key, key) != key:
-            return None  # the same instance in two shapes: dedupe crosses groups
-        zoned.setdefault(zone_key, []).append(entry)
-    for entries in members.values():
-        prices = sorted({e[0] for e in entries})
-        if any(b - a < a * _MIN_PRICE_GAP for a, b in pairwise(prices)):
-            return None
-    winners: dict[_GroupKey, list[Offer]] = {key: [] for key in members}
-    for zone_key, entries in zoned.items():
-        # Cheapest zone; equal price and zone: the first in catalog order (as the scan keeps).
-        winners[owner[zone_key]].append(min(entries, key=lambda e: (e[0], e[1], e[2]))[3])
-    return tuple(_IndexGroup(members[key][0][3], winners[key]) for key in members)
-
-
-_INDEXES: list[tuple[Catalog, tuple[_IndexGroup, ...] | None]] = []
-
-
-def _index(catalog: Catalog) -> tuple[_IndexGroup, ...] | None:
-    """The index of this catalog object, built on first use (it depends on no workload)."""
-    for known, groups in _INDEXES:
-        if known is catalog:
-            return groups
-    groups = _build_index(catalog)
-    _INDEXES.insert(0, (catalog, groups))
-    del _INDEXES[_INDEX_SLOTS:]
-    return groups
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,7 +260,7 @@ def _select(
     k: int,
 ) -> _Selection:
     budget = workload.budget_usd
-    index = _index(catalog)
+    index = catalog.index.groups
     view = None if index is None else _indexed(workload, index, search, rules)
     if view is None:
         priced = _priced(workload, catalog, search, rules)
@@ -356,13 +293,13 @@ def _select(
 
 def _indexed(
     workload: Workload,
-    index: tuple[_IndexGroup, ...],
+    index: tuple[OfferGroup, ...],
     search: LayoutSearch,
     rules: Mapping[str, BillingRule],
 ) -> list[tuple[_Group, tuple[Offer, ...], tuple[float, ...]]] | None:
     """Per allowed group the job fits on: its economics and its zone winners in rank order.
     ``None`` when a group's storage term could blur the price order (then scan instead)."""
-    plans: dict[_ShapeKey, Plan | None] = {}
+    plans: dict[ShapeKey, Plan | None] = {}
     ckpt = checkpoint_gib(workload)
     prefixes = workload.regions
     allowed_region: dict[str, bool] = {}
@@ -384,21 +321,23 @@ def _indexed(
                 continue
             offers = tuple(offers[i] for i in keep)
             prices = tuple(prices[i] for i in keep)
-        link, fast = offer.link, offer.fabric.fast
-        shape: _ShapeKey = (offer.gpu_id, offer.gpu_count, link, fast, offer.ram_gib)
-        if shape not in plans:
-            plans[shape] = _plan_for_shape(search, workload, offer, get_gpu(offer.gpu_id))
-        plan = plans[shape]
+        shape = entry.shape
+        if shape in plans:
+            plan = plans[shape]
+        else:
+            plan = plans[shape] = _plan_for_shape(search, workload, offer, entry.gpu)
         if plan is None:
             continue
-        rule = rules.get(offer.provider.lower(), rule_for(offer.provider))
+        rule = rules.get(entry.provider)
+        if rule is None:
+            rule = rule_for(entry.provider)
         econ = economics(
             workload,
             plan,
             rule=rule,
             spot=offer.spot,
-            link=link,
-            fast_fabric=fast,
+            link=entry.link,
+            fast_fabric=entry.fast,
             checkpoint_size_gib=ckpt,
         )
         scale = econ.billed_hours * econ.nodes
@@ -639,13 +578,7 @@ def layouts(workload: Workload, gpus: Iterable[GpuSpec] | None = None) -> tuple[
 def _catalog_gpus(catalog: Catalog) -> tuple[GpuSpec, ...]:
     """The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
     for what can be rented (``gpufit estimate`` still lists every known GPU)."""
-    groups = _index(catalog)
-    ids = (
-        {g.representative.gpu_id for g in groups}
-        if groups is not None
-        else {o.gpu_id for o in catalog.offers}
-    )
-    return tuple(gpu for gpu in all_gpus() if gpu.id in ids)
+    return catalog.index.gpus
 
 
 def _layouts(search: LayoutSearch, gpus: Iterable[GpuSpec] | None) -> tuple[Plan, ...]:

@@ -127,7 +127,7 @@ def price_options(
 # ----------------------------------------------------------------- ranking
 
 
-def _offloaddemoted(workload: Workload, option: Option) -> bool:
+def _offload_demoted(workload: Workload, option: Option) -> bool:
     """Whether an option ranks after every option without CPU offload.
 
     With a fixed duration (or none), cost alone would favour offload on a smaller instance,
@@ -142,7 +142,7 @@ def _sort_key(workload: Workload, option: Option, by_time: bool) -> tuple[float 
     primary = option.expected_hours if by_time else option.expected_cost_usd
     return (
         0 if option.meets_deadline else 1,
-        int(_offloaddemoted(workload, option)),
+        int(_offload_demoted(workload, option)),
         primary,
         option.expected_cost_usd,
         option.price_usd_per_hour,

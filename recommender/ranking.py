@@ -10,18 +10,15 @@ providers, and carry their caveats as data.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from operator import itemgetter
 
 from recommender.billing import RULES, BillingRule
-from recommender.costing import (
-    Option,
-    price_option,
-    source_caveats,
-)
+from recommender.caveats import Caveat
+from recommender.costing import Option, caveats_of_source, price_option
 from recommender.gpus import GpuSpec, all_gpus
 from recommender.offers import Catalog, SourceInfo
 from recommender.selection import (
@@ -29,7 +26,6 @@ from recommender.selection import (
     Priced,
     SortKey,
     demoted,
-    priced_key,
     priced_offers,
     select,
 )
@@ -101,14 +97,25 @@ class _Builder:
         self.sources = {s.name: s for s in catalog.sources}
         self.now = now
         self.rules = rules
+        #: Each source's caveats, by source name: the same for every offer of the source.
+        self._of_source: dict[str, tuple[Caveat, ...]] = {}
 
-    def option(self, workload: Workload, priced: Priced) -> Option:
+    def option(self, workload: Workload, priced: Priced, rank: int = 0) -> Option:
         _, offer, group = priced
-        option = price_option(workload, offer, group.plan, rules=self.rules, econ=group.econ)
-        extra = source_caveats(option, self.sources, self.now)
-        if extra:
-            option = replace(option, caveats=option.caveats + extra)
-        return option
+        extra = self._of_source.get(offer.source)
+        if extra is None:
+            info = self.sources.get(offer.source)
+            extra = () if info is None else caveats_of_source(info, self.now)
+            self._of_source[offer.source] = extra
+        return price_option(
+            workload,
+            offer,
+            group.plan,
+            rules=self.rules,
+            econ=group.econ,
+            extra_caveats=extra,
+            rank=rank,
+        )
 
 
 def price_options(
@@ -154,14 +161,13 @@ def _sort_key(workload: Workload, option: Option, by_time: bool) -> tuple[float 
     )
 
 
-def _diversify(priced: list[Priced], top: int, key: Callable[[Priced], SortKey]) -> list[Priced]:
+def _diversify(keyed: list[tuple[SortKey, Priced]], top: int) -> list[Priced]:
     """Pick ``top`` options, preferring a new (GPU type, provider) pair over a better price.
 
     In rank order, the best option of each (gpu, provider) pair comes first; what is left is
     filled in rank order. Five regions of one instance never crowd out a different GPU or a
     different cloud. Only the pairs' best and the overall top are ever sorted.
     """
-    keyed = [(key(p), p) for p in priced]
     first = itemgetter(0)
     best: dict[tuple[str, str], tuple[SortKey, Priced]] = {}
     for item in keyed:
@@ -211,7 +217,7 @@ def _alternative(
         variant = replace(workload, method=method, precision=precision)
         selection = select(variant, catalog, LayoutSearch(variant), rules, 1)
         if selection.feasible:
-            best = min(selection.candidates, key=priced_key)
+            best = min(selection.candidates, key=itemgetter(0))[1]
             return Alternative(
                 method=method,
                 option=build.option(variant, best),
@@ -250,8 +256,8 @@ def recommend(
     if not selection.feasible:
         alternative = _alternative(workload, catalog, build, rules=rules)
     chosen = [
-        replace(build.option(workload, p), rank=i + 1)
-        for i, p in enumerate(_diversify(selection.candidates, top, priced_key))
+        build.option(workload, p, rank=i + 1)
+        for i, p in enumerate(_diversify(selection.candidates, top))
     ]
     if workload.tokens is not None:
         basis = HoursBasis.TOKENS

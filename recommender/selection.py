@@ -11,9 +11,11 @@ groups could not reproduce a linear scan of the offers exactly, the scan runs in
 
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 
 from recommender.billing import BillingRule, rule_for
 from recommender.catalog_index import GroupKey, OfferGroup, ShapeKey
@@ -193,9 +195,10 @@ _MAX_STORAGE_RATIO = 1e6
 class Selection:
     """What a question needs from the priced offers, without pricing every one."""
 
-    #: Priced offers within budget that can appear in a diversified top ``k``: every
-    #: (GPU, provider) pair's best and the overall best ``k`` (a superset of both).
-    candidates: list[Priced]
+    #: Priced offers within budget, each with its :func:`priced_key`, that can appear in a
+    #: diversified top ``k``: every group's best (so every (GPU, provider) pair's best) and
+    #: the overall best ``k`` (a superset of both). Each offer appears once.
+    candidates: list[tuple[SortKey, Priced]]
     #: How many priced offers are within budget in all.
     feasible: int
     #: The best priced offer regardless of budget, when none is within it.
@@ -218,28 +221,48 @@ def select(
         priced = priced_offers(workload, catalog, search, rules)
         within = priced if budget is None else [p for p in priced if p[0] <= budget]
         cheapest = min(priced, key=priced_key) if priced and not within else None
-        return Selection(within, len(within), cheapest)
-    candidates: list[Priced] = []
+        return Selection([(priced_key(p), p) for p in within], len(within), cheapest)
+    # A group's offers are in rank order (its plan, economics and deadline flag are shared;
+    # the index sorts by price, then the key's own tie-breakers), so its first offer is its
+    # best, and the overall best k are a k-way merge of the groups' lists.
+    candidates: list[tuple[SortKey, Priced]] = []
+    heap: list[tuple[SortKey, int, int]] = []
+    counts: list[int] = []
+    heads: list[tuple[SortKey, Priced]] = []
     feasible = 0
-    for group, offers, prices in view:
+    for number, (group, offers, prices) in enumerate(view):
         econ = group.econ
         if budget is None:
             n = len(offers)
         else:
             n = bisect_right(prices, budget, key=econ.expected_cost_usd)
         feasible += n
-        candidates.extend(
-            (econ.expected_cost_usd(o.price_usd_per_hour), o, group) for o in offers[: min(n, k)]
-        )
+        counts.append(min(n, k))
+        head: Priced = (econ.expected_cost_usd(prices[0]), offers[0], group)
+        heads.append((priced_key(head), head))
+        if n:
+            candidates.append(heads[number])
+            heap.append((heads[number][0], number, 0))
+    heapq.heapify(heap)
+    # Keys are unique (they end with the offer's provider, instance, region, zone and spot
+    # flag, one offer per such zone), so the merge's order is the sort order.
+    for _ in range(k):
+        if not heap:
+            break
+        _, number, position = heapq.heappop(heap)
+        if position + 1 < counts[number]:
+            group, offers, prices = view[number]
+            following: Priced = (
+                group.econ.expected_cost_usd(prices[position + 1]),
+                offers[position + 1],
+                group,
+            )
+            item = (priced_key(following), following)
+            candidates.append(item)
+            heapq.heappush(heap, (item[0], number, position + 1))
     cheapest = None
-    if not feasible and view:
-        cheapest = min(
-            (
-                (g.econ.expected_cost_usd(offers[0].price_usd_per_hour), offers[0], g)
-                for g, offers, _ in view
-            ),
-            key=priced_key,
-        )
+    if not feasible and heads:
+        cheapest = min(heads, key=itemgetter(0))[1]
     return Selection(candidates, feasible, cheapest)
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "caveats_of_source",
     "checkpoint_gib",
     "economics",
+    "economics_of_hours",
     "fmt_hours",
     "price_option",
     "source_caveats",
@@ -156,8 +157,25 @@ def economics(
     ``checkpoint_size_gib`` is :func:`checkpoint_gib` of the workload (pass it when pricing
     many shapes for one workload; it is computed when omitted).
     """
-    nodes = plan.nodes
     computed = train_hours(workload, plan, link=link, fast_fabric=fast_fabric)
+    return economics_of_hours(
+        workload, plan, computed, rule=rule, spot=spot, checkpoint_size_gib=checkpoint_size_gib
+    )
+
+
+def economics_of_hours(
+    workload: Workload,
+    plan: Plan,
+    computed: float | None,
+    *,
+    rule: BillingRule,
+    spot: bool,
+    checkpoint_size_gib: float | None = None,
+) -> Economics:
+    """:func:`economics` given ``computed`` = :func:`~recommender.throughput.train_hours` of
+    the plan on its link and fabric (``None`` without a token budget), which every provider
+    of one instance shape shares."""
+    nodes = plan.nodes
     hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
     ckpt = checkpoint_gib(workload) if checkpoint_size_gib is None else checkpoint_size_gib
     preemption = (

@@ -19,9 +19,10 @@ from operator import itemgetter
 
 from recommender.billing import BillingRule, rule_for
 from recommender.catalog_index import GroupKey, OfferGroup, ShapeKey
-from recommender.costing import Economics, checkpoint_gib, economics
+from recommender.costing import Economics, checkpoint_gib, economics, economics_of_hours
 from recommender.gpus import GpuSpec, get_gpu
 from recommender.offers import Catalog, Offer
+from recommender.throughput import train_hours
 from recommender.topology import LayoutSearch, Plan
 from recommender.workload import Offload, SpotPolicy, Workload
 
@@ -274,7 +275,8 @@ def _indexed(
 ) -> list[tuple[PricedGroup, tuple[Offer, ...], tuple[float, ...]]] | None:
     """Per allowed group the job fits on: its economics and its zone winners in rank order.
     ``None`` when a group's storage term could blur the price order (then scan instead)."""
-    plans: dict[ShapeKey, Plan | None] = {}
+    #: Per shape: its plan and the training hours on it (the same for every provider).
+    plans: dict[ShapeKey, tuple[Plan | None, float | None]] = {}
     ckpt = checkpoint_gib(workload)
     prefixes = workload.regions
     allowed_region: dict[str, bool] = {}
@@ -298,22 +300,20 @@ def _indexed(
             prices = tuple(prices[i] for i in keep)
         shape = entry.shape
         if shape in plans:
-            plan = plans[shape]
+            plan, computed = plans[shape]
         else:
-            plan = plans[shape] = _plan_for_shape(search, workload, offer, entry.gpu)
+            plan = _plan_for_shape(search, workload, offer, entry.gpu)
+            computed = None
+            if plan is not None:
+                computed = train_hours(workload, plan, link=entry.link, fast_fabric=entry.fast)
+            plans[shape] = plan, computed
         if plan is None:
             continue
         rule = rules.get(entry.provider)
         if rule is None:
             rule = rule_for(entry.provider)
-        econ = economics(
-            workload,
-            plan,
-            rule=rule,
-            spot=offer.spot,
-            link=entry.link,
-            fast_fabric=entry.fast,
-            checkpoint_size_gib=ckpt,
+        econ = economics_of_hours(
+            workload, plan, computed, rule=rule, spot=offer.spot, checkpoint_size_gib=ckpt
         )
         scale = econ.billed_hours * econ.nodes
         if not scale > 0 or econ.storage_usd > _MAX_STORAGE_RATIO * scale * prices[0]:

@@ -22,7 +22,7 @@ from recommender.memory import (
 )
 from recommender.plan import CHECKPOINTING_COMPUTE_COST, Plan, offload_hint, plan_notes
 from recommender.strategies import MAX_GPUS_PER_NODE, candidate_strategies
-from recommender.workload import Workload
+from recommender.workload import Offload, Workload
 
 __all__ = [
     "CHECKPOINTING_COMPUTE_COST",
@@ -102,6 +102,14 @@ class LayoutSearch:
         """Every candidate strategy of this layout with its memory, and the least total."""
         key = (gpus, gpus_per_node, allow)
         found = self._rungs.get(key)
+        if found is None and not allow and self.workload.offload is None:
+            # Without offload allowed the ladder is the offload-allowing one less its offload
+            # rungs, in the same order; reuse its figures when that one is known already.
+            with_offload = self._rungs.get((gpus, gpus_per_node, True))
+            if with_offload is not None:
+                kept = tuple(r for r in with_offload[0] if r[0].offload is Offload.NONE)
+                found = (kept, min(r[1] for r in kept))
+                self._rungs[key] = found
         if found is None:
             nodes = -(-gpus // gpus_per_node)
             rungs: list[_Rung] = []

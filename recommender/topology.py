@@ -77,7 +77,7 @@ class LayoutSearch:
         self.memory = MemoryModel(workload, kernels)
         self._ladders: dict[tuple[bool, bool, bool], tuple[Strategy, ...]] = {}
         self._rungs: dict[tuple[int, int, bool], tuple[tuple[_Rung, ...], float]] = {}
-        self._plans: dict[tuple[float, int, int, bool, int], Plan] = {}
+        self._plans: dict[tuple[float, int, int, int, bool], Plan] = {}
         self._mems: dict[tuple[Strategy, int, int], MemoryBreakdown] = {}
         self._fits: dict[tuple[int, int, float, float | None], bool] = {}
         #: Search answers by (usable GiB, single-node counts, GPUs per node beyond one node,
@@ -160,14 +160,18 @@ class LayoutSearch:
             gpus=gpus, gpus_per_node=gpus_per_node, allow=host_ram_gib is not None
         )
         # The first rung that fits (-1: none). The plan depends on the host RAM only through
-        # it (and whether offload was allowed at all), so shapes that differ only in RAM
-        # share the plan.
+        # it and whether offload was allowed at all, so shapes that differ only in RAM share
+        # the plan. When a rung without offload fits, not even the latter matters: the
+        # ladders with and without offload rungs agree up to their first offload rung.
         first = -1
-        for i, (_, total, host) in enumerate(rungs):
+        for i, (strategy, total, host) in enumerate(rungs):
             if total <= usable and (host_ram_gib is None or host <= host_ram_gib):
                 first = i
+                offload_free = strategy.offload is Offload.NONE
                 break
-        key = (usable, gpus, gpus_per_node, host_ram_gib is None, first)
+        else:
+            offload_free = False
+        key = (usable, gpus, gpus_per_node, first, offload_free or host_ram_gib is None)
         plan = self._plans.get(key)
         if plan is None:
             plan = self._build_plan(gpu, usable, gpus, gpus_per_node, rungs, first, host_ram_gib)

@@ -53,8 +53,9 @@ class LayoutSearch:
     instance shape of a catalog is checked against the same figures; plans are memoised by
     usable memory (GPU types with the same memory get the same plan). Beyond one node the
     per-GPU memory of a fixed strategy never grows with the node count (shards only get
-    smaller; activations and buffers stay), so the fewest nodes that fit are found by
-    bisection with the same answer as trying 2, 3, 4, ... in turn.
+    smaller; activations and buffers stay), nor does the host RAM it needs per node, so the
+    fewest nodes that fit are found by a galloping search and bisection
+    (:meth:`_fewest_nodes`) with the same answer as trying 2, 3, 4, ... in turn.
 
     Keep one instance per question: it holds no state beyond the workload's own figures.
     """
@@ -235,7 +236,16 @@ class LayoutSearch:
     def _fewest_nodes(
         self, *, gpus_per_node: int, last: int, usable: float, host_ram_gib: float | None
     ) -> int | None:
-        """The fewest nodes in 2..``last`` on which some strategy fits (bisection)."""
+        """The fewest nodes in 2..``last`` on which some strategy fits.
+
+        Fitting is monotone in the node count (see the class docstring), so any search for
+        the first node count that fits gives the same answer. The answer is usually small,
+        so after checking ``last`` the search gallops up from 2 (2, 3, 5, 9, 17, 33: each
+        step doubles the span tried) and then bisects between the last count that did not
+        fit and the first that did. Searches with the same node size share the galloping
+        counts' memory figures, where a bisection from the top would try counts that only
+        one search needs.
+        """
         if last < 2:
             return None
 
@@ -249,7 +259,10 @@ class LayoutSearch:
 
         if not fits(last):
             return None
-        low, high = 2, last  # fits(high) holds; find the smallest such
+        low, probe = 2, 2
+        while probe < last and not fits(probe):
+            low, probe = probe + 1, 2 * probe - 1
+        high = min(probe, last)  # fits(high) holds; find the smallest such from low
         while low < high:
             mid = (low + high) // 2
             if fits(mid):

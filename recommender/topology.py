@@ -101,6 +101,14 @@ class LayoutSearch:
         self, *, gpus: int, gpus_per_node: int, allow: bool
     ) -> tuple[tuple[_Rung, ...], float]:
         """Every candidate strategy of this layout with its memory, and the least total."""
+        return self._rungs_of(gpus, gpus_per_node, allow)
+
+    # The private methods below take positional arguments: the searches call them hundreds
+    # of times per question, and keyword calls cost measurably more in CPython.
+
+    def _rungs_of(
+        self, gpus: int, gpus_per_node: int, allow: bool
+    ) -> tuple[tuple[_Rung, ...], float]:
         key = (gpus, gpus_per_node, allow)
         found = self._rungs.get(key)
         if found is None and not allow and self.workload.offload is None:
@@ -123,14 +131,12 @@ class LayoutSearch:
         return found
 
     def _fits_any(
-        self, *, gpus: int, gpus_per_node: int, usable: float, host_ram_gib: float | None
+        self, gpus: int, gpus_per_node: int, usable: float, host_ram_gib: float | None
     ) -> bool:
         key = (gpus, gpus_per_node, usable, host_ram_gib)
         fits = self._fits.get(key)
         if fits is None:
-            rungs, least = self.rungs(
-                gpus=gpus, gpus_per_node=gpus_per_node, allow=host_ram_gib is not None
-            )
+            rungs, least = self._rungs_of(gpus, gpus_per_node, host_ram_gib is not None)
             # Without a host-RAM limit some rung fits exactly when the least one does.
             fits = least <= usable and (
                 host_ram_gib is None
@@ -157,9 +163,7 @@ class LayoutSearch:
         states) or the workload asks for it.
         """
         usable = usable_gib(gpu)
-        rungs, _ = self.rungs(
-            gpus=gpus, gpus_per_node=gpus_per_node, allow=host_ram_gib is not None
-        )
+        rungs, _ = self._rungs_of(gpus, gpus_per_node, host_ram_gib is not None)
         # The first rung that fits (-1: none). The plan depends on the host RAM only through
         # it and whether offload was allowed at all, so shapes that differ only in RAM share
         # the plan. When a rung without offload fits, not even the latter matters: the
@@ -250,12 +254,7 @@ class LayoutSearch:
             return None
 
         def fits(nodes: int) -> bool:
-            return self._fits_any(
-                gpus=nodes * gpus_per_node,
-                gpus_per_node=gpus_per_node,
-                usable=usable,
-                host_ram_gib=host_ram_gib,
-            )
+            return self._fits_any(nodes * gpus_per_node, gpus_per_node, usable, host_ram_gib)
 
         if not fits(last):
             return None
@@ -288,9 +287,7 @@ class LayoutSearch:
             return self._found[key]
         found: _Found = None
         for count in single:
-            if self._fits_any(
-                gpus=count, gpus_per_node=count, usable=usable, host_ram_gib=host_ram_gib
-            ):
+            if self._fits_any(count, count, usable, host_ram_gib):
                 found = (count, count)
                 break
         else:

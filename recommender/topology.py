@@ -61,7 +61,7 @@ class LayoutSearch:
     """
 
     __slots__ = (
-        "_fits",
+        "_first",
         "_found",
         "_ladders",
         "_mems",
@@ -80,7 +80,8 @@ class LayoutSearch:
         self._rungs: dict[tuple[int, int, bool], tuple[tuple[_Rung, ...], float]] = {}
         self._plans: dict[tuple[float, int, int, int, bool], Plan] = {}
         self._mems: dict[tuple[Strategy, int, int], MemoryBreakdown] = {}
-        self._fits: dict[tuple[int, int, float, float | None], bool] = {}
+        #: The first fitting rung by (GPUs, GPUs per node, usable GiB, host RAM).
+        self._first: dict[tuple[int, int, float, float | None], int] = {}
         #: Search answers by (usable GiB, single-node counts, GPUs per node beyond one node,
         #: node limit, host RAM).
         self._found: dict[tuple[float, tuple[int, ...], int, int, float | None], _Found] = {}
@@ -130,20 +131,28 @@ class LayoutSearch:
             self._rungs[key] = found
         return found
 
+    def _first_rung(
+        self, gpus: int, gpus_per_node: int, usable: float, host_ram_gib: float | None
+    ) -> int:
+        """The index of the first rung of this layout that fits (in ``usable`` GiB per GPU
+        and, with offload, in the node's host RAM), or -1 when none does."""
+        key = (gpus, gpus_per_node, usable, host_ram_gib)
+        first = self._first.get(key)
+        if first is None:
+            rungs, least = self._rungs_of(gpus, gpus_per_node, host_ram_gib is not None)
+            first = -1
+            if least <= usable:  # else no rung fits, whatever the host RAM
+                for i, (_, total, host) in enumerate(rungs):
+                    if total <= usable and (host_ram_gib is None or host <= host_ram_gib):
+                        first = i
+                        break
+            self._first[key] = first
+        return first
+
     def _fits_any(
         self, gpus: int, gpus_per_node: int, usable: float, host_ram_gib: float | None
     ) -> bool:
-        key = (gpus, gpus_per_node, usable, host_ram_gib)
-        fits = self._fits.get(key)
-        if fits is None:
-            rungs, least = self._rungs_of(gpus, gpus_per_node, host_ram_gib is not None)
-            # Without a host-RAM limit some rung fits exactly when the least one does.
-            fits = least <= usable and (
-                host_ram_gib is None
-                or any(total <= usable and host <= host_ram_gib for _, total, host in rungs)
-            )
-            self._fits[key] = fits
-        return fits
+        return self._first_rung(gpus, gpus_per_node, usable, host_ram_gib) >= 0
 
     def _breakdown(self, strategy: Strategy, gpus: int, gpus_per_node: int) -> MemoryBreakdown:
         key = (strategy, gpus, gpus_per_node)
@@ -164,18 +173,12 @@ class LayoutSearch:
         """
         usable = usable_gib(gpu)
         rungs, _ = self._rungs_of(gpus, gpus_per_node, host_ram_gib is not None)
-        # The first rung that fits (-1: none). The plan depends on the host RAM only through
-        # it and whether offload was allowed at all, so shapes that differ only in RAM share
-        # the plan. When a rung without offload fits, not even the latter matters: the
-        # ladders with and without offload rungs agree up to their first offload rung.
-        first = -1
-        for i, (strategy, total, host) in enumerate(rungs):
-            if total <= usable and (host_ram_gib is None or host <= host_ram_gib):
-                first = i
-                offload_free = strategy.offload is Offload.NONE
-                break
-        else:
-            offload_free = False
+        # The plan depends on the host RAM only through the first rung that fits and whether
+        # offload was allowed at all, so shapes that differ only in RAM share the plan. When
+        # a rung without offload fits, not even the latter matters: the ladders with and
+        # without offload rungs agree up to their first offload rung.
+        first = self._first_rung(gpus, gpus_per_node, usable, host_ram_gib)
+        offload_free = first >= 0 and rungs[first][0].offload is Offload.NONE
         key = (usable, gpus, gpus_per_node, first, offload_free or host_ram_gib is None)
         plan = self._plans.get(key)
         if plan is None:

@@ -174,7 +174,7 @@ def economics_of_hours(
 ) -> Economics:
     """:func:`economics` given ``computed`` = :func:`~recommender.throughput.train_hours` of
     the plan on its link and fabric (``None`` without a token budget), which every provider
-    of one instance shape shares."""
+    of one instance shape shares. Of the plan only its node count is read."""
     nodes = plan.nodes
     hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
     ckpt = checkpoint_gib(workload) if checkpoint_size_gib is None else checkpoint_size_gib

@@ -233,10 +233,7 @@ def select(
     feasible = 0
     for number, (group, offers, prices) in enumerate(view):
         econ = group.econ
-        if budget is None:
-            n = len(offers)
-        else:
-            n = bisect_right(prices, budget, key=econ.expected_cost_usd)
+        n = len(offers) if budget is None else _count_within(prices, budget, econ)
         feasible += n
         counts.append(min(n, k))
         head: Priced = (econ.expected_cost_usd(prices[0]), offers[0], group)
@@ -267,6 +264,24 @@ def select(
     return Selection(candidates, feasible, cheapest)
 
 
+def _count_within(prices: tuple[float, ...], budget: float, econ: Economics) -> int:
+    """How many of the ascending ``prices`` cost at most ``budget`` under ``econ``.
+
+    The expected cost never decreases with the price (a product and a sum of non-negative
+    terms, and rounding is monotone), so the count is where the price that spends exactly
+    the budget falls among the prices, checked and corrected at that boundary with the cost
+    itself: the answer of bisecting by cost, with a cost or two computed instead of ~log n.
+    """
+    cost = econ.expected_cost_usd
+    # billed hours × nodes > 0: groups without it are priced by the scan (see _indexed).
+    n = bisect_right(prices, (budget - econ.storage_usd) / (econ.billed_hours * econ.nodes))
+    while n < len(prices) and cost(prices[n]) <= budget:
+        n += 1
+    while n > 0 and cost(prices[n - 1]) > budget:
+        n -= 1
+    return n
+
+
 def _indexed(
     workload: Workload,
     index: tuple[OfferGroup, ...],
@@ -277,6 +292,7 @@ def _indexed(
     ``None`` when a group's storage term could blur the price order (then scan instead)."""
     #: Per shape: its plan and the training hours on it (the same for every provider).
     plans: dict[ShapeKey, tuple[Plan | None, float | None]] = {}
+    econs: dict[tuple[str, bool, int, float | None], Economics] = {}
     ckpt = checkpoint_gib(workload)
     prefixes = workload.regions
     allowed_region: dict[str, bool] = {}
@@ -309,12 +325,18 @@ def _indexed(
             plans[shape] = plan, computed
         if plan is None:
             continue
-        rule = rules.get(entry.provider)
-        if rule is None:
-            rule = rule_for(entry.provider)
-        econ = economics_of_hours(
-            workload, plan, computed, rule=rule, spot=offer.spot, checkpoint_size_gib=ckpt
-        )
+        # Economics read of the plan only its node count: groups of one provider and spot
+        # flag share them when their runs take as long on as many nodes (with a stated
+        # duration, every shape's run does).
+        econ_key = (entry.provider, offer.spot, plan.nodes, computed)
+        econ = econs.get(econ_key)
+        if econ is None:
+            rule = rules.get(entry.provider)
+            if rule is None:
+                rule = rule_for(entry.provider)
+            econ = econs[econ_key] = economics_of_hours(
+                workload, plan, computed, rule=rule, spot=offer.spot, checkpoint_size_gib=ckpt
+            )
         scale = econ.billed_hours * econ.nodes
         if not scale > 0 or econ.storage_usd > _MAX_STORAGE_RATIO * scale * prices[0]:
             return None

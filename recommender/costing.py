@@ -7,7 +7,7 @@ needs, and what the whole run costs under the provider's billing rules.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
 from recommender.billing import BillingRule, SpotEconomics, billed_hours, rule_for, spot_economics
@@ -24,8 +24,10 @@ __all__ = [
     "STALE_AFTER_HOURS",
     "Economics",
     "Option",
+    "caveats_of_source",
     "checkpoint_gib",
     "economics",
+    "economics_of_hours",
     "fmt_hours",
     "price_option",
     "source_caveats",
@@ -155,8 +157,25 @@ def economics(
     ``checkpoint_size_gib`` is :func:`checkpoint_gib` of the workload (pass it when pricing
     many shapes for one workload; it is computed when omitted).
     """
-    nodes = plan.nodes
     computed = train_hours(workload, plan, link=link, fast_fabric=fast_fabric)
+    return economics_of_hours(
+        workload, plan, computed, rule=rule, spot=spot, checkpoint_size_gib=checkpoint_size_gib
+    )
+
+
+def economics_of_hours(
+    workload: Workload,
+    plan: Plan,
+    computed: float | None,
+    *,
+    rule: BillingRule,
+    spot: bool,
+    checkpoint_size_gib: float | None = None,
+) -> Economics:
+    """:func:`economics` given ``computed`` = :func:`~recommender.throughput.train_hours` of
+    the plan on its link and fabric (``None`` without a token budget), which every provider
+    of one instance shape shares. Of the plan only its node count is read."""
+    nodes = plan.nodes
     hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
     ckpt = checkpoint_gib(workload) if checkpoint_size_gib is None else checkpoint_size_gib
     preemption = (
@@ -188,11 +207,14 @@ def price_option(
     *,
     rules: Mapping[str, BillingRule],
     econ: Economics | None = None,
+    extra_caveats: tuple[Caveat, ...] = (),
+    rank: int = 0,
 ) -> Option:
     """Price running ``workload`` on ``plan.nodes`` instances of ``offer``.
 
     ``econ`` is :func:`economics` for this plan, provider and spot flag when the caller has
-    it already; it is computed otherwise.
+    it already; it is computed otherwise. ``extra_caveats`` (e.g. :func:`source_caveats`)
+    follow the option's own.
     """
     gpu = get_gpu(offer.gpu_id)
     rule = rules.get(offer.provider.lower(), rule_for(offer.provider))
@@ -205,7 +227,8 @@ def price_option(
         tokens = workload.tokens
     else:
         tokens = tokens_per_hour(workload, plan, link=link, fast_fabric=fast) * hours
-    option = Option(
+    caveats = _caveats(workload, offer, plan, econ, gpu, rule) + extra_caveats
+    return Option(
         offer=offer,
         plan=plan,
         nodes=econ.nodes,
@@ -216,11 +239,11 @@ def price_option(
         expected_cost_usd=cost + econ.storage_usd,
         storage_usd=econ.storage_usd,
         spot=econ.spot,
-        caveats=(),
+        caveats=caveats,
         meets_deadline=econ.meets_deadline,
         tokens=tokens,
+        rank=rank,
     )
-    return replace(option, caveats=_caveats(workload, option, gpu, rule))
 
 
 def fmt_hours(hours: float) -> str:
@@ -232,13 +255,12 @@ def fmt_hours(hours: float) -> str:
 
 
 def _caveats(
-    workload: Workload, option: Option, gpu: GpuSpec, rule: BillingRule
+    workload: Workload, offer: Offer, plan: Plan, econ: Economics, gpu: GpuSpec, rule: BillingRule
 ) -> tuple[Caveat, ...]:
-    wall = option.wall_hours
+    wall = econ.wall_hours
     out: list[Caveat] = []
-    plan, offer = option.plan, option.offer
-    if option.spot is not None:
-        s = option.spot
+    if econ.spot is not None:
+        s = econ.spot
         every = fmt_hours(s.checkpoint_interval_hours)
         out.append(
             Caveat(
@@ -259,14 +281,14 @@ def _caveats(
                 "expect markedly lower throughput than NVLink parts",
             )
         )
-    if option.nodes > 1:
+    if econ.nodes > 1:
         fabric = offer.fabric.value
         gbps = f" {offer.fabric_gbps:.0f} Gb/s" if offer.fabric_gbps else ""
         out.append(
             Caveat(
                 CaveatKind.MULTI_NODE,
                 Severity.INFO,
-                f"{option.nodes} nodes over {fabric}{gbps}: needs a cluster launcher "
+                f"{econ.nodes} nodes over {fabric}{gbps}: needs a cluster launcher "
                 "(torchrun/SLURM) and capacity for all nodes at once",
             )
         )
@@ -312,7 +334,7 @@ def _caveats(
                 "the host, often 2-5× slower",
             )
         )
-    if not option.meets_deadline and workload.deadline_hours is not None:
+    if not econ.meets_deadline and workload.deadline_hours is not None:
         out.append(
             Caveat(
                 CaveatKind.DEADLINE,
@@ -321,16 +343,15 @@ def _caveats(
                 "deadline",
             )
         )
-    if option.billed_hours > 0 and (option.billed_hours - wall) / option.billed_hours > (
-        BILLING_ROUNDUP_FRAC
-    ):
+    billed = econ.billed_hours
+    if billed > 0 and (billed - wall) / billed > BILLING_ROUNDUP_FRAC:
         out.append(
             Caveat(
                 CaveatKind.BILLING,
                 Severity.INFO,
                 f"{offer.provider} bills in {rule.granularity_s // 60 or 1}-"
                 f"{'minute' if rule.granularity_s >= 60 else 'second'} units: "
-                f"{fmt_hours(wall)} is billed as {fmt_hours(option.billed_hours)}",
+                f"{fmt_hours(wall)} is billed as {fmt_hours(billed)}",
             )
         )
     return tuple(out)
@@ -339,9 +360,16 @@ def _caveats(
 def source_caveats(
     option: Option, sources: Mapping[str, SourceInfo], now: datetime
 ) -> tuple[Caveat, ...]:
+    """The caveats of the price source the option's offer came from (see
+    :func:`caveats_of_source`)."""
     info = sources.get(option.offer.source)
     if info is None:
         return ()
+    return caveats_of_source(info, now)
+
+
+def caveats_of_source(info: SourceInfo, now: datetime) -> tuple[Caveat, ...]:
+    """Stale prices and a failed refresh: the same for every offer of one source."""
     out: list[Caveat] = []
     age = info.age_hours(now)
     if age > STALE_AFTER_HOURS:

@@ -13,6 +13,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, cast
 
+from recommender.catalog_index import CatalogIndex, build_index
 from recommender.gpus import IntraNode, get_gpu
 
 __all__ = [
@@ -174,6 +175,8 @@ class Catalog:
 
     offers: tuple[Offer, ...]
     sources: tuple[SourceInfo, ...] = field(default=())
+    #: The offers grouped for pricing, built on first use (see :attr:`index`).
+    _index: CatalogIndex | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, offers: Iterable[Offer], sources: Sequence[SourceInfo] = ()) -> Catalog:
@@ -188,3 +191,16 @@ class Catalog:
     @property
     def oldest_as_of(self) -> datetime | None:
         return min((s.as_of for s in self.sources), default=None)
+
+    @property
+    def index(self) -> CatalogIndex:
+        """The offers grouped for pricing and the GPU types sold
+        (:mod:`recommender.catalog_index`): built on the first question about this catalog
+        and kept as long as the catalog is, since it depends on no workload."""
+        index = self._index
+        if index is None:
+            index = build_index(self.offers)
+            # A memo of a value derived from immutable fields, not a change of the catalog:
+            # the dataclass is frozen, so set the slot directly.
+            object.__setattr__(self, "_index", index)
+        return index

@@ -1,37 +1,39 @@
 """From a workload and a catalog to ranked, priced, caveated options.
 
 For every instance shape in the catalog the estimator finds the smallest number of whole
-nodes the job fits on; billing turns hours into money under the provider's rules; options
-are ranked by expected total cost (or by time to finish when a deadline binds), filtered by
-budget, diversified across GPU types and providers, and carry their caveats as data.
+nodes the job fits on; billing turns hours into money under the provider's rules (both in
+:mod:`recommender.selection`); options are ranked by expected total cost (or by time to
+finish when a deadline binds), filtered by budget, diversified across GPU types and
+providers, and carry their caveats as data.
 """
 
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_right
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
-from itertools import pairwise
 from operator import itemgetter
 
-from recommender.billing import RULES, BillingRule, rule_for
-from recommender.costing import (
-    Economics,
-    Option,
-    checkpoint_gib,
-    economics,
-    price_option,
-    source_caveats,
+from recommender.billing import RULES, BillingRule
+from recommender.caveats import Caveat
+from recommender.costing import Option, caveats_of_source, price_option
+from recommender.gpus import GpuSpec, all_gpus
+from recommender.offers import Catalog, SourceInfo
+from recommender.selection import (
+    MAX_NODES,
+    Priced,
+    SortKey,
+    demoted,
+    priced_offers,
+    select,
 )
-from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu
-from recommender.offers import Catalog, Fabric, Offer, SourceInfo
 from recommender.topology import LayoutSearch, Plan
-from recommender.workload import Method, Offload, Precision, SpotPolicy, Workload
+from recommender.workload import Method, Precision, Workload
 
 __all__ = [
+    "MAX_NODES",
     "Alternative",
     "BudgetGap",
     "HoursBasis",
@@ -39,9 +41,6 @@ __all__ = [
     "Recommendation",
     "recommend",
 ]
-
-# Largest cluster gpufit will propose for a single job.
-MAX_NODES = 64  # ours: beyond 512 GPUs the answer is a sales conversation, not a rental
 
 
 class HoursBasis(StrEnum):
@@ -89,346 +88,6 @@ class Recommendation:
         return self.options[0] if self.options else None
 
 
-# ----------------------------------------------------------------- filtering
-
-
-def _region_allowed(prefixes: tuple[str, ...], region: str) -> bool:
-    region = region.lower()
-    return any(region.startswith(prefix) for prefix in prefixes)
-
-
-def _shape_allowed(workload: Workload, offer: Offer) -> bool:
-    """The filters that depend only on provider, spot flag, GPU and GPU count."""
-    if workload.providers and offer.provider.lower() not in workload.providers:
-        return False
-    if workload.spot is SpotPolicy.NEVER and offer.spot:
-        return False
-    if workload.spot is SpotPolicy.ONLY and not offer.spot:
-        return False
-    hw = workload.hardware
-    if hw is not None:
-        if hw.gpu_id is not None and offer.gpu_id != hw.gpu_id:
-            return False
-        if hw.count is not None and hw.count % offer.gpu_count:
-            return False  # cannot rent part of an instance, nor a non-whole number of them
-    return True
-
-
-# ----------------------------------------------------------------- planning
-
-
-_ShapeKey = tuple[str, int, IntraNode, bool, float | None]
-
-
-def _plan_for_shape(
-    search: LayoutSearch, workload: Workload, offer: Offer, gpu: GpuSpec
-) -> Plan | None:
-    hw = workload.hardware
-    fast = offer.fabric.fast
-    if hw is not None and hw.count is not None:
-        nodes = hw.count // offer.gpu_count
-        plan = search.evaluate(
-            gpu, gpus=hw.count, gpus_per_node=offer.gpu_count, host_ram_gib=offer.ram_gib
-        )
-        if nodes > 1 and not fast:
-            return None
-        return plan if plan.fits else None
-    return search.fit_on_nodes(
-        gpu,
-        gpus_per_node=offer.gpu_count,
-        max_nodes=MAX_NODES,
-        multi_node=fast,
-        host_ram_gib=offer.ram_gib,
-    )
-
-
-# ----------------------------------------------------------------- pricing
-
-
-class _Group:
-    """Offers of one instance shape from one provider, on-demand or spot: one plan, one set of
-    economics, so an offer's expected cost is two multiplications and an addition."""
-
-    __slots__ = ("demoted", "econ", "late", "pair", "plan")
-
-    def __init__(self, workload: Workload, plan: Plan, econ: Economics, offer: Offer) -> None:
-        self.plan = plan
-        self.econ = econ
-        self.late = 0 if econ.meets_deadline else 1
-        self.demoted = int(_demoted(workload, plan))
-        self.pair = (offer.gpu_id, offer.provider)
-
-
-#: One priced offer: expected cost, the offer, its group.
-_Priced = tuple[float, Offer, _Group]
-#: Sort key of a priced offer (see :func:`_sort_key`).
-_Key = tuple[float | str | int, ...]
-_GroupKey = tuple[str, int, IntraNode | None, Fabric, float | None, str, bool]
-_UNSEEN = object()
-
-
-def _priced(
-    workload: Workload,
-    catalog: Catalog,
-    search: LayoutSearch,
-    rules: Mapping[str, BillingRule],
-) -> list[_Priced]:
-    """Every allowed offer the job fits on, priced, one per (provider, instance, region,
-    spot): its cheapest zone. In catalog order of first appearance, as the options were."""
-    plans: dict[_ShapeKey, Plan | None] = {}
-    groups: dict[_GroupKey, object] = {}
-    ckpt = checkpoint_gib(workload)
-    prefixes = workload.regions
-
-    def group_of(offer: Offer) -> _Group | None:
-        if not _shape_allowed(workload, offer):
-            return None
-        link, fast = offer.link, offer.fabric.fast
-        shape: _ShapeKey = (offer.gpu_id, offer.gpu_count, link, fast, offer.ram_gib)
-        if shape not in plans:
-            plans[shape] = _plan_for_shape(search, workload, offer, get_gpu(offer.gpu_id))
-        plan = plans[shape]
-        if plan is None:
-            return None
-        rule = rules.get(offer.provider.lower(), rule_for(offer.provider))
-        econ = economics(
-            workload,
-            plan,
-            rule=rule,
-            spot=offer.spot,
-            link=link,
-            fast_fabric=fast,
-            checkpoint_size_gib=ckpt,
-        )
-        return _Group(workload, plan, econ, offer)
-
-    best: dict[tuple[str, str, str, bool], _Priced] = {}
-    for offer in catalog.offers:
-        if prefixes and not _region_allowed(prefixes, offer.region):
-            continue
-        key = (
-            offer.gpu_id,
-            offer.gpu_count,
-            offer.intra_node,
-            offer.fabric,
-            offer.ram_gib,
-            offer.provider,
-            offer.spot,
-        )
-        found = groups.get(key, _UNSEEN)
-        if found is _UNSEEN:
-            found = groups[key] = group_of(offer)
-        if found is None:
-            continue
-        group: _Group = found  # type: ignore[assignment]
-        econ = group.econ
-        expected = econ.billed_hours * offer.price_usd_per_hour * econ.nodes + econ.storage_usd
-        zone_key = (offer.provider, offer.instance_type, offer.region, offer.spot)
-        current = best.get(zone_key)
-        # One option per (provider, instance, region, spot): the cheapest zone.
-        if (
-            current is None
-            or expected < current[0]
-            or (expected == current[0] and offer.zone < current[1].zone)
-        ):
-            best[zone_key] = (expected, offer, group)
-    return list(best.values())
-
-
-# ----------------------------------------------------------------- catalog index
-
-#: Consecutive distinct prices inside one group must differ by at least this fraction for the
-#: index's order to be the cost order exactly; why: ``billed × price × nodes + storage`` then
-#: cannot round two prices to one cost (float64 rounds at ~1e-16; real prices have ≤ 6
-#: decimals, gaps ≥ 1e-7 relative).
-_MIN_PRICE_GAP = 1e-9
-#: The storage term may be at most this many times the cheapest offer's compute cost for the
-#: same argument (adding it must not absorb a 1e-9 relative price gap; margin 4×).
-_MAX_STORAGE_RATIO = 1e6
-#: Catalog indexes kept (by identity; catalogs are immutable): the live one and a refresh.
-_INDEX_SLOTS = 4
-
-
-class _IndexGroup:
-    """One group's zone winners (cheapest zone per provider/instance/region/spot), sorted by
-    (price, instance type, region, zone), which is rank order within the group."""
-
-    __slots__ = ("offers", "prices", "regions", "representative")
-
-    def __init__(self, representative: Offer, winners: list[Offer]) -> None:
-        self.representative = representative
-        winners.sort(key=lambda o: (o.price_usd_per_hour, o.instance_type, o.region, o.zone))
-        self.offers = tuple(winners)
-        self.prices = tuple(o.price_usd_per_hour for o in winners)
-        self.regions = tuple(o.region for o in winners)
-
-
-def _build_index(catalog: Catalog) -> tuple[_IndexGroup, ...] | None:
-    """The catalog's groups, or ``None`` when the index would not reproduce the linear scan
-    exactly (one instance in two shapes, or prices too close to order by cost)."""
-    members: dict[_GroupKey, list[tuple[float, str, int, Offer]]] = {}
-    owner: dict[tuple[str, str, str, bool], _GroupKey] = {}
-    zoned: dict[tuple[str, str, str, bool], list[tuple[float, str, int, Offer]]] = {}
-    for position, o in enumerate(catalog.offers):
-        key = (o.gpu_id, o.gpu_count, o.intra_node, o.fabric, o.ram_gib, o.provider, o.spot)
-        zone_key = (o.provider, o.instance_type, o.region, o.spot)
-        entry = (o.price_usd_per_hour, o.zone, position, o)
-        members.setdefault(key, []).append(entry)
-        if owner.setdefault(zone_key, key) != key:
-            return None  # the same instance in two shapes: dedupe crosses groups
-        zoned.setdefault(zone_key, []).append(entry)
-    for entries in members.values():
-        prices = sorted({e[0] for e in entries})
-        if any(b - a < a * _MIN_PRICE_GAP for a, b in pairwise(prices)):
-            return None
-    winners: dict[_GroupKey, list[Offer]] = {key: [] for key in members}
-    for zone_key, entries in zoned.items():
-        # Cheapest zone; equal price and zone: the first in catalog order (as the scan keeps).
-        winners[owner[zone_key]].append(min(entries, key=lambda e: (e[0], e[1], e[2]))[3])
-    return tuple(_IndexGroup(members[key][0][3], winners[key]) for key in members)
-
-
-_INDEXES: list[tuple[Catalog, tuple[_IndexGroup, ...] | None]] = []
-
-
-def _index(catalog: Catalog) -> tuple[_IndexGroup, ...] | None:
-    """The index of this catalog object, built on first use (it depends on no workload)."""
-    for known, groups in _INDEXES:
-        if known is catalog:
-            return groups
-    groups = _build_index(catalog)
-    _INDEXES.insert(0, (catalog, groups))
-    del _INDEXES[_INDEX_SLOTS:]
-    return groups
-
-
-@dataclass(frozen=True, slots=True)
-class _Selection:
-    """What a question needs from the priced offers, without pricing every one."""
-
-    #: Priced offers within budget that can appear in a diversified top ``k``: every
-    #: (GPU, provider) pair's best and the overall best ``k`` (a superset of both).
-    candidates: list[_Priced]
-    #: How many priced offers are within budget in all.
-    feasible: int
-    #: The best priced offer regardless of budget, when none is within it.
-    cheapest: _Priced | None
-
-
-def _select(
-    workload: Workload,
-    catalog: Catalog,
-    search: LayoutSearch,
-    rules: Mapping[str, BillingRule],
-    k: int,
-) -> _Selection:
-    budget = workload.budget_usd
-    index = _index(catalog)
-    view = None if index is None else _indexed(workload, index, search, rules)
-    if view is None:
-        priced = _priced(workload, catalog, search, rules)
-        within = priced if budget is None else [p for p in priced if p[0] <= budget]
-        cheapest = min(priced, key=_priced_key) if priced and not within else None
-        return _Selection(within, len(within), cheapest)
-    candidates: list[_Priced] = []
-    feasible = 0
-    for group, offers, prices in view:
-        econ = group.econ
-        if budget is None:
-            n = len(offers)
-        else:
-            n = bisect_right(prices, budget, key=econ.expected_cost_usd)
-        feasible += n
-        candidates.extend(
-            (econ.expected_cost_usd(o.price_usd_per_hour), o, group) for o in offers[: min(n, k)]
-        )
-    cheapest = None
-    if not feasible and view:
-        cheapest = min(
-            (
-                (g.econ.expected_cost_usd(offers[0].price_usd_per_hour), offers[0], g)
-                for g, offers, _ in view
-            ),
-            key=_priced_key,
-        )
-    return _Selection(candidates, feasible, cheapest)
-
-
-def _indexed(
-    workload: Workload,
-    index: tuple[_IndexGroup, ...],
-    search: LayoutSearch,
-    rules: Mapping[str, BillingRule],
-) -> list[tuple[_Group, tuple[Offer, ...], tuple[float, ...]]] | None:
-    """Per allowed group the job fits on: its economics and its zone winners in rank order.
-    ``None`` when a group's storage term could blur the price order (then scan instead)."""
-    plans: dict[_ShapeKey, Plan | None] = {}
-    ckpt = checkpoint_gib(workload)
-    prefixes = workload.regions
-    allowed_region: dict[str, bool] = {}
-    out: list[tuple[_Group, tuple[Offer, ...], tuple[float, ...]]] = []
-    for entry in index:
-        offer = entry.representative
-        if not _shape_allowed(workload, offer):
-            continue
-        offers, prices = entry.offers, entry.prices
-        if prefixes:
-            keep = []
-            for i, region in enumerate(entry.regions):
-                ok = allowed_region.get(region)
-                if ok is None:
-                    ok = allowed_region[region] = _region_allowed(prefixes, region)
-                if ok:
-                    keep.append(i)
-            if not keep:
-                continue
-            offers = tuple(offers[i] for i in keep)
-            prices = tuple(prices[i] for i in keep)
-        link, fast = offer.link, offer.fabric.fast
-        shape: _ShapeKey = (offer.gpu_id, offer.gpu_count, link, fast, offer.ram_gib)
-        if shape not in plans:
-            plans[shape] = _plan_for_shape(search, workload, offer, get_gpu(offer.gpu_id))
-        plan = plans[shape]
-        if plan is None:
-            continue
-        rule = rules.get(offer.provider.lower(), rule_for(offer.provider))
-        econ = economics(
-            workload,
-            plan,
-            rule=rule,
-            spot=offer.spot,
-            link=link,
-            fast_fabric=fast,
-            checkpoint_size_gib=ckpt,
-        )
-        scale = econ.billed_hours * econ.nodes
-        if not scale > 0 or econ.storage_usd > _MAX_STORAGE_RATIO * scale * prices[0]:
-            return None
-        out.append((_Group(workload, plan, econ, offer), offers, prices))
-    return out
-
-
-def _priced_key(priced: _Priced) -> _Key:
-    """The rank order of :func:`rank`, on a priced offer (see :func:`_sort_key`).
-
-    With a deadline, options that meet it come first by cost, the rest by time; without
-    one every option meets it and all go by cost.
-    """
-    expected, o, g = priced
-    return (
-        g.late,
-        g.demoted,
-        g.econ.wall_hours if g.late else expected,
-        expected,
-        o.price_usd_per_hour * g.econ.nodes,
-        o.provider,
-        o.instance_type,
-        o.region,
-        o.zone,
-        int(o.spot),
-    )
-
-
 class _Builder:
     """Full :class:`Option` objects (caveat texts and all) for the priced offers shown."""
 
@@ -438,14 +97,25 @@ class _Builder:
         self.sources = {s.name: s for s in catalog.sources}
         self.now = now
         self.rules = rules
+        #: Each source's caveats, by source name: the same for every offer of the source.
+        self._of_source: dict[str, tuple[Caveat, ...]] = {}
 
-    def option(self, workload: Workload, priced: _Priced) -> Option:
+    def option(self, workload: Workload, priced: Priced, rank: int = 0) -> Option:
         _, offer, group = priced
-        option = price_option(workload, offer, group.plan, rules=self.rules, econ=group.econ)
-        extra = source_caveats(option, self.sources, self.now)
-        if extra:
-            option = replace(option, caveats=option.caveats + extra)
-        return option
+        extra = self._of_source.get(offer.source)
+        if extra is None:
+            info = self.sources.get(offer.source)
+            extra = () if info is None else caveats_of_source(info, self.now)
+            self._of_source[offer.source] = extra
+        return price_option(
+            workload,
+            offer,
+            group.plan,
+            rules=self.rules,
+            econ=group.econ,
+            extra_caveats=extra,
+            rank=rank,
+        )
 
 
 def price_options(
@@ -457,19 +127,11 @@ def price_options(
 ) -> list[Option]:
     """Every feasible, priced option for the workload, unranked and unfiltered by budget."""
     build = _Builder(catalog, now=now, rules=rules)
-    priced = _priced(workload, catalog, LayoutSearch(workload), rules)
+    priced = priced_offers(workload, catalog, LayoutSearch(workload), rules)
     return [build.option(workload, p) for p in priced]
 
 
 # ----------------------------------------------------------------- ranking
-
-
-def _demoted(workload: Workload, plan: Plan) -> bool:
-    return (
-        workload.tokens is None
-        and workload.offload is None
-        and plan.strategy.offload is not Offload.NONE
-    )
 
 
 def _offload_demoted(workload: Workload, option: Option) -> bool:
@@ -479,7 +141,7 @@ def _offload_demoted(workload: Workload, option: Option) -> bool:
     which trains 2-5× fewer tokens in the same hours; gpufit treats offload as a last resort
     unless the user asked for it. With a token budget the time model already charges for it.
     """
-    return _demoted(workload, option.plan)
+    return demoted(workload, option.plan)
 
 
 def _sort_key(workload: Workload, option: Option, by_time: bool) -> tuple[float | str | int, ...]:
@@ -499,16 +161,15 @@ def _sort_key(workload: Workload, option: Option, by_time: bool) -> tuple[float 
     )
 
 
-def _diversify(priced: list[_Priced], top: int, key: Callable[[_Priced], _Key]) -> list[_Priced]:
+def _diversify(keyed: list[tuple[SortKey, Priced]], top: int) -> list[Priced]:
     """Pick ``top`` options, preferring a new (GPU type, provider) pair over a better price.
 
     In rank order, the best option of each (gpu, provider) pair comes first; what is left is
     filled in rank order. Five regions of one instance never crowd out a different GPU or a
     different cloud. Only the pairs' best and the overall top are ever sorted.
     """
-    keyed = [(key(p), p) for p in priced]
     first = itemgetter(0)
-    best: dict[tuple[str, str], tuple[_Key, _Priced]] = {}
+    best: dict[tuple[str, str], tuple[SortKey, Priced]] = {}
     for item in keyed:
         pair = item[1][2].pair
         current = best.get(pair)
@@ -554,9 +215,9 @@ def _alternative(
     while method is not None:
         precision = Precision.BF16_TRUE
         variant = replace(workload, method=method, precision=precision)
-        selection = _select(variant, catalog, LayoutSearch(variant), rules, 1)
+        selection = select(variant, catalog, LayoutSearch(variant), rules, 1)
         if selection.feasible:
-            best = min(selection.candidates, key=_priced_key)
+            best = min(selection.candidates, key=itemgetter(0))[1]
             return Alternative(
                 method=method,
                 option=build.option(variant, best),
@@ -587,7 +248,7 @@ def recommend(
         raise ValueError("top must be at least 1")
     search = LayoutSearch(workload)
     build = _Builder(catalog, now=now, rules=rules)
-    selection = _select(workload, catalog, search, rules, top)
+    selection = select(workload, catalog, search, rules, top)
     over_budget: BudgetGap | None = None
     alternative: Alternative | None = None
     if workload.budget_usd is not None and selection.cheapest is not None:
@@ -595,8 +256,8 @@ def recommend(
     if not selection.feasible:
         alternative = _alternative(workload, catalog, build, rules=rules)
     chosen = [
-        replace(build.option(workload, p), rank=i + 1)
-        for i, p in enumerate(_diversify(selection.candidates, top, _priced_key))
+        build.option(workload, p, rank=i + 1)
+        for i, p in enumerate(_diversify(selection.candidates, top))
     ]
     if workload.tokens is not None:
         basis = HoursBasis.TOKENS
@@ -639,13 +300,7 @@ def layouts(workload: Workload, gpus: Iterable[GpuSpec] | None = None) -> tuple[
 def _catalog_gpus(catalog: Catalog) -> tuple[GpuSpec, ...]:
     """The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
     for what can be rented (``gpufit estimate`` still lists every known GPU)."""
-    groups = _index(catalog)
-    ids = (
-        {g.representative.gpu_id for g in groups}
-        if groups is not None
-        else {o.gpu_id for o in catalog.offers}
-    )
-    return tuple(gpu for gpu in all_gpus() if gpu.id in ids)
+    return catalog.index.gpus
 
 
 def _layouts(search: LayoutSearch, gpus: Iterable[GpuSpec] | None) -> tuple[Plan, ...]:

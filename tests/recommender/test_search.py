@@ -1,0 +1,110 @@
+"""The shortcuts behind a fast recommend(): each gives the answer of the plain way."""
+
+from __future__ import annotations
+
+import pytest
+
+from recommender.gpus import get_gpu
+from recommender.offers import Catalog
+from recommender.ranking import price_options, recommend
+from recommender.topology import evaluate, fit_on_nodes
+from recommender.workload import Method, Workload
+from tests.factories import NOW, catalog, model, offer, workload
+
+#: Workloads whose fewest nodes on small GPUs range from 1 to dozens, or none at all.
+WORKLOADS = [
+    workload(),
+    workload(model=model("Llama 3 70B")),
+    workload(model=model("Llama 3 70B"), method=Method.LORA),
+    workload(model=model("Llama 3.1 405B"), method=Method.PRETRAIN, seq_len=8192),
+]
+
+
+def _linear_fewest_nodes(
+    w: Workload, gpu_id: str, per_node: int, host_ram: float | None, last: int
+) -> int | None:
+    """Try 1, 2, 3 … nodes in turn: the search's definition of the answer."""
+    for nodes in range(1, last + 1):
+        plan = evaluate(
+            w,
+            get_gpu(gpu_id),
+            gpus=nodes * per_node,
+            gpus_per_node=per_node,
+            host_ram_gib=host_ram,
+        )
+        if plan.fits:
+            return nodes
+    return None
+
+
+class TestFewestNodes:
+    @pytest.mark.parametrize("w", WORKLOADS, ids=lambda w: f"{w.model.name} {w.method}")
+    @pytest.mark.parametrize("gpu_id", ["T4", "L4", "A100-SXM-40GB", "H100-SXM-80GB"])
+    @pytest.mark.parametrize(("per_node", "host_ram"), [(8, None), (8, 1024.0), (1, 200.0)])
+    def test_search_finds_what_trying_every_count_finds(
+        self, w: Workload, gpu_id: str, per_node: int, host_ram: float | None
+    ) -> None:
+        """The galloping search returns the node count a linear scan returns."""
+        plan = fit_on_nodes(
+            w, get_gpu(gpu_id), gpus_per_node=per_node, max_nodes=64, host_ram_gib=host_ram
+        )
+        expected = _linear_fewest_nodes(w, gpu_id, per_node, host_ram, 64)
+        assert (plan.nodes if plan is not None else None) == expected
+
+
+class TestCatalogIndex:
+    def test_built_once_and_held_by_the_catalog(self) -> None:
+        """The index is built on first use and kept by the catalog object."""
+        c = catalog(offer(), offer(region="us-west-2", price_usd_per_hour=50.0))
+        first = c.index
+        assert c.index is first
+        assert first.groups is not None
+        assert [g.prices for g in first.groups] == [(50.0, 55.0)]
+        assert [g.id for g in first.gpus] == ["H100-SXM-80GB"]
+
+    def test_not_part_of_equality_or_repr(self) -> None:
+        """Two catalogs with the same offers are equal whether or not one has its index."""
+        a, b = catalog(offer()), catalog(offer())
+        assert a.index is not None
+        assert a == b
+        assert hash(a) == hash(b)
+        assert "index" not in repr(a)
+
+    def test_one_instance_in_two_shapes_falls_back_to_the_scan(self) -> None:
+        """Groups could not reproduce the scan's one-option-per-zone rule: no groups."""
+        c = catalog(offer(), offer(gpu_count=4, price_usd_per_hour=30.0))
+        assert c.index.groups is None
+        assert recommend(workload(duration_hours=24), c, now=NOW).options
+
+    def test_empty_catalog(self) -> None:
+        """An empty catalog has empty groups and sells no GPU."""
+        c = Catalog((), ())
+        assert c.index.groups == ()
+        assert c.index.gpus == ()
+
+
+class TestSelection:
+    @pytest.mark.parametrize("budget", [None, 100.0, 2_000.0, 1e6])
+    def test_feasible_count_is_the_scans(self, budget: float | None) -> None:
+        """Counting within budget by the groups gives the scan's count."""
+        c = catalog(
+            offer(),
+            offer(region="us-west-2", price_usd_per_hour=50.0),
+            offer(spot=True, price_usd_per_hour=22.0),
+            offer(provider="lambda", instance_type="gpu_8x_h100_sxm5", price_usd_per_hour=24.0),
+            offer(
+                provider="runpod",
+                instance_type="1x A100 80GB",
+                gpu_id="A100-SXM-80GB",
+                gpu_count=1,
+                price_usd_per_hour=1.9,
+            ),
+        )
+        w = workload(duration_hours=24, budget_usd=budget)
+        rec = recommend(w, c, now=NOW, top=2)
+        scanned = price_options(w, c, now=NOW)
+        within = [o for o in scanned if budget is None or o.expected_cost_usd <= budget]
+        assert rec.feasible == len(within)
+        if within:
+            cheapest = min(within, key=lambda o: o.expected_cost_usd)
+            assert rec.options[0].expected_cost_usd == cheapest.expected_cost_usd

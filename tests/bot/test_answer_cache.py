@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from datetime import timedelta
@@ -12,7 +13,7 @@ from slack_bolt.async_app import AsyncApp
 from bot.answer_cache import ANSWER_TTL_S, AnswerCache
 from bot.catalog import bundled_catalog
 from bot.listeners.answers import answer
-from bot.services import Services
+from bot.services import Services, static_catalog
 from recommender import Catalog
 from tests.bot.slack_requests import FORM, JSON, action_body, command_body, mention_body, request
 from tests.factories import NOW
@@ -101,3 +102,33 @@ class TestSharedBlocks:
         assert hook.body["blocks"] == post.body["blocks"] == list(public.message.blocks)
         assert await answer(services, query, top=5, ephemeral=False) is public  # still cached
         assert (ephemeral.message, public.message) == before
+
+
+class TestConcurrentAnswers:
+    QUESTIONS = (
+        "13B full finetune 2 days",
+        "7B lora",
+        "llama-3-70b qlora on 2B tokens under $3,000",
+        "70B pretrain on 1T tokens in 30 days",
+        "13b full finetune under $100",
+        "mistral-7b full finetune 36 hours spot only",
+    )
+
+    async def test_answers_computed_in_parallel_threads_equal_sequential_ones(
+        self, services: Services
+    ) -> None:
+        """Answers run in worker threads, several at once, on a catalog whose index none has
+        built yet: each equals the answer computed alone on a fresh copy of the catalog."""
+        offers, sources = bundled_catalog().offers, bundled_catalog().sources
+        object.__setattr__(services, "catalog", static_catalog(Catalog(offers, sources)))
+        together = await asyncio.gather(
+            *(answer(services, q, top=5, ephemeral=True) for q in self.QUESTIONS * 3)
+        )
+        for q, got in zip(self.QUESTIONS * 3, together, strict=True):
+            alone = Services(
+                redis=services.redis,
+                catalog=static_catalog(Catalog(offers, sources)),
+                now=services.now,
+                client=services.client,
+            )
+            assert got == await answer(alone, q, top=5, ephemeral=True), q

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from recommender.feeds.cache import (
+    _HISTORY_BATCH,
     EMBEDDED_DB_FILE,
     HISTORY_LIMIT,
     RedisSnapshots,
@@ -212,6 +213,123 @@ class TestHistory:
         assert points[0].at == T0 + timedelta(minutes=5)
         await store.record_history([item], at=T0 + timedelta(days=30))
         assert [p.at for p in await store.history(item.key)] == [T0 + timedelta(days=30)]
+
+    async def test_members_and_scores_are_the_text_python_formats(
+        self, store: RedisSnapshots
+    ) -> None:
+        """Members read "<whole seconds>:<str(round(price, 6))>"; the score keeps microseconds."""
+        at = T0 + timedelta(microseconds=123457)
+        expected = {  # price -> the text after the colon
+            0.1 + 0.2: "0.3",
+            1e-06: "1e-06",
+            4e-07: "0.0",
+            9999.999999999: "10000.0",
+            7.0: "7.0",
+            1234.5678915: "1234.567892",
+        }
+        priced = [
+            replace(offers()[0], zone=f"z{i}", price_usd_per_hour=p) for i, p in enumerate(expected)
+        ]
+        await store.record_history(priced, at=at)
+        for item, text in zip(priced, expected.values(), strict=True):
+            entries = await store.client.zrange(
+                f"test:feed:hist:{item.key}", 0, -1, withscores=True
+            )
+            assert entries == [(f"{at.timestamp():.0f}:{text}", at.timestamp())]
+
+    async def test_equal_prices_compare_as_numbers_like_python(self, store: RedisSnapshots) -> None:
+        """A price equal after rounding to 6 places is deduplicated, whatever its text."""
+        cases = {
+            "a": (0.3, 0.1 + 0.2),  # "0.3" stored, 0.30000000000000004 rounds to 0.3
+            "b": (1e-06, 1.0000004e-06),  # exponent notation in the member
+            "c": (12.5, 12.5000001),  # differs only past the sixth decimal
+            "d": (9999.999999, 9999.9999994),
+        }
+        first = [replace(offers()[0], zone=z, price_usd_per_hour=p) for z, (p, _) in cases.items()]
+        again = [replace(offers()[0], zone=z, price_usd_per_hour=p) for z, (_, p) in cases.items()]
+        changed = replace(offers()[0], zone="a", price_usd_per_hour=0.300001)
+        await store.record_history(first, at=T0)
+        await store.record_history(
+            [*again, replace(changed, zone="e")], at=T0 + timedelta(minutes=5)
+        )
+        await store.record_history([changed], at=T0 + timedelta(minutes=10))
+        for zone in cases:
+            points = await store.history(replace(offers()[0], zone=zone).key)
+            expected = [T0] if zone != "a" else [T0, T0 + timedelta(minutes=10)]
+            assert [p.at for p in points] == expected, zone
+
+    async def test_the_dedupe_window_is_exclusive_at_its_end(self, store: RedisSnapshots) -> None:
+        """An equal price is skipped up to a microsecond before the hour, recorded at it."""
+        item = offers()[0]
+        start = T0 + timedelta(microseconds=250)
+        await store.record_history([item], at=start)
+        await store.record_history(
+            [item], at=start + timedelta(minutes=59, seconds=59, microseconds=999_999)
+        )
+        await store.record_history([item], at=start + timedelta(hours=1))
+        assert [p.at for p in await store.history(item.key)] == [start, start + timedelta(hours=1)]
+
+    async def test_many_offers_span_several_script_calls(self, store: RedisSnapshots) -> None:
+        """More offers than one script call takes: each recorded, deduplicated, then updated."""
+        count = 2 * _HISTORY_BATCH + 17
+        many = [
+            replace(offers()[0], zone=f"z{i}", price_usd_per_hour=1 + i / 1000)
+            for i in range(count)
+        ]
+        await store.record_history(many, at=T0)
+        await store.record_history(many, at=T0 + timedelta(minutes=1))
+        dearer = [replace(o, price_usd_per_hour=o.price_usd_per_hour + 1) for o in many]
+        await store.record_history(dearer, at=T0 + timedelta(minutes=2))
+        for index in (0, _HISTORY_BATCH - 1, _HISTORY_BATCH, count - 1):
+            points = await store.history(many[index].key)
+            assert [(p.at, p.price_usd_per_hour) for p in points] == [
+                (T0, round(many[index].price_usd_per_hour, 6)),
+                (T0 + timedelta(minutes=2), round(dearer[index].price_usd_per_hour, 6)),
+            ]
+        assert (
+            len([k async for k in store.client.scan_iter("test:feed:hist:*", count=1000)]) == count
+        )
+
+    async def test_an_offer_listed_twice_compares_both_with_the_earlier_point(
+        self, store: RedisSnapshots
+    ) -> None:
+        """Both entries of a repeated offer are checked against the history before the call,
+        also when they are further apart than one script call's batch."""
+        item = offers()[0]
+        others = [replace(item, zone=f"z{i}") for i in range(_HISTORY_BATCH + 5)]
+        dearer = replace(item, price_usd_per_hour=60.0)
+        await store.record_history([item], at=T0)
+        # dearer differs from the stored 55 (recorded); the repeat of 55 is within the hour.
+        await store.record_history([dearer, *others, item], at=T0 + timedelta(minutes=10))
+        points = await store.history(item.key)
+        assert [(p.at, p.price_usd_per_hour) for p in points] == [
+            (T0, 55.0),
+            (T0 + timedelta(minutes=10), 60.0),
+        ]
+
+    async def test_a_flushed_script_cache_is_reloaded(self, store: RedisSnapshots) -> None:
+        """After SCRIPT FLUSH (a restarted or failed-over Redis) the script is loaded again."""
+        item = offers()[0]
+        await store.record_history([item], at=T0)
+        await store.client.script_flush()
+        await store.record_history(
+            [replace(item, price_usd_per_hour=50.0)], at=T0 + timedelta(minutes=1)
+        )
+        assert [p.price_usd_per_hour for p in await store.history(item.key)] == [55.0, 50.0]
+
+    async def test_a_member_without_a_readable_price_counts_as_changed(
+        self, store: RedisSnapshots
+    ) -> None:
+        """A point gpufit did not write (no price after the colon) never blocks a new one."""
+        item = offers()[0]
+        key = f"test:feed:hist:{item.key}"
+        await store.client.zadd(
+            key, {"garbled": T0.timestamp(), "x:not-a-price": T0.timestamp() + 1}
+        )
+        await store.record_history([item], at=T0 + timedelta(minutes=1))
+        assert await store.client.zrange(key, -1, -1) == [
+            f"{(T0 + timedelta(minutes=1)).timestamp():.0f}:55.0"
+        ]
 
 
 class TestEmbedded:

@@ -11,8 +11,8 @@ same offers written in gpuhunt's CSV format), which reads its catalog files on e
 
 gpuhunt is not a gpufit dependency, and its wheel installs a top-level ``tests`` package that
 would shadow the project's tests, so keep it out of the venv: install it into a side folder
-(``.venv/bin/pip install --target /tmp/gpufit-bench-deps gpuhunt``) and point
-``GPUFIT_BENCH_DEPS`` at it (that folder is the default).
+(``.venv/bin/pip install --target DIR gpuhunt``) and point ``GPUFIT_BENCH_DEPS`` at it; the
+default DIR is ``gpufit-bench-deps`` in the system's temporary directory.
 """
 
 from __future__ import annotations

@@ -54,6 +54,6 @@ EXPOSE 3000 9090
 # `serve` answers /healthz on GPUFIT_PORT, the worker on GPUFIT_METRICS_PORT; the check asks
 # both on loopback, so one health check fits both commands (Kubernetes uses its own probes).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["python", "-m", "bot.observability"]
+  CMD ["python", "-m", "bot.health"]
 ENTRYPOINT ["gpufit"]
 CMD ["serve"]

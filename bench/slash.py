@@ -108,7 +108,7 @@ def serve(variant: str, port: int, api_url: str, redis_url: str) -> None:
         asgi = _bare_asgi(variant == "bare-pbr", api_url)
     else:
         from bot.app import build_app
-        from bot.observability import configure_logging
+        from bot.logs import configure_logging
         from bot.server import build_asgi
         from bot.services import build_services
         from bot.settings import Settings

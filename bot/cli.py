@@ -155,7 +155,7 @@ def _cmd_feed(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
-    from bot.observability import configure_logging
+    from bot.logs import configure_logging
     from bot.worker import run_worker
 
     settings = Settings.from_env()
@@ -166,7 +166,7 @@ def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
 def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     import asyncio
 
-    from bot.observability import configure_logging
+    from bot.logs import configure_logging
     from bot.server import serve
     from bot.services import build_services
 

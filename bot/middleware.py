@@ -15,7 +15,7 @@ from redis.exceptions import RedisError
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.response import BoltResponse
 
-from bot.observability import new_request_id, start_request_context
+from bot.logs import new_request_id, start_request_context
 from bot.services import Services
 
 __all__ = [
@@ -79,7 +79,7 @@ def _request_fields(body: dict[str, Any]) -> dict[str, str | None]:
 
 def bind_log_context() -> Middleware:
     """Bind a request id, the request kind and the team/channel/user to every log line of the
-    request (``bot.observability.log_context``); the user's text is never logged."""
+    request (``bot.logs.log_context``); the user's text is never logged."""
 
     async def bind(body: dict[str, Any], next: Next) -> None:
         # Bolt's next() returns before the listeners run, so the context is set for the rest

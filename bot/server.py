@@ -35,7 +35,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import Message
 
 from bot.app import build_app
-from bot.observability import Metrics, RequestKind, metrics_asgi_app
+from bot.metrics import Metrics, RequestKind, metrics_asgi_app
 from bot.services import Services
 from bot.settings import Settings, SettingsError
 from recommender import GpufitError

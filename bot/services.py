@@ -19,7 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.answer_cache import Answer, AnswerCache
 from bot.background import Background
-from bot.observability import Metrics
+from bot.metrics import Metrics
 from bot.runtime import redis_url
 from bot.settings import Settings
 from recommender import Catalog

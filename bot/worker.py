@@ -39,7 +39,8 @@ from bot.alerts.evaluate import PricePoint, Verdict, WatchState, current_price
 from bot.alerts.model import Watch
 from bot.alerts.render import render_alert, render_digest
 from bot.alerts.store import AlertQueue, WatchStore
-from bot.observability import Metrics, default_metrics, start_metrics_server
+from bot.health import start_metrics_server
+from bot.metrics import Metrics, default_metrics
 from bot.runtime import redis_url
 from bot.settings import Settings, SettingsError
 from recommender import Catalog, GpufitError

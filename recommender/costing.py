@@ -13,7 +13,7 @@ from datetime import datetime
 from recommender.billing import BillingRule, SpotEconomics, billed_hours, rule_for, spot_economics
 from recommender.caveats import Caveat, CaveatKind, Severity
 from recommender.gpus import GpuSpec, IntraNode, get_gpu
-from recommender.memory import lora_params
+from recommender.model_states import lora_params
 from recommender.offers import Offer, SourceInfo
 from recommender.throughput import tokens_per_hour, train_hours
 from recommender.topology import Plan

@@ -11,6 +11,10 @@ without full recomputation, plus the fp32 logits of the loss. Overhead is the CU
 library workspaces, communication buffers and a fragmentation margin. Everything is in GiB
 per GPU; compare :attr:`MemoryBreakdown.total_gib` with :func:`usable_gib`.
 
+The model states per parameter and their sharding are in :mod:`recommender.model_states`,
+the activations in :mod:`recommender.activations`; this module holds the strategy, the
+overhead and usable capacity, and :class:`MemoryModel`, which adds them up per GPU.
+
 ``docs/estimator.md`` explains every assumption and shows the calibration against published
 measurements.
 """
@@ -18,23 +22,28 @@ measurements.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
+from recommender.activations import DEFAULT_KERNELS, Kernels, activations
 from recommender.gpus import GpuSpec
-from recommender.models import Architecture, Block
-from recommender.workload import Method, Offload, Optimizer, Precision, Sharding, Workload
+from recommender.model_states import (
+    FULL_SHARDING,
+    SHARDS_GRADS,
+    SHARDS_OPTIMIZER,
+    Regime,
+    block_params,
+    frozen_base_bytes,
+    lora_params,
+    regime,
+    shard_degree,
+    trainable_bytes,
+)
+from recommender.workload import Method, Offload, Sharding, Workload
 
 __all__ = [
-    "FULL_SHARDING",
-    "Kernels",
     "MemoryBreakdown",
     "MemoryModel",
-    "Regime",
     "Strategy",
     "estimate_memory",
-    "lora_params",
-    "regime",
-    "shard_degree",
     "usable_gib",
 ]
 
@@ -70,101 +79,7 @@ FRAGMENTATION_FRACTION = 0.10
 # (deepspeed/runtime/zero/stage_1_and_2.py and stage3.py, commit 38327e0).
 HOST_BUFFER_FACTOR = 1.5
 
-# NF4 quantisation, QLoRA (Dettmers et al. 2023, §3): 4-bit codes in blocks of 64 with an
-# fp32 absmax each (32/64 = 0.5 bit) → 4.5 bits; double quantisation stores the absmax in
-# 8 bits with one fp32 constant per 256 blocks (8/64 + 32/(64·256) ≈ 0.127 bit) → 4.127 bits.
-NF4_BYTES = 4.5 / 8
-NF4_DOUBLE_QUANT_BYTES = (4 + 8 / 64 + 32 / (64 * 256)) / 8
-
-# Bytes per element of the logits term, per token and vocabulary entry: the 16-bit logits
-# from the LM head, the fp32 upcast the loss needs and the fp32 softmax gradient (Korthikanti
-# §4.3: "4·s·b·v" for fp32 logits plus a gradient of the same size). torchtune measured
-# 51.0 → 42.9 GiB (8.1 GiB) removing the fp32 copies with chunked cross-entropy on Llama 3.2
-# 3B at 2 × 4096 tokens: 8.3 bytes per logit, matching the two fp32 terms.
-LOGITS_FP32_BYTES = 4 + 4
-# torchtune's CEWithChunkedOutputLoss upcasts one of 8 chunks at a time (torchtune
-# modules/loss/ce_chunked_output_loss.py, num_output_chunks = 8).
-CHUNKED_LOSS_CHUNKS = 8
-
-# Korthikanti et al. 2022 §4.1: without a fused kernel the attention keeps the softmax
-# output (2), its dropout mask (1) and the dropout output (2) bytes per score: 5·a·s² per
-# sequence and layer at 16-bit.
-ATTENTION_SCORE_BYTES = 5
-
-
-class Regime(StrEnum):
-    """How the trainable weights are held (what decides bytes per parameter)."""
-
-    FP32 = "fp32"  # fp32 weights, gradients and states
-    MIXED = "mixed"  # 16-bit weights and gradients, fp32 master copy and states
-    PURE_BF16 = "pure-bf16"  # everything 16-bit (torchtune default, LitGPT bf16-true)
-
-
-def regime(precision: Precision) -> Regime:
-    """The memory regime of a precision. FP8 training keeps bf16/fp32 states: no saving
-    (accelerate estimate.py comment; torchtitan measured 77.0 → 76.8 GiB adding Float8)."""
-    if precision is Precision.FP32:
-        return Regime.FP32
-    if precision is Precision.BF16_TRUE:
-        return Regime.PURE_BF16
-    return Regime.MIXED
-
-
-# Optimizer state bytes per trainable parameter, excluding any master copy (memory.md §1.2).
-# fp32 states: AdamW m+v 8 (Adam); bitsandbytes 8-bit m+v 2 (Dettmers et al. 2021); SGD
-# momentum 4; Lion one momentum 4 (Chen et al. 2023); Adafactor ≈4 with β1, the factored
-# second moment being O(rows+cols) (Shazeer & Stern 2018; HF docs "slightly more than 4
-# bytes per parameter"); plain SGD 0.
-_STATE_BYTES_FP32: dict[Optimizer, float] = {
-    Optimizer.ADAMW: 8.0,
-    Optimizer.ADAMW_8BIT: 2.0,
-    Optimizer.SGD: 0.0,
-    Optimizer.SGD_MOMENTUM: 4.0,
-    Optimizer.LION: 4.0,
-    Optimizer.ADAFACTOR: 4.0,
-}
-
-
-def _state_bytes(optimizer: Optimizer, reg: Regime) -> float:
-    """States are in the weights' dtype under pure bf16 (torchtune docs: bf16 "uses 2 bytes
-    per model and optimizer parameter"); 8-bit states stay 8-bit."""
-    fp32 = _STATE_BYTES_FP32[optimizer]
-    if reg is Regime.PURE_BF16 and optimizer is not Optimizer.ADAMW_8BIT:
-        return fp32 / 2
-    return fp32
-
-
-@dataclass(frozen=True, slots=True)
-class _ParamBytes:
-    """Bytes per trainable parameter. ``optimizer`` includes the fp32 master copy (ZeRO's K)."""
-
-    weights: float
-    grads: float
-    optimizer: float
-    master: float  # part of ``optimizer``: the fp32 copy a mixed-precision step updates
-
-
-def _trainable_bytes(optimizer: Optimizer, reg: Regime, *, adapters: bool) -> _ParamBytes:
-    states = _state_bytes(optimizer, reg)
-    if reg is Regime.FP32:
-        return _ParamBytes(4.0, 4.0, states, 0.0)
-    if reg is Regime.PURE_BF16:
-        return _ParamBytes(2.0, 2.0, states, 0.0)
-    if adapters:
-        # PEFT under AMP keeps adapters in fp32 (autocast casts them on the fly): fp32
-        # weights and grads, fp32 states, no separate master copy → 16 B with AdamW.
-        return _ParamBytes(4.0, 4.0, states, 0.0)
-    # ZeRO §3.1: 2 (fp16/bf16 weights) + 2 (grads) + K, K = 4 (fp32 master) + states.
-    return _ParamBytes(2.0, 2.0, 4.0 + states, 4.0)
-
-
 # ------------------------------------------------------------------ strategy
-
-
-#: Shardings that partition parameters (ZeRO-3 / FSDP FULL_SHARD / HYBRID_SHARD in a node).
-FULL_SHARDING = frozenset({Sharding.ZERO3, Sharding.FSDP, Sharding.HSDP})
-_SHARDS_GRADS = FULL_SHARDING | {Sharding.ZERO2, Sharding.FSDP_GRAD_OP}
-_SHARDS_OPTIMIZER = _SHARDS_GRADS | {Sharding.ZERO1}
 
 _SHARDING_LABEL = {
     Sharding.DDP: "DDP",
@@ -206,29 +121,6 @@ class Strategy:
         elif self.offload is Offload.PARAMS:
             parts.append("parameter and optimizer CPU offload")
         return " + ".join(parts)
-
-
-@dataclass(frozen=True, slots=True)
-class Kernels:
-    """Kernel choices that change activation memory.
-
-    ``flash_attention=None`` takes the block's default: a fused flash/SDPA kernel (no s²
-    scores kept) for Llama- and GPT-style decoders, as PyTorch ≥ 2.0 SDPA, HF
-    ``attn_implementation="sdpa"`` and LitGPT do; the materialised softmax for T5, whose
-    relative position bias the fused kernels do not take. ``chunked_loss`` is torchtune's
-    chunked cross-entropy (fp32 upcast one chunk at a time).
-    """
-
-    flash_attention: bool | None = None
-    chunked_loss: bool = False
-
-    def flash_for(self, block: Block) -> bool:
-        if self.flash_attention is not None:
-            return self.flash_attention
-        return block is not Block.T5
-
-
-DEFAULT_KERNELS = Kernels()
 
 
 # ------------------------------------------------------------------ breakdown
@@ -280,133 +172,6 @@ class MemoryBreakdown:
         return self.total_gib - self.cuda_context_gib
 
 
-# ------------------------------------------------------------------ parameter counts
-
-
-def _attention_params(m: Architecture) -> int:
-    return m.hidden * m.head_dim * (2 * m.heads + 2 * m.kv_heads)
-
-
-def _mlp_matrices(m: Architecture) -> int:
-    return 3 if m.block is Block.LLAMA else 2
-
-
-def _block_params(m: Architecture) -> int:
-    """Parameters of one transformer block with every expert (norms are negligible)."""
-    return _attention_params(m) + _mlp_matrices(m) * m.hidden * m.ffn * m.experts
-
-
-def _input_embedding_params(m: Architecture) -> int:
-    return m.vocab * m.hidden
-
-
-def lora_params(m: Architecture, rank: int, targets: str) -> int:
-    """LoRA adds r·(d_in + d_out) trainable parameters per adapted matrix (Hu et al. 2021, §4).
-
-    ``targets="attention"`` adapts q, k, v and o; ``"all"`` adds every MLP matrix (gate, up and
-    down for SwiGLU; both for a GeLU MLP), for each expert of a mixture of experts.
-    """
-    kv = m.head_dim * m.kv_heads
-    q_heads = m.head_dim * m.heads
-    attention = rank * ((m.hidden + q_heads) * 2 + (m.hidden + kv) * 2)
-    mlp = rank * (m.hidden + m.ffn) * _mlp_matrices(m) * m.experts
-    per_layer = attention + (mlp if targets == "all" else 0)
-    return per_layer * m.layers
-
-
-# ------------------------------------------------------------------ activations
-
-
-def _act_bytes(precision: Precision) -> float:
-    """Activations are kept in the compute dtype: 16-bit except in fp32 training."""
-    return 4.0 if precision is Precision.FP32 else 2.0
-
-
-def _layer_activation_bytes_per_token(m: Architecture, b: float, *, flash: bool, s: int) -> float:
-    """Bytes one layer keeps for backward, per token, without recomputation.
-
-    Counted tensor by tensor (Korthikanti et al. 2022 §4.1 for the GPT block, which this
-    reproduces as 34·s·b·h at 16-bit when kv_heads = heads and ffn = 4h):
-
-    * Llama block (RMSNorm, SwiGLU, no dropout): two norm inputs, the q/k/v input, q, k and v
-      (k, v shrink with grouped-query attention), the attention output; the MLP input, gate,
-      up, SiLU output and their product (per routed expert for a mixture of experts, plus
-      the permuted copy of the input) → b·(6h + 2h·g + 4f·k).
-    * GPT/T5 block (LayerNorm, GeLU MLP, dropout): the same attention tensors, the MLP input,
-      fc1 and GeLU outputs, and 1-byte dropout masks after attention and MLP
-      → b·(6h + 2h·g + 2f) + 2h.
-    * Without a fused attention kernel, add the s² scores (5 bytes each at 16-bit).
-    """
-    h, f = m.hidden, m.ffn
-    g = m.kv_heads / m.heads
-    routed = m.experts_per_token if m.experts > 1 else 1
-    attention = b * (h + h + h + 2 * h * g + h)  # norm in, qkv in, q, k+v, attention out
-    if m.block is Block.LLAMA:
-        mlp = b * (h + h + 4 * f * routed)  # norm in, mlp in, gate, up, silu, product
-        if m.experts > 1:
-            mlp += b * h * routed  # tokens permuted to their experts
-    else:
-        mlp = b * (h + h + 2 * f) + h + h  # norm in, mlp in, fc1, gelu; two dropout masks
-    per_token = attention + mlp
-    if not flash:
-        per_token += ATTENTION_SCORE_BYTES * (b / 2) * m.heads * s
-    return per_token
-
-
-def _logits_bytes(m: Architecture, tokens: int, b: float, kernels: Kernels) -> float:
-    """The LM head output, its fp32 upcast and the fp32 gradient of the loss, plus the final
-    norm output feeding the head. In fp32 training the logits are already fp32."""
-    upcast = b if b < 4 else 0.0
-    if kernels.chunked_loss:
-        per_logit = upcast + LOGITS_FP32_BYTES / CHUNKED_LOSS_CHUNKS
-    else:
-        per_logit = upcast + LOGITS_FP32_BYTES
-    return tokens * (m.vocab * per_logit + b * m.hidden)
-
-
-def _activations(workload: Workload, checkpointing: bool, kernels: Kernels) -> tuple[float, float]:
-    """(activations, of which logits) in bytes for one micro-batch on one GPU."""
-    m = workload.model
-    s, tokens = workload.seq_len, workload.seq_len * workload.micro_batch
-    b = _act_bytes(workload.precision)
-    layer = _layer_activation_bytes_per_token(m, b, flash=kernels.flash_for(m.block), s=s) * tokens
-    logits = _logits_bytes(m, tokens, b, kernels)
-    # Full recomputation keeps each layer's input (2·s·b·h at 16-bit, Korthikanti §4.2) and,
-    # during backward, one layer's full activations being recomputed.
-    body = b * m.hidden * tokens * m.layers + layer if checkpointing else layer * m.layers
-    return body + logits, logits
-
-
-# ------------------------------------------------------------------ model states
-
-
-def shard_degree(sharding: Sharding, *, gpus: int, gpus_per_node: int) -> int:
-    """Ranks a state is split over: the world for ZeRO/FSDP, the node for HSDP, 1 for DDP."""
-    if sharding is Sharding.DDP:
-        return 1
-    if sharding is Sharding.HSDP:
-        return max(1, min(gpus, gpus_per_node))
-    return max(1, gpus)
-
-
-def _frozen_base_bytes(workload: Workload) -> tuple[float, float]:
-    """(bytes of the frozen base, bytes per block parameter) for LoRA and QLoRA.
-
-    LoRA keeps the base in the compute dtype (bf16; fp32 in fp32 training). QLoRA stores the
-    linear layers of every block in NF4 and leaves embeddings and the LM head in bf16
-    (Dettmers et al. 2023; torchtune measured 7.4 GiB for the Llama 3.1 8B QLoRA because ~1B
-    embedding/head parameters stay 16-bit).
-    """
-    m = workload.model
-    dense = 4.0 if workload.precision is Precision.FP32 else 2.0
-    if workload.method is Method.LORA:
-        return m.params * dense, dense
-    nf4 = NF4_DOUBLE_QUANT_BYTES if workload.nf4_double_quant else NF4_BYTES
-    linear = m.layers * _block_params(m)
-    rest = max(0, m.params - linear)  # embeddings, LM head, norms: kept 16-bit
-    return linear * nf4 + rest * 2.0, nf4
-
-
 def estimate_memory(
     workload: Workload,
     strategy: Strategy,
@@ -454,12 +219,12 @@ class MemoryModel:
         trainable: int
         if peft:
             trainable = lora_params(m, workload.lora_rank, workload.lora_targets)
-            frozen_bytes, block_bytes = _frozen_base_bytes(workload)
+            frozen_bytes, block_bytes = frozen_base_bytes(workload)
         else:
             trainable = m.params
             frozen_bytes = 0.0
             block_bytes = 4.0 if reg is Regime.FP32 else 2.0
-        per = _trainable_bytes(workload.optimizer, reg, adapters=peft)
+        per = trainable_bytes(workload.optimizer, reg, adapters=peft)
         self._peft = peft
         self._trainable = trainable
         self._frozen_bytes = frozen_bytes
@@ -476,7 +241,7 @@ class MemoryModel:
         # fp16 params + grads), and during backward the unit's unsharded gradient exists
         # before its reduce-scatter (full training only; adapters' gradients are tiny).
         unit = m.largest_layer_params
-        block = _block_params(m)
+        block = block_params(m)
         embed_bytes = 4.0 if reg is Regime.FP32 else 2.0
         unit_bytes = block_bytes if unit == block else embed_bytes
         self._gathered_w = unit * unit_bytes + block * block_bytes
@@ -484,8 +249,8 @@ class MemoryModel:
 
         # Activations and overhead, per checkpointing choice and (overhead) world size > 1.
         self._activations = (
-            _activations(workload, False, kernels),
-            _activations(workload, True, kernels),
+            activations(workload, False, kernels),
+            activations(workload, True, kernels),
         )
         overhead: list[tuple[float, float]] = []
         for act, _ in self._activations:
@@ -507,8 +272,8 @@ class MemoryModel:
         n = shard_degree(sharding, gpus=gpus, gpus_per_node=gpus_per_node)
         full = sharding in FULL_SHARDING
         weights = self._weights_total / n if full else self._weights_total
-        grads = self._grads_total / n if sharding in _SHARDS_GRADS else self._grads_total
-        sharded_opt = sharding in _SHARDS_OPTIMIZER
+        grads = self._grads_total / n if sharding in SHARDS_GRADS else self._grads_total
+        sharded_opt = sharding in SHARDS_OPTIMIZER
         optimizer = self._optimizer_total / n if sharded_opt else self._optimizer_total
 
         gathered_w = gathered_g = 0.0

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from recommender.memory import FULL_SHARDING, Kernels, MemoryBreakdown, MemoryModel, Strategy
+from recommender.activations import Kernels
+from recommender.memory import MemoryBreakdown, MemoryModel, Strategy
+from recommender.model_states import FULL_SHARDING
 from recommender.strategies import MAX_GPUS_PER_NODE
 from recommender.workload import Offload, Sharding, Workload
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from recommender.memory import FULL_SHARDING, Strategy
+from recommender.memory import Strategy
+from recommender.model_states import FULL_SHARDING
 from recommender.workload import Offload, Sharding, Workload
 
 __all__ = ["MAX_GPUS_PER_NODE", "candidate_strategies"]

@@ -11,15 +11,9 @@ would have made it fit.
 
 from __future__ import annotations
 
+from recommender.activations import DEFAULT_KERNELS, Kernels
 from recommender.gpus import GpuSpec
-from recommender.memory import (
-    DEFAULT_KERNELS,
-    Kernels,
-    MemoryBreakdown,
-    MemoryModel,
-    Strategy,
-    usable_gib,
-)
+from recommender.memory import MemoryBreakdown, MemoryModel, Strategy, usable_gib
 from recommender.plan import CHECKPOINTING_COMPUTE_COST, Plan, offload_hint, plan_notes
 from recommender.strategies import MAX_GPUS_PER_NODE, candidate_strategies
 from recommender.workload import Offload, Workload

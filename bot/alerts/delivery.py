@@ -29,7 +29,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 
 from bot.alerts.codec import AlertRecord
 from bot.alerts.store import AlertQueue, WatchStore
-from bot.observability import Metrics
+from bot.metrics import Metrics
 
 __all__ = [
     "CHANNEL_ERRORS",

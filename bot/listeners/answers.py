@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from bot.answer_cache import Answer
-from bot.observability import Metrics
+from bot.metrics import Metrics
 from bot.render.blocks import render_prices, render_recommendation
 from bot.render.limits import Message
 from bot.services import Services

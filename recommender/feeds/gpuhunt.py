@@ -31,7 +31,7 @@ from recommender.feeds._rows import (
     whole_count,
 )
 from recommender.feeds.base import ParsedFeed
-from recommender.feeds.skypilot import fabric_for
+from recommender.feeds.fabrics import fabric_for
 from recommender.offers import Offer
 
 __all__ = [

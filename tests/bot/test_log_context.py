@@ -9,7 +9,7 @@ import logging
 import pytest
 from slack_bolt.async_app import AsyncApp
 
-from bot.observability import configure_logging
+from bot.logs import configure_logging
 from bot.settings import Settings
 from tests.bot.slack_requests import FORM, command_body, request
 from tests.fake_slack import FakeSlack

@@ -15,20 +15,16 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.observability import (
+from bot.health import healthcheck, start_metrics_server
+from bot.logs import (
     REDACTED,
-    REQUEST_KINDS,
-    Metrics,
     Redactor,
     configure_logging,
     current_log_context,
-    healthcheck,
     log_context,
-    metrics_asgi_app,
     new_request_id,
-    render_metrics,
-    start_metrics_server,
 )
+from bot.metrics import REQUEST_KINDS, Metrics, metrics_asgi_app, render_metrics
 from bot.settings import Settings
 
 T0 = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)

@@ -10,7 +10,7 @@ import pytest
 from slack_bolt.async_app import AsyncApp
 
 from bot.app import build_app
-from bot.observability import Metrics
+from bot.metrics import Metrics
 from bot.server import EVENTS_PATH, build_asgi, request_kind
 from bot.services import Services
 from bot.settings import Settings

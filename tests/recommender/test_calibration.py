@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from recommender.activations import Kernels
 from recommender.gpus import get_gpu
-from recommender.memory import GIB, Kernels, MemoryBreakdown, Strategy, estimate_memory, usable_gib
+from recommender.memory import GIB, MemoryBreakdown, Strategy, estimate_memory, usable_gib
 from recommender.models import infer_architecture
 from recommender.topology import evaluate, fit_on_nodes
 from recommender.workload import Method, Offload, Optimizer, Precision, Sharding

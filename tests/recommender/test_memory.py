@@ -8,19 +8,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from recommender.activations import Kernels
 from recommender.gpus import get_gpu
 from recommender.memory import (
     CUDA_CONTEXT_GIB,
     GIB,
-    NF4_BYTES,
-    NF4_DOUBLE_QUANT_BYTES,
-    Kernels,
     MemoryBreakdown,
     Strategy,
     estimate_memory,
-    lora_params,
     usable_gib,
 )
+from recommender.model_states import NF4_BYTES, NF4_DOUBLE_QUANT_BYTES, lora_params
 from recommender.models import Architecture, Block
 from recommender.workload import Method, Offload, Optimizer, Precision, Sharding, Workload
 from tests.factories import model, workload

@@ -1,0 +1,116 @@
+"""Activation memory of one micro-batch: the tensors each layer keeps for backward.
+
+Counted tensor by tensor from the architecture (Korthikanti et al. 2022 §4), with a fused
+or materialised attention (:class:`Kernels`), with or without full recomputation, plus the
+LM head's logits and the fp32 copies the loss needs. :mod:`recommender.memory` adds them to
+the model states and overhead of one GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from recommender.models import Architecture, Block
+from recommender.workload import Precision, Workload
+
+__all__ = ["DEFAULT_KERNELS", "Kernels", "activations"]
+
+# Bytes per element of the logits term, per token and vocabulary entry: the 16-bit logits
+# from the LM head, the fp32 upcast the loss needs and the fp32 softmax gradient (Korthikanti
+# §4.3: "4·s·b·v" for fp32 logits plus a gradient of the same size). torchtune measured
+# 51.0 → 42.9 GiB (8.1 GiB) removing the fp32 copies with chunked cross-entropy on Llama 3.2
+# 3B at 2 × 4096 tokens: 8.3 bytes per logit, matching the two fp32 terms.
+LOGITS_FP32_BYTES = 4 + 4
+# torchtune's CEWithChunkedOutputLoss upcasts one of 8 chunks at a time (torchtune
+# modules/loss/ce_chunked_output_loss.py, num_output_chunks = 8).
+CHUNKED_LOSS_CHUNKS = 8
+
+# Korthikanti et al. 2022 §4.1: without a fused kernel the attention keeps the softmax
+# output (2), its dropout mask (1) and the dropout output (2) bytes per score: 5·a·s² per
+# sequence and layer at 16-bit.
+ATTENTION_SCORE_BYTES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Kernels:
+    """Kernel choices that change activation memory.
+
+    ``flash_attention=None`` takes the block's default: a fused flash/SDPA kernel (no s²
+    scores kept) for Llama- and GPT-style decoders, as PyTorch ≥ 2.0 SDPA, HF
+    ``attn_implementation="sdpa"`` and LitGPT do; the materialised softmax for T5, whose
+    relative position bias the fused kernels do not take. ``chunked_loss`` is torchtune's
+    chunked cross-entropy (fp32 upcast one chunk at a time).
+    """
+
+    flash_attention: bool | None = None
+    chunked_loss: bool = False
+
+    def flash_for(self, block: Block) -> bool:
+        if self.flash_attention is not None:
+            return self.flash_attention
+        return block is not Block.T5
+
+
+DEFAULT_KERNELS = Kernels()
+
+# ------------------------------------------------------------------ activations
+
+
+def _act_bytes(precision: Precision) -> float:
+    """Activations are kept in the compute dtype: 16-bit except in fp32 training."""
+    return 4.0 if precision is Precision.FP32 else 2.0
+
+
+def _layer_activation_bytes_per_token(m: Architecture, b: float, *, flash: bool, s: int) -> float:
+    """Bytes one layer keeps for backward, per token, without recomputation.
+
+    Counted tensor by tensor (Korthikanti et al. 2022 §4.1 for the GPT block, which this
+    reproduces as 34·s·b·h at 16-bit when kv_heads = heads and ffn = 4h):
+
+    * Llama block (RMSNorm, SwiGLU, no dropout): two norm inputs, the q/k/v input, q, k and v
+      (k, v shrink with grouped-query attention), the attention output; the MLP input, gate,
+      up, SiLU output and their product (per routed expert for a mixture of experts, plus
+      the permuted copy of the input) → b·(6h + 2h·g + 4f·k).
+    * GPT/T5 block (LayerNorm, GeLU MLP, dropout): the same attention tensors, the MLP input,
+      fc1 and GeLU outputs, and 1-byte dropout masks after attention and MLP
+      → b·(6h + 2h·g + 2f) + 2h.
+    * Without a fused attention kernel, add the s² scores (5 bytes each at 16-bit).
+    """
+    h, f = m.hidden, m.ffn
+    g = m.kv_heads / m.heads
+    routed = m.experts_per_token if m.experts > 1 else 1
+    attention = b * (h + h + h + 2 * h * g + h)  # norm in, qkv in, q, k+v, attention out
+    if m.block is Block.LLAMA:
+        mlp = b * (h + h + 4 * f * routed)  # norm in, mlp in, gate, up, silu, product
+        if m.experts > 1:
+            mlp += b * h * routed  # tokens permuted to their experts
+    else:
+        mlp = b * (h + h + 2 * f) + h + h  # norm in, mlp in, fc1, gelu; two dropout masks
+    per_token = attention + mlp
+    if not flash:
+        per_token += ATTENTION_SCORE_BYTES * (b / 2) * m.heads * s
+    return per_token
+
+
+def _logits_bytes(m: Architecture, tokens: int, b: float, kernels: Kernels) -> float:
+    """The LM head output, its fp32 upcast and the fp32 gradient of the loss, plus the final
+    norm output feeding the head. In fp32 training the logits are already fp32."""
+    upcast = b if b < 4 else 0.0
+    if kernels.chunked_loss:
+        per_logit = upcast + LOGITS_FP32_BYTES / CHUNKED_LOSS_CHUNKS
+    else:
+        per_logit = upcast + LOGITS_FP32_BYTES
+    return tokens * (m.vocab * per_logit + b * m.hidden)
+
+
+def activations(workload: Workload, checkpointing: bool, kernels: Kernels) -> tuple[float, float]:
+    """(activations, of which logits) in bytes for one micro-batch on one GPU."""
+    m = workload.model
+    s, tokens = workload.seq_len, workload.seq_len * workload.micro_batch
+    b = _act_bytes(workload.precision)
+    layer = _layer_activation_bytes_per_token(m, b, flash=kernels.flash_for(m.block), s=s) * tokens
+    logits = _logits_bytes(m, tokens, b, kernels)
+    # Full recomputation keeps each layer's input (2·s·b·h at 16-bit, Korthikanti §4.2) and,
+    # during backward, one layer's full activations being recomputed.
+    body = b * m.hidden * tokens * m.layers + layer if checkpointing else layer * m.layers
+    return body + logits, logits

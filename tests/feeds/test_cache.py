@@ -17,11 +17,9 @@ from recommender.feeds.cache import (
     HISTORY_LIMIT,
     RedisSnapshots,
     SnapshotMeta,
-    offer_from_dict,
-    offer_to_dict,
-    offers_json,
     start_embedded_redis,
 )
+from recommender.feeds.offer_codec import offer_from_dict, offer_to_dict, offers_json
 from recommender.gpus import IntraNode
 from recommender.offers import Fabric, Offer
 from tests.factories import offer

@@ -19,7 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.listeners import watches
 from bot.listeners.answers import answer
-from bot.listeners.errors import reported
+from bot.listeners.errors import reporting
 from bot.render.blocks import (
     ACTION_MORE,
     ACTION_ON_DEMAND_ONLY,
@@ -114,12 +114,9 @@ async def on_click(
     await ack()
     action_id = str(action.get("action_id", ""))
     click = Click(action, body, respond, client, services, top)
-    services.background.spawn(_run(_WORK[action_id], click), name=f"gpufit-{action_id}")
-
-
-async def _run(work: Callable[[Click], Awaitable[None]], click: Click) -> None:
-    async with reported(click.body, click.respond, click.client):
-        await work(click)
+    services.background.spawn(
+        reporting(_WORK[action_id](click), body, respond, client), name=f"gpufit-{action_id}"
+    )
 
 
 async def _refine(click: Click) -> None:

@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.answer_cache import Answer
 from bot.listeners import watches
 from bot.listeners.answers import answer, prices, slack_text
-from bot.listeners.errors import failure_message, reported
+from bot.listeners.errors import failure_message, reported, reporting
 from bot.render.blocks import render_gpus, render_help, render_working
 from bot.render.limits import Message
 from bot.services import Services
@@ -58,9 +58,10 @@ async def on_gpufit(
     if sub in watches.WATCH_SUBCOMMANDS:
         # Watch replies may be public (in the channel), so they always go through respond.
         await ack(response_type="ephemeral", **render_working().kwargs())
-        services.background.spawn(
-            _watch(sub, rest, command, body, respond, client, services), name="gpufit-watch"
+        watch = watches.handle_watch_command(
+            sub, rest, command=command, respond=respond, services=services
         )
+        services.background.spawn(reporting(watch, body, respond, client), name="gpufit-watch")
         return
     work: Coroutine[Any, Any, Message]
     if sub == "prices":
@@ -91,18 +92,3 @@ async def _respond_later(
     async with reported(body, respond, client):
         message = await task
         await respond(response_type="ephemeral", replace_original=False, **message.kwargs())
-
-
-async def _watch(
-    sub: str,
-    rest: str,
-    command: dict[str, Any],
-    body: dict[str, Any],
-    respond: AsyncRespond,
-    client: AsyncWebClient,
-    services: Services,
-) -> None:
-    async with reported(body, respond, client):
-        await watches.handle_watch_command(
-            sub, rest, command=command, respond=respond, services=services
-        )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -21,7 +21,7 @@ from bot.render.blocks import render_apology, render_notice, render_problem
 from bot.render.limits import Message
 from recommender import GpufitError, WorkloadError
 
-__all__ = ["error_message", "failure_message", "handle_error", "reported"]
+__all__ = ["error_message", "failure_message", "handle_error", "reported", "reporting"]
 
 logger = logging.getLogger(__name__)
 
@@ -95,3 +95,14 @@ async def reported(
         yield
     except Exception as exc:
         await handle_error(exc, body, respond, client)
+
+
+async def reporting(
+    work: Awaitable[None],
+    body: dict[str, Any],
+    respond: AsyncRespond | None,
+    client: AsyncWebClient,
+) -> None:
+    """Await ``work`` (run after the ack) with its failures reported as :func:`reported` does."""
+    async with reported(body, respond, client):
+        await work

@@ -106,12 +106,12 @@ class TestSharedBlocks:
 
 class TestConcurrentAnswers:
     QUESTIONS = (
-        "13B full finetune 2 days",
-        "7B lora",
-        "llama-3-70b qlora on 2B tokens under $3,000",
-        "70B pretrain on 1T tokens in 30 days",
-        "13b full finetune under $100",
+        "34B full finetune 3 days",
+        "llama 70b lora on 8x H100",
+        "qwen 14b qlora on 500M tokens under $800",
+        "gpt2 1.5b pretrain on 30B tokens",
         "mistral-7b full finetune 36 hours spot only",
+        "8B full finetune seq 8k no spot",
     )
 
     async def test_answers_computed_in_parallel_threads_equal_sequential_ones(

@@ -115,22 +115,9 @@ def snapshot_json(offers: Iterable[Offer]) -> str:
         index = shape_index.get(key)
         if index is None:
             index = shape_index[key] = len(shapes)
-            shapes.append(
-                [
-                    o.provider,
-                    o.instance_type,
-                    o.gpu_id,
-                    count,
-                    memory,
-                    vcpus,
-                    ram,
-                    o.intra_node.value if o.intra_node else None,
-                    o.fabric.value,
-                    gbps,
-                    o.source,
-                    o.citation,
-                ]
-            )
+            # The key's twelve fields, enums as their values.
+            intra_node = o.intra_node.value if o.intra_node else None
+            shapes.append([*key[:7], intra_node, o.fabric.value, *key[9:12]])
         indexes.append(index)
     columns = {
         "shape": indexes,

@@ -11,22 +11,20 @@ price-history update that a refresh also makes is not included). Ratios are give
 
 from __future__ import annotations
 
-import asyncio
 import io
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import SHARED_DATA, cpu_ms, machine, measure
+from bench.redis_store import throwaway_snapshots
 from bench.synth import AS_OF, synthetic_documents
 from bot.catalog import catalog_from_parsed
-from recommender.feeds.cache import RedisSnapshots, SnapshotMeta
+from recommender.feeds.cache import SnapshotMeta
 from recommender.feeds.detect import parse_any
 from recommender.offers import Offer
-from tests.redis_server import start_redis_server
 
 #: Why 3: issue #9's target, ingest at most 3x pandas.read_csv of the same files.
 TARGET_RATIO = 3.0
@@ -90,21 +88,13 @@ def main() -> int:
     except ImportError:
         print("pandas not installed (.venv/bin/pip install pandas): baseline skipped")
         return 0
-    with tempfile.TemporaryDirectory() as tmp:
-        server = start_redis_server(Path(tmp) / "redis")
-        loop = asyncio.new_event_loop()
-        snapshots = RedisSnapshots.from_url(server.url, prefix="bench:ingest")
-        try:
+    with throwaway_snapshots("bench:ingest") as (snapshots, loop):
 
-            def cache(meta: SnapshotMeta, offers: tuple[Offer, ...]) -> None:
-                loop.run_until_complete(snapshots.put_snapshot(meta, offers))
+        def cache(meta: SnapshotMeta, offers: tuple[Offer, ...]) -> None:
+            loop.run_until_complete(snapshots.put_snapshot(meta, offers))
 
-            for label, docs in sets:
-                _report(label, docs, cache)
-        finally:
-            loop.run_until_complete(snapshots.aclose())
-            loop.close()
-            server.stop()
+        for label, docs in sets:
+            _report(label, docs, cache)
     return 0
 
 

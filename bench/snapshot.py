@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import cpu_ms, machine
+from bench.redis_store import throwaway_snapshots
 from bench.synth import AS_OF, parse_documents, synthetic_documents
 from recommender.feeds.cache import RedisSnapshots, SnapshotMeta
-from tests.redis_server import start_redis_server
 
 #: Timed runs per measurement; why: the fastest of 7 CPU times is stable on a shared machine.
 RUNS = 7
@@ -30,17 +29,9 @@ PREFIX = "bench:snapshot"
 
 def main() -> int:
     print(f"machine: {machine()}")
-    with tempfile.TemporaryDirectory() as tmp:
-        server = start_redis_server(Path(tmp) / "redis")
-        loop = asyncio.new_event_loop()
-        snapshots = RedisSnapshots.from_url(server.url, prefix=PREFIX)
-        try:
-            for rows in (2_000, 20_000):
-                _report(rows, snapshots, loop)
-        finally:
-            loop.run_until_complete(snapshots.aclose())
-            loop.close()
-            server.stop()
+    with throwaway_snapshots(PREFIX) as (snapshots, loop):
+        for rows in (2_000, 20_000):
+            _report(rows, snapshots, loop)
     return 0
 
 

@@ -11,23 +11,20 @@ price-history update that a refresh also makes is not included). Ratios are give
 
 from __future__ import annotations
 
-import asyncio
 import io
 import sys
-import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import SHARED_DATA, machine, measure
+from bench.common import SHARED_DATA, cpu_ms, machine, measure
+from bench.redis_store import throwaway_snapshots
 from bench.synth import AS_OF, synthetic_documents
 from bot.catalog import catalog_from_parsed
-from recommender.feeds.cache import RedisSnapshots, SnapshotMeta
+from recommender.feeds.cache import SnapshotMeta
 from recommender.feeds.detect import parse_any
 from recommender.offers import Offer
-from tests.redis_server import start_redis_server
 
 #: Why 3: issue #9's target, ingest at most 3x pandas.read_csv of the same files.
 TARGET_RATIO = 3.0
@@ -57,17 +54,6 @@ def _ours(docs: dict[str, list[str]], cache: Cache | None = None) -> int:
             )
             cache(meta, catalog.offers)
     return n
-
-
-def _cpu_ms(fn: Callable[[], object]) -> float:
-    """The fastest of RUNS calls, in this process's CPU milliseconds (after one warm-up)."""
-    fn()
-    best = float("inf")
-    for _ in range(RUNS):
-        start = time.process_time()
-        fn()
-        best = min(best, time.process_time() - start)
-    return best * 1e3
 
 
 def _pandas(docs: dict[str, list[str]]) -> int:
@@ -102,21 +88,13 @@ def main() -> int:
     except ImportError:
         print("pandas not installed (.venv/bin/pip install pandas): baseline skipped")
         return 0
-    with tempfile.TemporaryDirectory() as tmp:
-        server = start_redis_server(Path(tmp) / "redis")
-        loop = asyncio.new_event_loop()
-        snapshots = RedisSnapshots.from_url(server.url, prefix="bench:ingest")
-        try:
+    with throwaway_snapshots("bench:ingest") as (snapshots, loop):
 
-            def cache(meta: SnapshotMeta, offers: tuple[Offer, ...]) -> None:
-                loop.run_until_complete(snapshots.put_snapshot(meta, offers))
+        def cache(meta: SnapshotMeta, offers: tuple[Offer, ...]) -> None:
+            loop.run_until_complete(snapshots.put_snapshot(meta, offers))
 
-            for label, docs in sets:
-                _report(label, docs, cache)
-        finally:
-            loop.run_until_complete(snapshots.aclose())
-            loop.close()
-            server.stop()
+        for label, docs in sets:
+            _report(label, docs, cache)
     return 0
 
 
@@ -125,9 +103,9 @@ def _report(label: str, docs: dict[str, list[str]], cache: Cache) -> None:
     ours = measure(lambda: _ours(docs), runs=RUNS, warmup=1)
     cached = measure(lambda: _ours(docs, cache), runs=RUNS, warmup=1)
     base = measure(lambda: _pandas(docs), runs=RUNS, warmup=1)
-    cpu_ours = _cpu_ms(lambda: _ours(docs))
-    cpu_cached = _cpu_ms(lambda: _ours(docs, cache))
-    cpu_base = _cpu_ms(lambda: _pandas(docs))
+    cpu_ours = cpu_ms(lambda: _ours(docs), runs=RUNS)
+    cpu_cached = cpu_ms(lambda: _ours(docs, cache), runs=RUNS)
+    cpu_base = cpu_ms(lambda: _pandas(docs), runs=RUNS)
     print(f"\n== {label}: ~{rows} rows, {_ours(docs)} offers")
     print(f"  gpufit parse+normalise       {ours.ms()}  ({ours.p50_s / rows * 1e6:.1f} µs/row)")
     print(f"  gpufit parse+normalise+cache {cached.ms()}")

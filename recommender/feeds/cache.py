@@ -4,11 +4,21 @@ Keys (all under one prefix, ``gpufit:feed`` by default)::
 
     {p}:version            INCR on every change to any snapshot or its metadata
     {p}:sources            SET of source names with a snapshot
-    {p}:snap:{name}        STRING: the snapshot's offers as JSON
+    {p}:snap2:{name}       STRING: the snapshot's offers as format-2 JSON (offer_codec.py)
+    {p}:snap:{name}        STRING: the offers as format-1 JSON, written by older versions only
     {p}:meta:{name}        HASH: fetched_at, as_of, rows, rejected, offers, sha256, error,
-                           error_at, etag, last_modified, locations, bundled
+                           error_at, etag, last_modified, locations, bundled, format
     {p}:lock:refresh       STRING token (SET NX PX): one refresher across replicas
     {p}:hist:{offer key}   ZSET score=unix time, member="<time>:<price>" (bounded)
+
+Snapshot formats across versions: this version writes ``snap2`` only, with ``format`` = 2 in
+the metadata, and reads the key the metadata names: ``snap2`` when ``format`` is 2, else
+``snap`` (the metadata of a snapshot written by an older version, which rewrites the whole
+hash), whichever exists when that one does not. So during a rolling upgrade, or after a roll
+back and forward again, the snapshot written last wins, and a stale ``snap`` key never
+shadows a newer ``snap2`` one, nor the reverse. A write leaves an existing ``snap`` key in
+place: older replicas still running read only it, and keep answering from their last
+snapshot (slightly stale prices) until they are replaced; see docs/operations.md, Upgrade.
 
 Readers pay one ``GET {p}:version`` per request: the decoded catalog is reused in-process
 until the version moves (see :class:`SnapshotCache`). A failed or empty refresh never replaces
@@ -28,7 +38,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recommender.errors import StoreError
-from recommender.feeds.offer_codec import offer_from_dict, offers_json
+from recommender.feeds.offer_codec import (
+    SNAPSHOT_FORMAT,
+    offer_from_dict,
+    snapshot_json,
+    snapshot_offers,
+)
 from recommender.offers import Offer
 
 if TYPE_CHECKING:
@@ -219,11 +234,18 @@ class RedisSnapshots:
         """Store a good snapshot (it must have offers), clear the error, bump the version."""
         if not offers:
             raise ValueError("refusing to store an empty snapshot")
-        body = offers_json(offers)
+        body = snapshot_json(offers)
         async with self.client.pipeline(transaction=True) as pipe:
-            pipe.set(self._key("snap", meta.name), body)
+            # The format-1 key of an older version is left alone, not deleted: older replicas
+            # still running during a rolling upgrade read only that key, and would otherwise
+            # find no offers and answer from the bundled snapshot (or seed it). The format
+            # field in the metadata tells readers of this version to read snap2 instead.
+            pipe.set(self._key("snap2", meta.name), body)
             pipe.delete(self._key("meta", meta.name))
-            pipe.hset(self._key("meta", meta.name), mapping=_meta_fields(meta))
+            pipe.hset(
+                self._key("meta", meta.name),
+                mapping={**_meta_fields(meta), _FORMAT_FIELD: str(SNAPSHOT_FORMAT)},
+            )
             pipe.sadd(self._key("sources"), meta.name)
             pipe.incr(self._key("version"))
             await pipe.execute()
@@ -268,14 +290,33 @@ class RedisSnapshots:
         async with self.client.pipeline(transaction=False) as pipe:
             for name in ordered:
                 pipe.hgetall(self._key("meta", name))
-                pipe.get(self._key("snap", name))
+                pipe.get(self._key("snap2", name))
             replies = await pipe.execute()
+        metas: list[tuple[str, Mapping[Any, Any], str | None]] = [
+            (name, replies[2 * i], replies[2 * i + 1])
+            for i, name in enumerate(ordered)
+            if replies[2 * i]
+        ]
+        # A snapshot last written by an older version (or with no format-2 value) is read
+        # from its format-1 key: a second round trip, only while a store holds such snapshots.
+        older = [
+            name
+            for name, fields, body in metas
+            if fields.get(_FORMAT_FIELD) != str(SNAPSHOT_FORMAT) or body is None
+        ]
+        format1: dict[str, str | None] = {}
+        if older:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for name in older:
+                    pipe.get(self._key("snap", name))
+                format1 = dict(zip(older, await pipe.execute(), strict=True))
         loaded: list[tuple[SnapshotMeta, tuple[Offer, ...]]] = []
-        for index, name in enumerate(ordered):
-            fields, body = replies[2 * index], replies[2 * index + 1]
-            if not fields:
-                continue
-            offers = tuple(offer_from_dict(d) for d in json.loads(body)) if body else ()
+        for name, fields, body in metas:
+            body1 = format1.get(name)
+            if body1:
+                offers = tuple(offer_from_dict(d) for d in json.loads(body1))
+            else:
+                offers = snapshot_offers(body) if body else ()
             loaded.append((_meta_from_fields(name, fields), offers))
         return int(version_raw or 0), loaded
 
@@ -365,6 +406,12 @@ def _history_batches(keys: list[str], prices: list[str]) -> Iterator[tuple[list[
 def _point(entry: Any) -> PricePoint:
     member, score = entry
     return PricePoint(datetime.fromtimestamp(float(score), UTC), float(str(member).split(":")[1]))
+
+
+#: The metadata field naming the format of the snapshot written with it; why: an older
+#: version's write rewrites the whole metadata hash without it, so its absence tells readers
+#: that the format-1 key holds the snapshot written last.
+_FORMAT_FIELD = "format"
 
 
 def _meta_fields(meta: SnapshotMeta) -> dict[Any, Any]:

@@ -1,29 +1,48 @@
 """Offers as JSON: how a snapshot stores them in Redis (``recommender.feeds.cache``).
 
-A snapshot is a JSON array of objects with ``Offer``'s fields in declaration order, enums as
-their values. :func:`offers_json` writes exactly ``json.dumps`` of :func:`offer_to_dict` for
-every offer, faster; :func:`offer_from_dict` reads one back.
+Format 2 (written since this version; :func:`snapshot_json`, :func:`snapshot_offers`) is one
+object: each instance shape's twelve shared fields once, then the offers in the snapshot's
+order as five columns: the shape's index and the four fields that vary between offers of a
+shape::
+
+    {"format": 2,
+     "shapes": [[provider, instance_type, gpu_id, gpu_count, gpu_memory_gib, vcpus, ram_gib,
+                 intra_node, fabric, fabric_gbps, source, citation], ...],
+     "offers": {"shape": [0, 0, 1, ...], "price_usd_per_hour": [...], "spot": [...],
+                "region": [...], "zone": [...]}}
+
+Columns rather than one array per offer: JSON encodes and decodes flat arrays in ~30 % less
+time (measured on 2,925 offers), and the text is no larger.
+
+Format 1 (written by older versions, still read): a JSON array of objects with ``Offer``'s
+fields in declaration order, enums as their values (:func:`offer_to_dict`); read back one
+offer at a time by :func:`offer_from_dict`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from json.encoder import encode_basestring_ascii
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from recommender.gpus import IntraNode
 from recommender.offers import Fabric, Offer
 
-__all__ = ["offer_from_dict", "offer_to_dict", "offers_json"]
+__all__ = [
+    "SNAPSHOT_FORMAT",
+    "offer_from_dict",
+    "offer_to_dict",
+    "snapshot_json",
+    "snapshot_offers",
+]
 
 
 def offer_to_dict(offer: Offer) -> dict[str, Any]:
-    """The offer's fields in declaration order, enums as their values (JSON-ready).
+    """The offer's fields in declaration order, enums as their values: one offer of a
+    format-1 snapshot, as older versions wrote it (the tests write format-1 stores with it).
 
-    Written out rather than ``dataclasses.asdict``, which deep-copies every value and cost
-    ~13 µs an offer: most of a 20k-row snapshot write. ``tests/feeds/test_cache.py`` checks
-    that the keys stay those of ``asdict``.
+    Written out rather than ``dataclasses.asdict``, which deep-copies every value.
+    ``tests/feeds/test_cache.py`` checks that the keys stay those of ``asdict``.
     """
     return {
         "provider": offer.provider,
@@ -45,88 +64,147 @@ def offer_to_dict(offer: Offer) -> dict[str, Any]:
     }
 
 
-#: Where an encoded offer's varying part starts and ends; why: the four fields that differ
-#: between offers of one instance shape (price, spot, region, zone) are adjacent in
-#: ``Offer``'s field order, so the JSON text around them is one prefix and one suffix.
-_VARYING_FROM = ',"price_usd_per_hour":'
-_VARYING_UNTIL = ',"gpu_memory_gib":'
-
-
-# What json.dumps writes for a float and for a str (its own encoders).
-_float_repr = float.__repr__
-_json_string = encode_basestring_ascii
-
+#: The ``format`` of a snapshot written by :func:`snapshot_json`; why: the reader checks it,
+#: so a value of another layout fails loudly instead of decoding into wrong offers.
+SNAPSHOT_FORMAT = 2
 
 #: json.dumps(..., separators=(",", ":")) without building an encoder per call.
 _encode = json.JSONEncoder(separators=(",", ":")).encode
 
 
-def _encode_offer(offer: Offer) -> str:
-    return _encode(offer_to_dict(offer))
+def snapshot_json(offers: Iterable[Offer]) -> str:
+    """The offers as a format-2 snapshot: each instance shape once, then every offer's shape
+    index, price, spot, region and zone, in the given order.
 
-
-def offers_json(offers: Iterable[Offer]) -> str:
-    """``json.dumps([offer_to_dict(o) for o in offers], separators=(",", ":"))``, the same
-    text in about a third of the time for offers of a few instance shapes.
-
-    Offers of one instance shape differ only in price, spot, region and zone, so the JSON
-    text of their twelve other fields is encoded once per shape and only those four per
-    offer. Equal values of different types (8 and 8.0) would be written differently, so a
-    shape's text is reused only when those twelve fields are the very objects it was made
-    from (as for offers built by :meth:`Offer.priced`); otherwise, and for a price, spot,
-    region or zone of an unexpected type, the offer takes ``json.dumps``.
+    A shape is the twelve fields other than those four. Equal values of different types
+    (8 and 8.0, 1 and True) are written differently by JSON, so the numbers' types are part
+    of a shape: every offer reads back with the values and types it was stored with. (Only
+    0.0 and -0.0 in one shape's field read back as whichever came first: equal floats.)
     """
-    shapes: dict[tuple[Any, ...], tuple[Offer, str, str]] = {}
-    encoded: list[str] = []
-    for o in offers:
-        key = (
-            o.provider,
-            o.instance_type,
-            o.gpu_id,
+    items = offers if isinstance(offers, Sequence) else list(offers)
+    shape_index: dict[tuple[Any, ...], int] = {}
+    shapes: list[list[Any]] = []
+    indexes: list[int] = []
+    for o in items:
+        count, memory, vcpus, ram, gbps = (
             o.gpu_count,
             o.gpu_memory_gib,
             o.vcpus,
             o.ram_gib,
+            o.fabric_gbps,
+        )
+        key = (
+            o.provider,
+            o.instance_type,
+            o.gpu_id,
+            count,
+            memory,
+            vcpus,
+            ram,
             o.intra_node,
             o.fabric,
-            o.fabric_gbps,
+            gbps,
             o.source,
             o.citation,
+            type(count),
+            type(memory),
+            type(vcpus),
+            type(ram),
+            type(gbps),
         )
-        known = shapes.get(key)
-        if known is None:
-            text = _encode_offer(o)
-            start = text.index(_VARYING_FROM) + len(_VARYING_FROM)
-            shapes[key] = (o, text[:start], text[text.index(_VARYING_UNTIL) :])
-            encoded.append(text)
-            continue
-        first, head, tail = known
-        price, spot, region, zone = o.price_usd_per_hour, o.spot, o.region, o.zone
-        if (
-            o.provider is first.provider
-            and o.instance_type is first.instance_type
-            and o.gpu_id is first.gpu_id
-            and o.gpu_count is first.gpu_count
-            and o.gpu_memory_gib is first.gpu_memory_gib
-            and o.vcpus is first.vcpus
-            and o.ram_gib is first.ram_gib
-            and o.intra_node is first.intra_node
-            and o.fabric is first.fabric
-            and o.fabric_gbps is first.fabric_gbps
-            and o.source is first.source
-            and o.citation is first.citation
-            and type(price) is float
-            and type(spot) is bool
-            and type(region) is str
-            and type(zone) is str
-        ):
-            encoded.append(
-                f'{head}{_float_repr(price)},"spot":{"true" if spot else "false"},'
-                f'"region":{_json_string(region)},"zone":{_json_string(zone)}{tail}'
-            )
-        else:
-            encoded.append(_encode_offer(o))
-    return f"[{','.join(encoded)}]"
+        index = shape_index.get(key)
+        if index is None:
+            index = shape_index[key] = len(shapes)
+            # The key's twelve fields, enums as their values.
+            intra_node = o.intra_node.value if o.intra_node else None
+            shapes.append([*key[:7], intra_node, o.fabric.value, *key[9:12]])
+        indexes.append(index)
+    columns = {
+        "shape": indexes,
+        "price_usd_per_hour": [o.price_usd_per_hour for o in items],
+        "spot": [o.spot for o in items],
+        "region": [o.region for o in items],
+        "zone": [o.zone for o in items],
+    }
+    return _encode({"format": SNAPSHOT_FORMAT, "shapes": shapes, "offers": columns})
+
+
+def snapshot_offers(text: str | bytes) -> tuple[Offer, ...]:
+    """The offers of a format-2 snapshot, equal to those :func:`snapshot_json` was given.
+
+    Each shape's first offer is built by ``Offer``'s constructor, which checks the shape and
+    the price; the shape's other offers by :meth:`Offer.priced` on it, which checks the price
+    (~5x faster). So a corrupted value fails as format 1 does, per offer.
+
+    Raises:
+        ValueError: not JSON, not format 2, columns of unequal lengths, an offer naming no
+            shape, an impossible value.
+        TypeError: a value of the wrong type where ``Offer`` compares or unpacks it.
+    """
+    data = json.loads(text)
+    if type(data) is not dict or data.get("format") != SNAPSHOT_FORMAT:
+        raise ValueError(f"not a format-{SNAPSHOT_FORMAT} price snapshot")
+    try:
+        shapes: list[Any] = data["shapes"]
+        columns: dict[str, Any] = data["offers"]
+        rows = zip(
+            columns["shape"],
+            columns["price_usd_per_hour"],
+            columns["spot"],
+            columns["region"],
+            columns["zone"],
+            strict=True,
+        )
+        firsts: list[Offer | None] = [None] * len(shapes)
+        offers: list[Offer] = []
+        for index, price, spot, region, zone in rows:
+            if index < 0:  # a negative index would read another shape from the end
+                raise IndexError(f"shape {index}")
+            first = firsts[index]
+            if first is None:
+                first = firsts[index] = _first_offer(shapes[index], price, spot, region, zone)
+                offers.append(first)
+            else:
+                offers.append(first.priced(price, spot, region, zone))
+    except (KeyError, IndexError) as exc:
+        raise ValueError(f"corrupted price snapshot: no {exc}") from exc
+    return tuple(offers)
+
+
+def _first_offer(shape: Any, price: Any, spot: Any, region: Any, zone: Any) -> Offer:
+    """A shape's first offer, by the constructor: it checks the shape's fields too."""
+    (
+        provider,
+        instance_type,
+        gpu_id,
+        gpu_count,
+        gpu_memory_gib,
+        vcpus,
+        ram_gib,
+        intra_node,
+        fabric,
+        fabric_gbps,
+        source,
+        citation,
+    ) = shape
+    return Offer(
+        provider,
+        instance_type,
+        gpu_id,
+        gpu_count,
+        price,
+        spot,
+        region,
+        zone,
+        gpu_memory_gib,
+        vcpus,
+        ram_gib,
+        IntraNode(intra_node) if intra_node else None,
+        Fabric(fabric),
+        fabric_gbps,
+        source,
+        citation,
+    )
 
 
 def offer_from_dict(data: Mapping[str, Any]) -> Offer:

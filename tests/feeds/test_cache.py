@@ -17,9 +17,16 @@ from recommender.feeds.cache import (
     HISTORY_LIMIT,
     RedisSnapshots,
     SnapshotMeta,
+    _meta_fields,
     start_embedded_redis,
 )
-from recommender.feeds.offer_codec import offer_from_dict, offer_to_dict, offers_json
+from recommender.feeds.offer_codec import (
+    offer_from_dict,
+    offer_to_dict,
+    snapshot_json,
+    snapshot_offers,
+)
+from recommender.feeds.store import PriceStore
 from recommender.gpus import IntraNode
 from recommender.offers import Fabric, Offer
 from tests.factories import offer
@@ -81,24 +88,37 @@ class TestSnapshots:
             assert list(offer_to_dict(item)) == [f.name for f in dataclasses.fields(Offer)]
             assert json.dumps(offer_to_dict(item)) == json.dumps(expected)
 
-    def test_offers_json_is_json_dumps_of_the_dicts(self) -> None:
-        """offers_json writes json.dumps' exact text, whatever the offers share or hold."""
+    def test_format_2_reads_back_equal_offers_of_equal_types_in_order(self) -> None:
+        """Every offer reads back equal, field types included, whatever the offers share."""
         shape = offer(vcpus=192.0, ram_gib=2048.0, intra_node=IntraNode.NVLINK, zone="use1-az1")
         items = [
             shape,
             shape.priced(31.5, True, "us-west-2", "usw2-az1"),
-            shape.priced(55.0, False, "eu-central-1", ""),
-            # Equal values of other types and non-ASCII text: encoded as json.dumps does.
+            # Equal values of other types and non-ASCII text: each reads back as it was.
             offer(vcpus=192, ram_gib=2048, price_usd_per_hour=55),
             replace(shape, vcpus=192, zone="use1-az2"),  # equal to the shape's 192.0
-            offer(region='sa-east-1 \u00e9"quoted"', zone="z\\", citation="«cité»"),
+            replace(shape, gpu_count=8.0),
+            offer(region='sa-east-1 \u00e9"quoted"', zone="z\\", citation="«cité» 日本"),
             replace(shape, spot=1),  # a truthy non-bool, as a hand-built Offer may hold
+            shape.priced(55.0, False, "eu-central-1", ""),
             *offers(),
         ]
-        expected = json.dumps([offer_to_dict(o) for o in items], separators=(",", ":"))
-        assert offers_json(items) == expected
-        assert offers_json(iter(items)) == expected
-        assert offers_json([]) == "[]"
+        loaded = snapshot_offers(snapshot_json(iter(items)))
+        assert loaded == tuple(items)
+        for got, want in zip(loaded, items, strict=True):
+            assert [type(getattr(got, f.name)) for f in dataclasses.fields(Offer)] == [
+                type(getattr(want, f.name)) for f in dataclasses.fields(Offer)
+            ]
+        assert snapshot_offers(snapshot_json([])) == ()
+
+    def test_format_2_stores_each_shape_once(self) -> None:
+        """Offers of one shape share its twelve fields: one shape row, five columns."""
+        shape = offer()
+        body = json.loads(snapshot_json([shape, shape.priced(30.0, True, "eu-west-1", "b")]))
+        assert body["format"] == 2
+        assert len(body["shapes"]) == 1
+        assert body["offers"]["shape"] == [0, 0]
+        assert body["offers"]["spot"] == [False, True]
 
     async def test_a_snapshot_round_trips_with_its_metadata(self, store: RedisSnapshots) -> None:
         """What is stored is what loads: offers, counts, times, validators, locations, reasons."""
@@ -143,6 +163,140 @@ class TestSnapshots:
         """Storing zero offers would erase a good copy; it is a programming error."""
         with pytest.raises(ValueError, match="empty"):
             await store.put_snapshot(meta(offers=0), ())
+
+
+async def put_format_1(store: RedisSnapshots, meta: SnapshotMeta, items: tuple[Offer, ...]) -> None:
+    """Store a snapshot as versions before format 2 did (their put_snapshot, verbatim)."""
+    body = json.dumps([offer_to_dict(o) for o in items], separators=(",", ":"))
+    async with store.client.pipeline(transaction=True) as pipe:
+        pipe.set(f"test:feed:snap:{meta.name}", body)
+        pipe.delete(f"test:feed:meta:{meta.name}")
+        pipe.hset(f"test:feed:meta:{meta.name}", mapping=_meta_fields(meta))
+        pipe.sadd("test:feed:sources", meta.name)
+        pipe.incr("test:feed:version")
+        await pipe.execute()
+
+
+def corrupted(body: str, change: str) -> str:
+    """A format-2 value with one kind of damage."""
+    if change == "cut":
+        return body[: len(body) // 2]
+    data = json.loads(body)
+    columns, shape = data["offers"], data["shapes"][0]
+    match change:
+        case "format 1 array":
+            return "[]"
+        case "no shapes":
+            del data["shapes"]
+        case "no shape column":
+            del columns["shape"]
+        case "unknown shape":
+            columns["shape"][1] = 7
+        case "negative shape":
+            columns["shape"][1] = -1
+        case "short column":
+            columns["zone"].pop()
+        case "zero price":
+            columns["price_usd_per_hour"][0] = 0
+        case "huge later price":
+            columns["price_usd_per_hour"][2] = 1e9
+        case "no GPUs":
+            shape[3] = 0
+        case "no provider":
+            shape[0] = ""
+        case "unknown fabric":
+            shape[8] = "warp"
+        case "short shape":
+            shape.pop()
+    return json.dumps(data)
+
+
+class TestSnapshotFormats:
+    """Format 2 next to format-1 snapshots of older versions, as in a rolling upgrade."""
+
+    async def test_format_2_is_written_under_its_own_key_only(self, store: RedisSnapshots) -> None:
+        """The format-1 key is no longer written; the metadata names the format."""
+        await store.put_snapshot(meta(), offers())
+        assert await store.client.exists("test:feed:snap:aws") == 0
+        assert snapshot_offers(await store.client.get("test:feed:snap2:aws")) == offers()
+        assert await store.client.hget("test:feed:meta:aws", "format") == "2"
+
+    async def test_a_store_written_by_an_older_version_is_read(self, store: RedisSnapshots) -> None:
+        """A new replica on a store holding only format-1 snapshots answers from them."""
+        await put_format_1(store, meta(), offers())
+        version, [(got_meta, got_offers)] = await store.load_all()
+        assert (version, got_meta, got_offers) == (1, meta(), offers())
+
+    async def test_format_2_wins_over_a_stale_format_1_value(self, store: RedisSnapshots) -> None:
+        """After an upgrade's first refresh the old key stays, for older replicas, unread."""
+        stale = tuple(replace(o, price_usd_per_hour=99.0) for o in offers())
+        await put_format_1(store, meta(), stale)
+        await store.put_snapshot(meta(rows=5), offers())
+        [(got_meta, got_offers)] = (await store.load_all())[1]
+        assert (got_meta.rows, got_offers) == (5, offers())
+        # Left in place: a replica of the older version still reads it.
+        assert [
+            offer_from_dict(d) for d in json.loads(await store.client.get("test:feed:snap:aws"))
+        ] == list(stale)
+
+    async def test_an_older_version_writing_last_wins(self, store: RedisSnapshots) -> None:
+        """An older replica refreshing mid-rollout (or after a rollback) is read, not the
+        format-2 value it left behind, which its metadata no longer describes."""
+        await store.put_snapshot(meta(), offers())
+        newer = tuple(replace(o, price_usd_per_hour=42.0) for o in offers())
+        await put_format_1(store, meta(sha256="newer"), newer)
+        [(got_meta, got_offers)] = (await store.load_all())[1]
+        assert (got_meta.sha256, got_offers) == ("newer", newer)
+        await store.put_snapshot(meta(), offers())  # upgraded again
+        assert (await store.load_all())[1][0][1] == offers()
+
+    async def test_a_missing_format_2_value_falls_back_to_format_1(
+        self, store: RedisSnapshots
+    ) -> None:
+        """Whichever key exists is read when the one the metadata names does not."""
+        await put_format_1(store, meta(), offers())
+        await store.put_snapshot(meta(), offers()[:1])
+        await store.client.delete("test:feed:snap2:aws")
+        assert (await store.load_all())[1][0][1] == offers()
+
+    @pytest.mark.parametrize(
+        ("change", "error"),
+        [
+            ("cut", "Expecting|Unterminated"),
+            ("format 1 array", "not a format-2 price snapshot"),
+            ("no shapes", "corrupted price snapshot"),
+            ("no shape column", "corrupted price snapshot"),
+            ("unknown shape", "corrupted price snapshot"),
+            ("negative shape", "corrupted price snapshot"),
+            ("short column", r"zip\(\) argument 5 is shorter"),
+            ("zero price", "implausible price 0 "),
+            ("huge later price", "implausible price 1000000000.0 "),
+            ("no GPUs", "at least one GPU"),
+            ("no provider", "names its provider"),
+            ("unknown fabric", "'warp' is not a valid Fabric"),
+            ("short shape", "not enough values to unpack"),
+        ],
+    )
+    async def test_a_corrupted_value_fails_the_load_as_format_1_does(
+        self, store: RedisSnapshots, change: str, error: str
+    ) -> None:
+        """A damaged snapshot raises ValueError out of the load, never yields wrong offers:
+        what a damaged format-1 value does (PriceStore.load does not degrade on it)."""
+        prices = PriceStore(store, seed_bundled=False)
+        await put_format_1(store, meta(), offers())
+        await store.client.set("test:feed:snap:aws", "[{")
+        with pytest.raises(ValueError, match="Expecting property name"):
+            await store.load_all()
+        with pytest.raises(ValueError, match="Expecting property name"):
+            await prices.load()
+        # The third offer is of the first's shape: decoded by Offer.priced, not the constructor.
+        await store.put_snapshot(meta(), (*offers(), offers()[0].priced(30.0, True, "b", "")))
+        body = await store.client.get("test:feed:snap2:aws")
+        await store.client.set("test:feed:snap2:aws", corrupted(body, change))
+        with pytest.raises(ValueError, match=error):
+            await store.load_all()
+        with pytest.raises(ValueError, match=error):
+            await prices.load()
 
 
 class TestRefreshLock:

@@ -99,6 +99,7 @@ class TestGeneratedInput:
         max_examples=10_000,
         deadline=None,
         database=None,
+        print_blob=True,  # a failure prints @reproduce_failure(...): rare inputs are hard to find
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
     @given(INPUTS)

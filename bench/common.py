@@ -12,11 +12,42 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["REPO", "SHARED_DATA", "Stats", "cpu_ms", "machine", "measure", "stats"]
+__all__ = [
+    "REPO",
+    "SHARED_DATA",
+    "SKYPILOT_FILES",
+    "Stats",
+    "cpu_ms",
+    "machine",
+    "measure",
+    "shared_skypilot_texts",
+    "stats",
+]
 
 REPO = Path(__file__).resolve().parent.parent
 #: Real data shared beside the repository (absent on most machines: benches skip it then).
 SHARED_DATA = REPO.parent / "shared" / "data"
+#: The real SkyPilot catalog files per cloud under ``SHARED_DATA / "skypilot-catalog"`` (GCP
+#: prices hosts and accelerators in two files).
+SKYPILOT_FILES = {
+    "aws": ("aws_gpu_vms.csv",),
+    "gcp": ("gcp_gpu_host_vms.csv", "gcp_gpu_vms.csv"),
+    "lambda": ("lambda_gpu_vms.csv",),
+    "nebius": ("nebius_gpu_vms.csv",),
+    "runpod": ("runpod_gpu_vms.sample.csv",),
+}
+
+
+def shared_skypilot_texts() -> dict[str, list[str]] | None:
+    """Each cloud's real SkyPilot files (those present), or ``None`` without the shared data."""
+    folder = SHARED_DATA / "skypilot-catalog"
+    if not folder.is_dir():
+        return None
+    texts = {
+        cloud: [(folder / n).read_text() for n in names if (folder / n).exists()]
+        for cloud, names in SKYPILOT_FILES.items()
+    }
+    return {cloud: found for cloud, found in texts.items() if found}
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import SHARED_DATA, cpu_ms, machine, measure
+from bench.common import cpu_ms, machine, measure, shared_skypilot_texts
 from bench.redis_store import throwaway_snapshots
 from bench.synth import AS_OF, synthetic_documents
 from bot.catalog import catalog_from_parsed
@@ -68,21 +68,9 @@ def main() -> int:
         (f"synthetic {rows} rows", {c: [t] for c, t in synthetic_documents(rows).items()})
         for rows in (2_000, 20_000)
     ]
-    folder = SHARED_DATA / "skypilot-catalog"
-    if folder.is_dir():
-        files = {
-            "aws": ["aws_gpu_vms.csv"],
-            "gcp": ["gcp_gpu_host_vms.csv", "gcp_gpu_vms.csv"],
-            "lambda": ["lambda_gpu_vms.csv"],
-            "nebius": ["nebius_gpu_vms.csv"],
-            "runpod": ["runpod_gpu_vms.sample.csv"],
-        }
-        sets.append(
-            (
-                "shared SkyPilot files",
-                {c: [(folder / n).read_text() for n in names] for c, names in files.items()},
-            )
-        )
+    shared = shared_skypilot_texts()
+    if shared:
+        sets.append(("shared SkyPilot files", shared))
     try:
         import pandas  # noqa: F401
     except ImportError:

@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import SHARED_DATA, machine, measure
+from bench.common import machine, measure, shared_skypilot_texts
 from bench.synth import NOW, synthetic_catalog
 from bot.catalog import catalog_from_parsed, merge
 from recommender import Catalog, get_gpu, parse_workload, recommend
@@ -48,23 +48,14 @@ _GPUHUNT_PROVIDER = {"lambda": "lambdalabs"}
 
 def shared_catalog() -> Catalog | None:
     """The real SkyPilot files beside the repository, parsed as the feeds would."""
-    folder = SHARED_DATA / "skypilot-catalog"
-    if not folder.is_dir():
+    shared = shared_skypilot_texts()
+    if shared is None:
         return None
-    files = {
-        "aws": ["aws_gpu_vms.csv"],
-        "gcp": ["gcp_gpu_host_vms.csv", "gcp_gpu_vms.csv"],
-        "lambda": ["lambda_gpu_vms.csv"],
-        "nebius": ["nebius_gpu_vms.csv"],
-        "runpod": ["runpod_gpu_vms.sample.csv"],
-    }
     parts = []
-    for cloud, names in files.items():
-        texts = [(folder / n).read_bytes() for n in names if (folder / n).exists()]
-        if texts:
-            name = f"skypilot-{cloud}"
-            feed = parse_any(texts, source=name, provider=cloud, as_of=NOW)
-            parts.append(catalog_from_parsed(name, feed))
+    for cloud, texts in shared.items():
+        name = f"skypilot-{cloud}"
+        feed = parse_any(texts, source=name, provider=cloud, as_of=NOW)
+        parts.append(catalog_from_parsed(name, feed))
     return merge(parts) if parts else None
 
 

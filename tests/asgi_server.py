@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 import uvicorn
 from starlette.applications import Starlette
 
-__all__ = ["free_port", "serving"]
+__all__ = ["free_port", "serving", "started"]
 
 
 def free_port() -> int:
@@ -18,6 +18,17 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+async def started(server: uvicorn.Server) -> asyncio.Task[None]:
+    """``server`` running in a task of this event loop, once it listens (what stopped it
+    before that is raised)."""
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    return task
 
 
 @asynccontextmanager
@@ -32,11 +43,7 @@ async def serving(asgi: Starlette) -> AsyncIterator[str]:
         lifespan="off",
     )
     server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
+    task = await started(server)
     try:
         yield f"http://127.0.0.1:{config.port}"
     finally:

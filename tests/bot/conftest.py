@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
-from pydantic import SecretStr
 from slack_bolt.async_app import AsyncApp
 
 from bot.app import build_app
@@ -15,7 +14,7 @@ from bot.catalog import bundled_catalog
 from bot.services import Services, build_web_client, static_catalog
 from bot.settings import Settings
 from recommender import Catalog
-from tests.bot.slack_requests import SECRET
+from tests.bot.slack_requests import settings_for
 from tests.factories import NOW
 from tests.fake_slack import FakeSlack, clean_slack_env, fake_slack
 from tests.redis_server import redis_server, redis_url
@@ -32,13 +31,7 @@ async def redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
 
 @pytest.fixture
 def settings(fake_slack: FakeSlack, redis_url: str) -> Settings:
-    return Settings(
-        slack_bot_token=SecretStr("xoxb-test-token"),
-        slack_signing_secret=SecretStr(SECRET),
-        slack_api_url=fake_slack.api_url,
-        redis_url=redis_url,
-        host="127.0.0.1",
-    )
+    return settings_for(fake_slack, redis_url)
 
 
 @pytest.fixture

@@ -14,9 +14,11 @@ import time
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from pydantic import SecretStr
 from slack_bolt.request.async_request import AsyncBoltRequest
 
-from tests.fake_slack import BOT_USER_ID, TEAM_ID
+from bot.settings import Settings
+from tests.fake_slack import BOT_USER_ID, TEAM_ID, FakeSlack
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 USER_ID = "U0ALICE"
@@ -151,4 +153,15 @@ def request(body: str, content_type: str, **sign: Any) -> AsyncBoltRequest:
     """A signed Bolt request, as the HTTP adapter would build it."""
     return AsyncBoltRequest(
         body=body, headers=signed_headers(body, content_type=content_type, **sign)
+    )
+
+
+def settings_for(fake: FakeSlack, redis_url: str) -> Settings:
+    """The settings ``gpufit serve`` would read, pointed at the fake Slack and a test Redis."""
+    return Settings(
+        slack_bot_token=SecretStr("xoxb-test-token"),
+        slack_signing_secret=SecretStr(SECRET),
+        slack_api_url=fake.api_url,
+        redis_url=redis_url,
+        host="127.0.0.1",
     )

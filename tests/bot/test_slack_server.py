@@ -21,7 +21,7 @@ from starlette.applications import Starlette
 from bot.server import DRAIN_GRACE_S, EVENTS_PATH, DrainingServer, build_asgi
 from bot.services import Services, static_catalog
 from recommender import Catalog
-from tests.asgi_server import free_port, serving
+from tests.asgi_server import free_port, serving, started
 from tests.bot.slack_requests import (
     FORM,
     JSON,
@@ -247,11 +247,7 @@ async def _draining(
     config = uvicorn.Config(asgi, host="127.0.0.1", port=port, log_config=None, lifespan="off")
     server = DrainingServer(config, drain_grace_s=grace_s)
     servers.append(server)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
+    task = await started(server)
     try:
         yield f"http://127.0.0.1:{port}", task
     finally:

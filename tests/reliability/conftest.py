@@ -7,12 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from pydantic import SecretStr
 
 from bot.server import EVENTS_PATH
-from bot.settings import Settings
 from tests.asgi_server import free_port, serving
-from tests.bot.slack_requests import FORM, SECRET, command_body, signed_headers
+from tests.bot.slack_requests import FORM, command_body, signed_headers
 from tests.fake_slack import Call, FakeSlack, clean_slack_env, fake_slack
 from tests.feeds.conftest import feed_server
 from tests.redis_server import redis_server, redis_url
@@ -29,19 +27,7 @@ __all__ = [
     "redis_server",
     "redis_url",
     "serving",
-    "settings_for",
 ]
-
-
-def settings_for(fake: FakeSlack, redis_url: str) -> Settings:
-    """The settings ``gpufit serve`` would read, pointed at the fake Slack and a test Redis."""
-    return Settings(
-        slack_bot_token=SecretStr("xoxb-test-token"),
-        slack_signing_secret=SecretStr(SECRET),
-        slack_api_url=fake.api_url,
-        redis_url=redis_url,
-        host="127.0.0.1",
-    )
 
 
 async def post_command(

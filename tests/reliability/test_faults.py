@@ -32,6 +32,7 @@ from bot.settings import Settings
 from recommender.feeds.cache import RedisSnapshots
 from recommender.feeds.fetch import FetchTimeouts, RetryPolicy, make_client
 from recommender.feeds.store import FeedSource, PriceStore, RefreshOutcome
+from tests.bot.slack_requests import settings_for
 from tests.fake_slack import FakeSlack
 from tests.feeds.conftest import FeedServer, Route, fixture_bytes
 from tests.reliability.conftest import (
@@ -40,7 +41,6 @@ from tests.reliability.conftest import (
     message_text,
     post_command,
     serving,
-    settings_for,
 )
 
 QUESTION = "13B full finetune 2 days"

@@ -18,8 +18,9 @@ import pytest
 from bot.app import build_app
 from bot.server import build_asgi
 from bot.services import build_services
+from tests.bot.slack_requests import settings_for
 from tests.fake_slack import FakeSlack
-from tests.reliability.conftest import post_command, serving, settings_for
+from tests.reliability.conftest import post_command, serving
 
 COMMANDS = 1_000
 CONCURRENCY = 32

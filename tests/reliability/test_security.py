@@ -20,10 +20,17 @@ from bot.app import build_app
 from bot.catalog import bundled_catalog
 from bot.server import EVENTS_PATH, MAX_BODY_BYTES, build_asgi
 from bot.services import Services, build_web_client, static_catalog
-from tests.bot.slack_requests import FORM, JSON, command_body, mention_body, signed_headers
+from tests.bot.slack_requests import (
+    FORM,
+    JSON,
+    command_body,
+    mention_body,
+    settings_for,
+    signed_headers,
+)
 from tests.factories import NOW
 from tests.fake_slack import FakeSlack
-from tests.reliability.conftest import command_answer, serving, settings_for
+from tests.reliability.conftest import command_answer, serving
 
 #: Slack refuses (and Bolt rejects) timestamps more than five minutes from now.
 REPLAY_AGE_S = 5 * 60 + 30

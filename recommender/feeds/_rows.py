@@ -7,7 +7,6 @@ the adapter records in a :class:`RowLog` and moves on. Nothing here does I/O.
 from __future__ import annotations
 
 import csv
-import io
 import math
 import re
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from functools import lru_cache
 
 from recommender.errors import CatalogError
 from recommender.feeds.base import MAX_REPORTED_ERRORS
+from recommender.feeds.fast_parse import csv_rows
 from recommender.feeds.native import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR
 from recommender.gpus import GpuSpec, get_gpu, try_normalize
 
@@ -85,7 +85,7 @@ def read_csv_cells(text: str, log: RowLog) -> tuple[list[str], Iterator[tuple[in
 
     For adapters that read cells by column index (``header.index``): no dict per row.
     """
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv_rows(text)
     try:
         header = [name.strip() for name in next(reader, [])]
     except csv.Error:

@@ -8,7 +8,6 @@ on-demand rows into one offer. :mod:`recommender.feeds.skypilot` drives it;
 
 from __future__ import annotations
 
-import ast
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from recommender.feeds._rows import (
     whole_count,
 )
 from recommender.feeds.fabrics import fabric_for
+from recommender.feeds.fast_parse import python_literal
 from recommender.feeds.native import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR
 from recommender.offers import MAX_OFFER_USD_PER_HOUR, Fabric, Offer
 
@@ -46,7 +46,7 @@ def _gpu_info(cell: str | None) -> dict[str, Any] | None:
     if len(cell) > _MAX_GPU_INFO_CHARS:
         raise RowError("GpuInfo is implausibly long")
     try:
-        value = ast.literal_eval(cell.strip())
+        value = python_literal(cell.strip())
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         raise RowError(f"GpuInfo {cell[:60]!r} is not a Python literal") from None
     if not isinstance(value, dict):

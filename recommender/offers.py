@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, cast
+from typing import Any
 
 from recommender.catalog_index import CatalogIndex, build_index
 from recommender.gpus import IntraNode, get_gpu
@@ -108,7 +108,8 @@ class Offer:
         offer.source = self.source
         offer.citation = self.citation
         offer.__class__ = Offer  # now frozen (see _OfferDraft)
-        return cast(Offer, offer)
+        done: Offer = offer  # (typing.cast would cost a call per offer)
+        return done
 
     @property
     def price_usd_per_gpu_hour(self) -> float:

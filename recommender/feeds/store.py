@@ -205,6 +205,7 @@ class PriceStore:
         #: catalog (and, downstream, its ranking index and cached answers) on every question.
         self._fallback: Catalog | None = None
         self._degraded_last: tuple[Catalog, str, Catalog] | None = None
+        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
 
     @classmethod
     def from_url(
@@ -218,17 +219,33 @@ class PriceStore:
     # ------------------------------------------------------------- reading
 
     async def load(self) -> LoadedCatalog:
-        """The current catalog; never fails because Redis is down (it degrades instead)."""
+        """The current catalog; never fails because Redis is down (it degrades instead).
+
+        When the version moves, one caller reloads while the others wait for its catalog:
+        questions arriving together after a refresh decode the snapshots once, not once each.
+        The decode and the catalog's ranking index are built in a worker thread, so the event
+        loop keeps answering meanwhile.
+        """
         try:
             version = await self.snapshots.version()
             if version == self._version and self._catalog is not None:
                 return LoadedCatalog(self._catalog)
-            version, loaded = await self._load_all()
+            async with self._reload_lock():
+                if version == self._version and self._catalog is not None:
+                    return LoadedCatalog(self._catalog)  # loaded while this caller waited
+                version, loaded = await self._load_all()
+                catalog = await asyncio.to_thread(_indexed_catalog, loaded)
+                self._version, self._catalog = version, catalog
         except _UNREACHABLE as exc:
             return self._degraded(f"price store unreachable ({type(exc).__name__}: {exc})")
-        catalog = _build_catalog(loaded)
-        self._version, self._catalog = version, catalog
         return LoadedCatalog(catalog)
+
+    def _reload_lock(self) -> asyncio.Lock:
+        """The reload lock of the running event loop (a store may outlive a loop: the CLI)."""
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:
+            self._lock = (loop, asyncio.Lock())
+        return self._lock[1]
 
     async def load_catalog(self) -> Catalog:
         """The catalog; when degraded, each source's ``error`` says so (for the answer's footer)."""
@@ -494,6 +511,14 @@ def _bundled_info(parsed: ParsedFeed, name: str) -> SourceInfo:
         rejected=parsed.rejected,
         bundled=True,
     )
+
+
+def _indexed_catalog(loaded: Sequence[tuple[SnapshotMeta, tuple[Offer, ...]]]) -> Catalog:
+    """The catalog of the loaded snapshots with its ranking index already built (the first
+    question would build it otherwise, in every worker thread that asks at once)."""
+    catalog = _build_catalog(loaded)
+    _ = catalog.index
+    return catalog
 
 
 def _build_catalog(loaded: Sequence[tuple[SnapshotMeta, tuple[Offer, ...]]]) -> Catalog:

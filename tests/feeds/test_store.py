@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -151,6 +152,37 @@ class TestLoading:
             await other.aclose()
         catalog = await store.load_catalog()
         assert [s.name for s in catalog.sources] == ["publisher"]
+
+    async def test_questions_arriving_together_after_a_refresh_decode_it_once(
+        self, store: PriceStore, redis_url: str, feed_server: FeedServer, http: httpx.AsyncClient
+    ) -> None:
+        """32 loads at once after the version moved: one snapshot read, one catalog for all."""
+        # As many connections as loads, open already (a busy bot's pool): the 32 version
+        # reads then return together, and each load finds the version moved.
+        await asyncio.gather(*(store.load() for _ in range(32)))
+        other = PriceStore(RedisSnapshots.from_url(redis_url, prefix="test:feed"))
+        try:
+            await refresh(other, serve_all(feed_server), http)
+        finally:
+            await other.aclose()
+        client = aioredis.Redis.from_url(redis_url, decode_responses=True)
+        try:
+            before = await client.info("commandstats")
+            results = await asyncio.gather(*(store.load() for _ in range(32)))
+            after = await client.info("commandstats")
+        finally:
+            await client.aclose()
+
+        def calls(name: str) -> int:
+            key = f"cmdstat_{name}"
+            return int(
+                after.get(key, {"calls": 0})["calls"] - before.get(key, {"calls": 0})["calls"]
+            )
+
+        assert calls("smembers") == 1  # one load_all (it lists the sources once)
+        assert calls("hgetall") == len(await store.snapshots.source_names())  # one meta each
+        assert len({id(r.catalog) for r in results}) == 1
+        assert {s.name for s in results[0].catalog.sources} >= {"publisher"}
 
 
 class TestRefresh:

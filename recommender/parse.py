@@ -266,8 +266,12 @@ def _hardware(toks: Tokens, i: int, st: Draft) -> int:
             first in lex.ACCELERATOR_WORDS
             or (_LETTER_DIGIT.match(first) and not _SIZE_LIKE.fullmatch(first))
         ):
-            typed = _COUNT_X.fullmatch(toks.raw[j - 1]) if rest else None
-            normalize(typed[2] if typed else toks.raw[j])  # raises UnknownGpuError
+            if rest:  # the name is inside the count's token: as typed, or as normalised
+                typed = _COUNT_X.fullmatch(toks.raw[j - 1])  # ("0×0A" only matches the latter)
+                name = typed[2] if typed else rest
+            else:
+                name = toks.raw[j]
+            normalize(name)  # raises UnknownGpuError
         return 0
     end = j + used - (1 if rest else 0)
     if end < n and norm[end] in lex.GPU_WORDS:

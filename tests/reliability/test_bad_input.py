@@ -129,6 +129,7 @@ class TestKnownNastyInput:
             "13B batch -1",
             "1e309B full finetune",
             "-7B lora",
+            "0×0A",  # found by the generated test: a count token with "×" and no GPU after it
             *INJECTIONS,
         ],
     )

@@ -76,6 +76,18 @@ class TestCatalogIndex:
         assert c.index.groups is None
         assert recommend(workload(duration_hours=24), c, now=NOW).options
 
+    def test_indexed_once_the_index_is_built_and_groups_the_offers(self) -> None:
+        """``indexed`` tells whether a question's work is bounded already: only after the
+        index is built, and never for a catalog the scan must answer; asking builds nothing."""
+        grouped = catalog(offer(), offer(region="us-west-2", price_usd_per_hour=50.0))
+        assert not grouped.indexed
+        assert not grouped.indexed  # asking did not build it
+        assert grouped.index.groups is not None
+        assert grouped.indexed
+        scanned = catalog(offer(), offer(gpu_count=4, price_usd_per_hour=30.0))
+        assert scanned.index.groups is None
+        assert not scanned.indexed
+
     def test_empty_catalog(self) -> None:
         """An empty catalog has empty groups and sells no GPU."""
         c = Catalog((), ())

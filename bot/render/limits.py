@@ -100,7 +100,12 @@ def payload_size(blocks: Sequence[Block]) -> int:
 
 
 def _too_big(blocks: Sequence[Block]) -> bool:
-    return text_size(blocks) > TOTAL_TEXT_BUDGET or payload_size(blocks) > PAYLOAD_BUDGET
+    payload = payload_size(blocks)
+    if payload > PAYLOAD_BUDGET:
+        return True
+    # Every text is written out whole in the serialized blocks (escapes only lengthen it), so
+    # the texts cannot add up to more than the payload: count them only when it could matter.
+    return payload > TOTAL_TEXT_BUDGET and text_size(blocks) > TOTAL_TEXT_BUDGET
 
 
 def _text_of(obj: Any) -> str:

@@ -304,6 +304,15 @@ def _catalog_gpus(catalog: Catalog) -> tuple[GpuSpec, ...]:
 
 
 def _layouts(search: LayoutSearch, gpus: Iterable[GpuSpec] | None) -> tuple[Plan, ...]:
+    if isinstance(gpus, tuple):  # a catalog's GPU types: kept by the (shared) search
+        kept = search.layouts.get(gpus)
+        if kept is None:
+            kept = search.layouts[gpus] = _smallest_layouts(search, gpus)
+        return kept
+    return _smallest_layouts(search, gpus)
+
+
+def _smallest_layouts(search: LayoutSearch, gpus: Iterable[GpuSpec] | None) -> tuple[Plan, ...]:
     out: list[Plan] = []
     hw = search.workload.hardware
     for gpu in gpus if gpus is not None else all_gpus():

@@ -17,7 +17,7 @@ from operator import attrgetter
 from typing import Any
 
 from recommender.activations import DEFAULT_KERNELS, Kernels
-from recommender.gpus import GpuSpec
+from recommender.gpus import GpuSpec, IntraNode
 from recommender.memory import MemoryBreakdown, MemoryModel, Strategy, usable_gib
 from recommender.plan import CHECKPOINTING_COMPUTE_COST, Plan, offload_hint, plan_notes
 from recommender.strategies import MAX_GPUS_PER_NODE, candidate_strategies
@@ -72,7 +72,9 @@ class LayoutSearch:
         "_plans",
         "_rungs",
         "kernels",
+        "layouts",
         "memory",
+        "shapes",
         "workload",
     )
 
@@ -89,6 +91,11 @@ class LayoutSearch:
         #: Search answers by (usable GiB, single-node counts, GPUs per node beyond one node,
         #: node limit, host RAM).
         self._found: dict[tuple[float, tuple[int, ...], int, int, float | None], _Found] = {}
+        #: For the callers' memos (the search only holds them): the plan of each instance
+        #: shape a catalog sells (``selection``), the smallest layouts per tuple of GPU types
+        #: (``ranking``). Both are functions of the workload's search fields alone.
+        self.shapes: dict[tuple[str, int, IntraNode, bool, float | None], Plan | None] = {}
+        self.layouts: dict[tuple[GpuSpec, ...], tuple[Plan, ...]] = {}
 
     # -------------------------------------------------------------- per layout
 

@@ -94,9 +94,14 @@ def text_size(blocks: Sequence[Block]) -> int:
     return sum(len(t) for b in blocks for t in _texts(b))
 
 
+#: ``json.dumps(..., ensure_ascii=False, separators=(",", ":"))``, built once (dumps builds an
+#: encoder per call when given options).
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def payload_size(blocks: Sequence[Block]) -> int:
     """Length of the serialized ``blocks`` (non-ASCII counted as characters, not escapes)."""
-    return len(json.dumps(list(blocks), ensure_ascii=False, separators=(",", ":")))
+    return len(_COMPACT_JSON.encode(list(blocks)))
 
 
 def _too_big(blocks: Sequence[Block]) -> bool:

@@ -310,9 +310,12 @@ def _indexed(
     prefixes = workload.regions
     allowed_region: dict[str, bool] = {}
     out: list[tuple[PricedGroup, tuple[Offer, ...], tuple[float, ...]]] = []
+    # Most questions name no provider, spot policy or hardware: then every shape is allowed.
+    filtered = bool(workload.providers) or workload.spot is not SpotPolicy.ALLOW
+    filtered = filtered or workload.hardware is not None
     for entry in index:
         offer = entry.representative
-        if not _shape_allowed(workload, offer):
+        if filtered and not _shape_allowed(workload, offer):
             continue
         offers, prices = entry.offers, entry.prices
         if prefixes:

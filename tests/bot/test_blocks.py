@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -92,6 +93,28 @@ class TestFitMessage:
             {"type": "context", "elements": [{"type": "plain_text", "text": t} for t in texts]}
         )
         assert text_size(blocks) <= payload_size(blocks)
+
+    @pytest.mark.parametrize(
+        "message",
+        [
+            fit_message(
+                [{"type": "section", "text": {"type": "mrkdwn", "text": "a · b … c"}}], "t"
+            ),
+            fit_message([{"type": "divider"}] * 60, "many blocks: measured again after cutting"),
+            fit_message([], "no blocks"),
+            fit_message([{"type": "section", "text": {"type": "mrkdwn", "text": "x\ud800y"}}], "s"),
+        ],
+        ids=["non-ascii", "cut", "no blocks", "lone surrogate"],
+    )
+    def test_the_response_json_is_the_body_bolt_would_send(self, message: Any) -> None:
+        """``response_json`` is the JSON value of Bolt's ``ack(response_type=...,
+        **kwargs())`` body, and always encodes as UTF-8 (a lone surrogate is escaped)."""
+        bolt: dict[str, Any] = {"text": message.text, "response_type": "ephemeral"}
+        if message.blocks:
+            bolt["blocks"] = list(message.blocks)
+        sent = message.response_json("ephemeral")
+        assert sent.startswith("{")
+        assert json.loads(sent.encode()) == json.loads(json.dumps(bolt))
 
     def test_a_message_without_text_gets_a_fallback(self) -> None:
         """Every message carries a top-level text."""

@@ -12,7 +12,8 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
-from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.middleware.async_middleware import AsyncMiddleware
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
 from bot.logs import new_request_id, start_request_context
@@ -28,8 +29,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Next = Callable[[], Awaitable[None]]
-Middleware = Callable[..., Awaitable[BoltResponse | None]]
+Next = Callable[[], Awaitable[BoltResponse]]
 
 #: How long an event id stays claimed. Slack retries up to 3 times within ~6 minutes
 #: (immediately, +1 min, +5 min; slack.md §1.3); an hour covers them with a wide margin.
@@ -40,15 +40,28 @@ def event_claim_key(event_id: str) -> str:
     return f"gpufit:evt:{event_id}"
 
 
-def inject(services: Services, *, top: int) -> Middleware:
-    """Put the services and the answer size into the context, where listeners find them."""
+# The middlewares are AsyncMiddleware classes, not functions: Bolt calls a function
+# middleware with keyword arguments built per call (about thirty candidates, the payload parsed
+# eight ways), a class with the request itself.
 
-    async def inject_services(context: AsyncBoltContext, next: Next) -> None:
-        context["services"] = services
-        context["top"] = top
+
+class _Inject(AsyncMiddleware):
+    def __init__(self, services: Services, top: int) -> None:
+        self._services = services
+        self._top = top
+
+    async def async_process(
+        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
+    ) -> BoltResponse | None:
+        req.context["services"] = self._services
+        req.context["top"] = self._top
         await next()
+        return None
 
-    return inject_services
+
+def inject(services: Services, *, top: int) -> AsyncMiddleware:
+    """Put the services and the answer size into the context, where listeners find them."""
+    return _Inject(services, top)
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -77,35 +90,39 @@ def _request_fields(body: dict[str, Any]) -> dict[str, str | None]:
     }
 
 
-def bind_log_context() -> Middleware:
-    """Bind a request id, the request kind and the team/channel/user to every log line of the
-    request (``bot.logs.log_context``); the user's text is never logged."""
-
-    async def bind(body: dict[str, Any], next: Next) -> None:
+class _BindLogContext(AsyncMiddleware):
+    async def async_process(
+        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
+    ) -> BoltResponse | None:
         # Bolt's next() returns before the listeners run, so the context is set for the rest
         # of this request's task rather than scoped to a with-block.
-        start_request_context(request_id=new_request_id(), **_request_fields(body))
+        start_request_context(request_id=new_request_id(), **_request_fields(req.body))
         await next()
+        return None
 
-    return bind
+
+def bind_log_context() -> AsyncMiddleware:
+    """Bind a request id, the request kind and the team/channel/user to every log line of the
+    request (``bot.logs.log_context``); the user's text is never logged."""
+    return _BindLogContext()
 
 
-def dedupe_events(redis: aioredis.Redis) -> Middleware:
-    """Answer each Events API event once, across retries, duplicates and replicas.
+class _DedupeEvents(AsyncMiddleware):
+    def __init__(self, redis: aioredis.Redis) -> None:
+        self._redis = redis
 
-    The event id is claimed with ``SET NX EX`` before any listener runs. An event whose id is
-    already claimed is acknowledged (200) and dropped, whatever its retry headers say; a retry
-    whose first delivery never arrived claims the id and is processed. If Redis is down the
-    event is processed anyway: a rare duplicate reply beats a silent bot.
-    """
-
-    async def dedupe(body: dict[str, Any], next: Next) -> BoltResponse | None:
+    async def async_process(
+        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
+    ) -> BoltResponse | None:
+        body = req.body
         event_id = body.get("event_id")
         if body.get("type") != "event_callback" or not isinstance(event_id, str):
             await next()
             return None
         try:
-            claimed = await redis.set(event_claim_key(event_id), "1", nx=True, ex=EVENT_CLAIM_TTL_S)
+            claimed = await self._redis.set(
+                event_claim_key(event_id), "1", nx=True, ex=EVENT_CLAIM_TTL_S
+            )
         except RedisError as exc:
             logger.warning("event dedupe unavailable (%s); processing %s", exc, event_id)
             claimed = True
@@ -115,4 +132,13 @@ def dedupe_events(redis: aioredis.Redis) -> Middleware:
         await next()
         return None
 
-    return dedupe
+
+def dedupe_events(redis: aioredis.Redis) -> AsyncMiddleware:
+    """Answer each Events API event once, across retries, duplicates and replicas.
+
+    The event id is claimed with ``SET NX EX`` before any listener runs. An event whose id is
+    already claimed is acknowledged (200) and dropped, whatever its retry headers say; a retry
+    whose first delivery never arrived claims the id and is processed. If Redis is down the
+    event is processed anyway: a rare duplicate reply beats a silent bot.
+    """
+    return _DedupeEvents(redis)

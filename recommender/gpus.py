@@ -105,14 +105,20 @@ def _table() -> tuple[GpuSpec, ...]:
     return tuple(rows)
 
 
+_VENDOR_WORDS = re.compile(r"\b(nvidia|amd|intel|tesla|geforce|instinct|tensor core|gpu)\b")
+_SXM = re.compile(r"\bsxm[2-6]?\b")
+_GB = re.compile(r"(\d+)\s*gb\b")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
 def _key(name: str) -> str:
     """Collapse a spelling to a lookup key: lower case, no vendor words or punctuation."""
     s = name.lower()
-    s = re.sub(r"\b(nvidia|amd|intel|tesla|geforce|instinct|tensor core|gpu)\b", " ", s)
+    s = _VENDOR_WORDS.sub(" ", s)
     s = s.replace("hbm3e", " ").replace("hbm3", " ").replace("hbm2e", " ").replace("hbm2", " ")
-    s = re.sub(r"\bsxm[2-6]?\b", "sxm", s)
-    s = re.sub(r"(\d+)\s*gb\b", r"\1gb", s)
-    return re.sub(r"[^a-z0-9]+", "", s)
+    s = _SXM.sub("sxm", s)
+    s = _GB.sub(r"\1gb", s)
+    return _NOT_ALNUM.sub("", s)
 
 
 @cache

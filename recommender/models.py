@@ -199,11 +199,15 @@ KNOWN_MODELS: tuple[Architecture, ...] = (
 )
 
 
+_MODEL_SUFFIX = re.compile(r"-(hf|instruct|chat|base|it|v0\.\d|4k|128k)\b")
+_NOT_MODEL_CHAR = re.compile(r"[^a-z0-9.]+")
+
+
 def _model_key(text: str) -> str:
     s = text.lower().rsplit("/", 1)[-1]
-    s = re.sub(r"-(hf|instruct|chat|base|it|v0\.\d|4k|128k)\b", "", s)
+    s = _MODEL_SUFFIX.sub("", s)
     s = s.replace("meta-llama-", "llama-").replace("meta-", "")
-    return re.sub(r"[^a-z0-9.]+", "", s)
+    return _NOT_MODEL_CHAR.sub("", s)
 
 
 def _model_index() -> dict[str, Architecture]:

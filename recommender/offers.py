@@ -194,6 +194,15 @@ class Catalog:
         return min((s.as_of for s in self.sources), default=None)
 
     @property
+    def indexed(self) -> bool:
+        """Whether :attr:`index` is built already and groups the offers: then a question's
+        work no longer grows with the number of offers (milliseconds at most), where the
+        first question builds the index (seconds at 200k offers) and an ungroupable catalog
+        is scanned offer by offer."""
+        index = self._index
+        return index is not None and index.groups is not None
+
+    @property
     def index(self) -> CatalogIndex:
         """The offers grouped for pricing and the GPU types sold
         (:mod:`recommender.catalog_index`): built on the first question about this catalog

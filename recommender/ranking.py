@@ -29,7 +29,7 @@ from recommender.selection import (
     priced_offers,
     select,
 )
-from recommender.topology import LayoutSearch, Plan
+from recommender.topology import LayoutSearch, Plan, layout_search
 from recommender.workload import Method, Precision, Workload
 
 __all__ = [
@@ -127,7 +127,7 @@ def price_options(
 ) -> list[Option]:
     """Every feasible, priced option for the workload, unranked and unfiltered by budget."""
     build = _Builder(catalog, now=now, rules=rules)
-    priced = priced_offers(workload, catalog, LayoutSearch(workload), rules)
+    priced = priced_offers(workload, catalog, layout_search(workload), rules)
     return [build.option(workload, p) for p in priced]
 
 
@@ -215,7 +215,7 @@ def _alternative(
     while method is not None:
         precision = Precision.BF16_TRUE
         variant = replace(workload, method=method, precision=precision)
-        selection = select(variant, catalog, LayoutSearch(variant), rules, 1)
+        selection = select(variant, catalog, layout_search(variant), rules, 1)
         if selection.feasible:
             best = min(selection.candidates, key=itemgetter(0))[1]
             return Alternative(
@@ -246,7 +246,7 @@ def recommend(
     """
     if top < 1:
         raise ValueError("top must be at least 1")
-    search = LayoutSearch(workload)
+    search = layout_search(workload)
     build = _Builder(catalog, now=now, rules=rules)
     selection = select(workload, catalog, search, rules, top)
     over_budget: BudgetGap | None = None
@@ -294,7 +294,7 @@ def recommend(
 
 def layouts(workload: Workload, gpus: Iterable[GpuSpec] | None = None) -> tuple[Plan, ...]:
     """Smallest layout per GPU type: ``gpus``, or every GPU in the spec table."""
-    return _layouts(LayoutSearch(workload), gpus)
+    return _layouts(layout_search(workload), gpus)
 
 
 def _catalog_gpus(catalog: Catalog) -> tuple[GpuSpec, ...]:
@@ -304,6 +304,15 @@ def _catalog_gpus(catalog: Catalog) -> tuple[GpuSpec, ...]:
 
 
 def _layouts(search: LayoutSearch, gpus: Iterable[GpuSpec] | None) -> tuple[Plan, ...]:
+    if isinstance(gpus, tuple):  # a catalog's GPU types: kept by the (shared) search
+        kept = search.layouts.get(gpus)
+        if kept is None:
+            kept = search.layouts[gpus] = _smallest_layouts(search, gpus)
+        return kept
+    return _smallest_layouts(search, gpus)
+
+
+def _smallest_layouts(search: LayoutSearch, gpus: Iterable[GpuSpec] | None) -> tuple[Plan, ...]:
     out: list[Plan] = []
     hw = search.workload.hardware
     for gpu in gpus if gpus is not None else all_gpus():

@@ -92,6 +92,19 @@ def _plan_for_shape(
     )
 
 
+def _shape_plan(
+    search: LayoutSearch, workload: Workload, offer: Offer, gpu: GpuSpec, shape: ShapeKey
+) -> Plan | None:
+    """:func:`_plan_for_shape`, kept by the search: a shape's plan depends on nothing else
+    (the search's workload fields and the shape), so later questions sharing the search reuse
+    it."""
+    plans = search.shapes
+    if shape in plans:
+        return plans[shape]
+    plan = plans[shape] = _plan_for_shape(search, workload, offer, gpu)
+    return plan
+
+
 # ----------------------------------------------------------------- pricing
 
 
@@ -135,7 +148,7 @@ def priced_offers(
         link, fast = offer.link, offer.fabric.fast
         shape: ShapeKey = (offer.gpu_id, offer.gpu_count, link, fast, offer.ram_gib)
         if shape not in plans:
-            plans[shape] = _plan_for_shape(search, workload, offer, get_gpu(offer.gpu_id))
+            plans[shape] = _shape_plan(search, workload, offer, get_gpu(offer.gpu_id), shape)
         plan = plans[shape]
         if plan is None:
             return None
@@ -297,9 +310,12 @@ def _indexed(
     prefixes = workload.regions
     allowed_region: dict[str, bool] = {}
     out: list[tuple[PricedGroup, tuple[Offer, ...], tuple[float, ...]]] = []
+    # Most questions name no provider, spot policy or hardware: then every shape is allowed.
+    filtered = bool(workload.providers) or workload.spot is not SpotPolicy.ALLOW
+    filtered = filtered or workload.hardware is not None
     for entry in index:
         offer = entry.representative
-        if not _shape_allowed(workload, offer):
+        if filtered and not _shape_allowed(workload, offer):
             continue
         offers, prices = entry.offers, entry.prices
         if prefixes:
@@ -318,7 +334,7 @@ def _indexed(
         if shape in plans:
             plan, computed = plans[shape]
         else:
-            plan = _plan_for_shape(search, workload, offer, entry.gpu)
+            plan = _shape_plan(search, workload, offer, entry.gpu, shape)
             computed = None
             if plan is not None:
                 computed = train_hours(workload, plan, link=entry.link, fast_fabric=entry.fast)

@@ -11,8 +11,13 @@ would have made it fit.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from operator import attrgetter
+from typing import Any
+
 from recommender.activations import DEFAULT_KERNELS, Kernels
-from recommender.gpus import GpuSpec
+from recommender.gpus import GpuSpec, IntraNode
 from recommender.memory import MemoryBreakdown, MemoryModel, Strategy, usable_gib
 from recommender.plan import CHECKPOINTING_COMPUTE_COST, Plan, offload_hint, plan_notes
 from recommender.strategies import MAX_GPUS_PER_NODE, candidate_strategies
@@ -21,11 +26,15 @@ from recommender.workload import Offload, Workload
 __all__ = [
     "CHECKPOINTING_COMPUTE_COST",
     "MAX_GPUS_PER_NODE",
+    "SEARCHES_KEPT",
+    "SEARCH_FIELDS",
     "LayoutSearch",
     "Plan",
     "candidate_strategies",
+    "clear_layout_searches",
     "evaluate",
     "fit_on_nodes",
+    "layout_search",
     "smallest_layout",
 ]
 
@@ -51,7 +60,8 @@ class LayoutSearch:
     fewest nodes that fit are found by a galloping search and bisection
     (:meth:`_fewest_nodes`) with the same answer as trying 2, 3, 4, ... in turn.
 
-    Keep one instance per question: it holds no state beyond the workload's own figures.
+    It holds no state beyond figures of the workload's :data:`SEARCH_FIELDS`, so questions
+    whose workloads agree on those can share one instance (:func:`layout_search`).
     """
 
     __slots__ = (
@@ -62,7 +72,9 @@ class LayoutSearch:
         "_plans",
         "_rungs",
         "kernels",
+        "layouts",
         "memory",
+        "shapes",
         "workload",
     )
 
@@ -79,6 +91,11 @@ class LayoutSearch:
         #: Search answers by (usable GiB, single-node counts, GPUs per node beyond one node,
         #: node limit, host RAM).
         self._found: dict[tuple[float, tuple[int, ...], int, int, float | None], _Found] = {}
+        #: For the callers' memos (the search only holds them): the plan of each instance
+        #: shape a catalog sells (``selection``), the smallest layouts per tuple of GPU types
+        #: (``ranking``). Both are functions of the workload's search fields alone.
+        self.shapes: dict[tuple[str, int, IntraNode, bool, float | None], Plan | None] = {}
+        self.layouts: dict[tuple[GpuSpec, ...], tuple[Plan, ...]] = {}
 
     # -------------------------------------------------------------- per layout
 
@@ -363,6 +380,60 @@ class LayoutSearch:
         return self.plan(
             gpu, gpus=gpus, gpus_per_node=min(per_node, gpus), host_ram_gib=host_ram_gib
         )
+
+
+#: The workload fields a layout search reads (memory, the strategy ladder, plan notes, the
+#: hardware asked for). The rest (duration, tokens, budget, spot policy, providers, regions,
+#: what was assumed or ignored, the text) only price, filter and describe the plans.
+SEARCH_FIELDS = (
+    "model",
+    "method",
+    "precision",
+    "optimizer",
+    "seq_len",
+    "micro_batch",
+    "checkpointing",
+    "sharding",
+    "offload",
+    "hardware",
+    "lora_rank",
+    "lora_targets",
+    "nf4_double_quant",
+)
+_search_key = attrgetter(*SEARCH_FIELDS)
+
+#: Layout searches kept for later questions (least recently used dropped first). Ours: a
+#: search holds tens to a few hundred small plans and figures, so 64 stay well under a few MB,
+#: and a team refines far fewer distinct model setups than that between two of its questions.
+SEARCHES_KEPT = 64
+
+_searches: OrderedDict[tuple[Any, Kernels], LayoutSearch] = OrderedDict()
+_searches_lock = threading.Lock()  # questions may run in several threads at once
+
+
+def layout_search(workload: Workload, kernels: Kernels = DEFAULT_KERNELS) -> LayoutSearch:
+    """The layout search for ``workload``, shared with earlier questions whose workloads
+    agree on :data:`SEARCH_FIELDS` (the same model setup asked with another duration, token
+    budget, budget, spot policy, provider or region: a follow-up or a refine button), whose
+    plans it already holds. Its answers are those of a new :class:`LayoutSearch`."""
+    key = (_search_key(workload), kernels)
+    with _searches_lock:
+        search = _searches.get(key)
+        if search is not None:
+            _searches.move_to_end(key)
+            return search
+    search = LayoutSearch(workload, kernels)
+    with _searches_lock:
+        search = _searches.setdefault(key, search)
+        while len(_searches) > SEARCHES_KEPT:
+            _searches.popitem(last=False)
+    return search
+
+
+def clear_layout_searches() -> None:
+    """Forget the shared layout searches (the next question about each setup starts anew)."""
+    with _searches_lock:
+        _searches.clear()
 
 
 def fit_on_nodes(

@@ -89,9 +89,13 @@ async def answer(
     """Parse, recommend and render: the ranked answer to ``question`` (refined by ``follow_up``).
 
     The same question asked of the same catalog within a minute is answered from
-    ``services.answers``; otherwise the CPU-bound work (parse, recommend, render) runs in a
-    worker thread, so the event loop keeps acknowledging other requests and a caller can give
-    up waiting (the slash command's ack budget) without blocking the loop.
+    ``services.answers``. Otherwise the CPU-bound work (parse, recommend, render) runs on the
+    event loop when the catalog is indexed already (:attr:`Catalog.indexed`: a question then
+    takes a millisecond or two whatever the catalog's size, less than the hand-off to a thread
+    and back costs), and in a worker thread when it is not (the first question about a
+    catalog builds its index, seconds at 200k offers; an ungroupable catalog is scanned), so
+    the event loop keeps acknowledging other requests and a caller can give up waiting (the
+    slash command's ack budget) without blocking the loop.
 
     Raises:
         WorkloadError: the text (or the merged thread question) cannot be understood.
@@ -108,9 +112,11 @@ async def answer(
     cached = services.answers.get(key, catalog, now)
     if cached is not None:
         return cached
-    result = await asyncio.to_thread(
-        _compute, query, follow_up, catalog, now, top, ephemeral, services.metrics
-    )
+    args = (query, follow_up, catalog, now, top, ephemeral, services.metrics)
+    if catalog.indexed:
+        result = _compute(*args)
+    else:
+        result = await asyncio.to_thread(_compute, *args)
     services.answers.put(key, catalog, now, result)
     return result
 

@@ -75,7 +75,9 @@ async def on_gpufit(
             message = task.result()
         except Exception as exc:
             message = failure_message(exc)
-        await ack(response_type="ephemeral", **message.kwargs())
+        # Bolt sends a text ack as the response body as it is, typed JSON when it is a JSON
+        # object; the message's blocks were serialized once already, to measure them.
+        await ack(message.response_json("ephemeral"))
         return
     await ack(response_type="ephemeral", **render_working().kwargs())
     services.background.spawn(_respond_later(task, body, respond, client), name="gpufit-late")

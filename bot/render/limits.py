@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
@@ -57,6 +57,33 @@ class Message:
 
     text: str
     blocks: tuple[Block, ...] = ()
+    #: ``blocks`` as compact JSON, when :func:`fit_message` serialized them to measure them
+    #: (reused by :meth:`response_json`); not part of the message's value.
+    blocks_json: str | None = field(default=None, compare=False, repr=False)
+
+    def response_json(self, response_type: str) -> str:
+        """The JSON text of this message as an HTTP response to Slack (``text``,
+        ``response_type``, ``blocks`` when there are any): the value Bolt's
+        ``ack(response_type=..., **message.kwargs())`` sends, without serializing the blocks a
+        second time when :func:`fit_message` did already."""
+        head = f'{{"text":{_COMPACT_JSON.encode(self.text)},'
+        head += f'"response_type":{_COMPACT_JSON.encode(response_type)}'
+        if not self.blocks:
+            body = head + "}"
+        else:
+            blocks = self.blocks_json
+            if blocks is None:
+                blocks = _COMPACT_JSON.encode(list(self.blocks))
+            body = f'{head},"blocks":{blocks}}}'
+        if not body.isascii():
+            try:
+                body.encode()
+            except UnicodeEncodeError:  # a lone surrogate (from an escape in a JSON feed)
+                doc: dict[str, Any] = {"text": self.text, "response_type": response_type}
+                if self.blocks:
+                    doc["blocks"] = list(self.blocks)
+                return json.dumps(doc)  # escaped, as Bolt would have sent it
+        return body
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``respond``/``chat_postMessage``/``ack``.
@@ -94,13 +121,29 @@ def text_size(blocks: Sequence[Block]) -> int:
     return sum(len(t) for b in blocks for t in _texts(b))
 
 
+#: ``json.dumps(..., ensure_ascii=False, separators=(",", ":"))``, built once (dumps builds an
+#: encoder per call when given options).
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def payload_size(blocks: Sequence[Block]) -> int:
     """Length of the serialized ``blocks`` (non-ASCII counted as characters, not escapes)."""
-    return len(json.dumps(list(blocks), ensure_ascii=False, separators=(",", ":")))
+    return len(_COMPACT_JSON.encode(list(blocks)))
 
 
 def _too_big(blocks: Sequence[Block]) -> bool:
-    return text_size(blocks) > TOTAL_TEXT_BUDGET or payload_size(blocks) > PAYLOAD_BUDGET
+    return _measured(blocks)[0]
+
+
+def _measured(blocks: Sequence[Block]) -> tuple[bool, str]:
+    """Whether ``blocks`` are over a size budget, and their compact JSON."""
+    payload = _COMPACT_JSON.encode(list(blocks))
+    size = len(payload)
+    if size > PAYLOAD_BUDGET:
+        return True, payload
+    # Every text is written out whole in the serialized blocks (escapes only lengthen it), so
+    # the texts cannot add up to more than the payload: count them only when it could matter.
+    return size > TOTAL_TEXT_BUDGET and text_size(blocks) > TOTAL_TEXT_BUDGET, payload
 
 
 def _text_of(obj: Any) -> str:
@@ -262,7 +305,8 @@ def fit_message(blocks: Sequence[Block], text: str) -> Message:
     block, normally the buttons, is kept) and a short "… left out" note takes their place.
     """
     fitted = [f for f in (_fit_block(b) for b in blocks) if f is not None]
-    if len(fitted) > MAX_BLOCKS or _too_big(fitted):
+    too_big, blocks_json = (True, None) if len(fitted) > MAX_BLOCKS else _measured(fitted)
+    if too_big:
         tail = fitted[-1:]
         body = fitted[:-1]
         dropped = 0
@@ -275,5 +319,6 @@ def fit_message(blocks: Sequence[Block], text: str) -> Message:
         fitted = [*body, _omitted(dropped), *tail] if dropped else [*body, *tail]
         if _too_big(fitted):  # a single enormous last block
             fitted = [_omitted(len(blocks))]
+        blocks_json = None
     fallback = truncate(text.strip(), FALLBACK_TEXT_MAX) or "gpufit"
-    return Message(text=fallback, blocks=tuple(fitted))
+    return Message(text=fallback, blocks=tuple(fitted), blocks_json=blocks_json)

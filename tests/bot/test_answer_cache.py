@@ -132,3 +132,26 @@ class TestConcurrentAnswers:
                 client=services.client,
             )
             assert got == await answer(alone, q, top=5, ephemeral=True), q
+
+    async def test_answers_on_an_indexed_catalog_equal_answers_computed_in_threads(
+        self, services: Services
+    ) -> None:
+        """Once the catalog is indexed, answers are computed on the event loop; each equals
+        the answer a worker thread computes on a copy of the catalog not indexed yet."""
+        offers, sources = bundled_catalog().offers, bundled_catalog().sources
+        indexed = Catalog(offers, sources)
+        assert indexed.index.groups is not None
+        assert indexed.indexed
+        object.__setattr__(services, "catalog", static_catalog(indexed))
+        for q in self.QUESTIONS:
+            fresh = Catalog(offers, sources)
+            alone = Services(
+                redis=services.redis,
+                catalog=static_catalog(fresh),
+                now=services.now,
+                client=services.client,
+            )
+            assert await answer(services, q, top=5, ephemeral=True) == await answer(
+                alone, q, top=5, ephemeral=True
+            ), q
+            assert fresh.indexed  # built by the worker thread's question

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot.render.blocks import render_notice, render_prices, render_problem, render_recommendation
-from bot.render.limits import check_limits, fit_message
+from bot.render.limits import check_limits, fit_message, payload_size, text_size
 from recommender import get_gpu, recommend
 from tests.factories import NOW, catalog, offer, workload
 from tests.fake_slack import message_problems
@@ -55,6 +56,8 @@ class TestFitMessage:
                 "button",
             ),
             ([{"type": "section", "text": {"type": "mrkdwn", "text": "y" * 2900}}] * 6, "chars"),
+            # Over the text budget with the payload under its own: only the text count says so.
+            ([{"type": "section", "text": {"type": "mrkdwn", "text": "z" * 2500}}] * 5, "chars"),
         ],
     )
     def test_each_broken_limit_is_reported_and_then_fixed(self, blocks: Any, broken: str) -> None:
@@ -71,6 +74,47 @@ class TestFitMessage:
         drop = {**keep, "value": "q" * 2001}
         message = fit_message([{"type": "actions", "elements": [drop, keep]}], "t")
         assert message.blocks[0]["elements"] == [keep]
+
+    @settings(max_examples=300, deadline=None)
+    @given(
+        texts=st.lists(st.text(max_size=200), max_size=8),
+        key=st.sampled_from(["text", "value", "alt_text"]),
+    )
+    @example(texts=['\n"\\<&>\u2028\x00\ud800'], key="text")
+    def test_block_text_never_outgrows_the_serialized_blocks(
+        self, texts: list[str], key: str
+    ) -> None:
+        """``fit_message`` counts the texts only when the payload is over the text budget:
+        sound because the texts never add up to more than the serialized blocks."""
+        blocks: list[dict[str, Any]] = [
+            {"type": "section", "text": {"type": "mrkdwn", "text": t or "x"}, key: t} for t in texts
+        ]
+        blocks.append(
+            {"type": "context", "elements": [{"type": "plain_text", "text": t} for t in texts]}
+        )
+        assert text_size(blocks) <= payload_size(blocks)
+
+    @pytest.mark.parametrize(
+        "message",
+        [
+            fit_message(
+                [{"type": "section", "text": {"type": "mrkdwn", "text": "a · b … c"}}], "t"
+            ),
+            fit_message([{"type": "divider"}] * 60, "many blocks: measured again after cutting"),
+            fit_message([], "no blocks"),
+            fit_message([{"type": "section", "text": {"type": "mrkdwn", "text": "x\ud800y"}}], "s"),
+        ],
+        ids=["non-ascii", "cut", "no blocks", "lone surrogate"],
+    )
+    def test_the_response_json_is_the_body_bolt_would_send(self, message: Any) -> None:
+        """``response_json`` is the JSON value of Bolt's ``ack(response_type=...,
+        **kwargs())`` body, and always encodes as UTF-8 (a lone surrogate is escaped)."""
+        bolt: dict[str, Any] = {"text": message.text, "response_type": "ephemeral"}
+        if message.blocks:
+            bolt["blocks"] = list(message.blocks)
+        sent = message.response_json("ephemeral")
+        assert sent.startswith("{")
+        assert json.loads(sent.encode()) == json.loads(json.dumps(bolt))
 
     def test_a_message_without_text_gets_a_fallback(self) -> None:
         """Every message carries a top-level text."""

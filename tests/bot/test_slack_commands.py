@@ -17,6 +17,7 @@ from tests.fake_slack import FakeSlack
 
 def _ack(response: Any) -> dict[str, Any]:
     assert response.status == 200, response.body
+    assert response.headers["content-type"] == ["application/json;charset=utf-8"]
     body: dict[str, Any] = json.loads(response.body)
     return body
 

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
+
 import pytest
 
+from recommender.feeds.bundled import load_bundled
 from recommender.gpus import get_gpu
 from recommender.offers import Catalog
+from recommender.parse import parse_workload
 from recommender.ranking import price_options, recommend
-from recommender.topology import evaluate, fit_on_nodes
-from recommender.workload import Method, Workload
+from recommender.topology import (
+    SEARCH_FIELDS,
+    SEARCHES_KEPT,
+    clear_layout_searches,
+    evaluate,
+    fit_on_nodes,
+    layout_search,
+)
+from recommender.workload import Method, SpotPolicy, Workload
 from tests.factories import NOW, catalog, model, offer, workload
 
 #: Workloads whose fewest nodes on small GPUs range from 1 to dozens, or none at all.
@@ -76,6 +87,18 @@ class TestCatalogIndex:
         assert c.index.groups is None
         assert recommend(workload(duration_hours=24), c, now=NOW).options
 
+    def test_indexed_once_the_index_is_built_and_groups_the_offers(self) -> None:
+        """``indexed`` tells whether a question's work is bounded already: only after the
+        index is built, and never for a catalog the scan must answer; asking builds nothing."""
+        grouped = catalog(offer(), offer(region="us-west-2", price_usd_per_hour=50.0))
+        assert not grouped.indexed
+        assert not grouped.indexed  # asking did not build it
+        assert grouped.index.groups is not None
+        assert grouped.indexed
+        scanned = catalog(offer(), offer(gpu_count=4, price_usd_per_hour=30.0))
+        assert scanned.index.groups is None
+        assert not scanned.indexed
+
     def test_empty_catalog(self) -> None:
         """An empty catalog has empty groups and sells no GPU."""
         c = Catalog((), ())
@@ -108,3 +131,83 @@ class TestSelection:
         if within:
             cheapest = min(within, key=lambda o: o.expected_cost_usd)
             assert rec.options[0].expected_cost_usd == cheapest.expected_cost_usd
+
+
+#: Workload fields a layout search never reads: questions differing only in these share one.
+NOT_SEARCH_FIELDS = (
+    "duration_hours",
+    "tokens",
+    "budget_usd",
+    "spot",
+    "providers",
+    "regions",
+    "assumed",
+    "ignored",
+    "text",
+)
+
+#: Questions on one model setup each, then the same setups priced and filtered otherwise.
+SHARED_QUESTIONS = [
+    "13B full finetune 2 days",
+    "13B full finetune 7 hours",
+    "13b full finetune under $100",
+    "13B full finetune on 2B tokens in 3 days spot only",
+    "13B full finetune 2 days no spot aws only",
+    "llama-3-70b qlora on 2B tokens under $3,000",
+    "llama-3-70b qlora 36 hours",
+    "llama-3-70b qlora 36 hours us-east only",
+    "70B pretrain on 1T tokens in 30 days",
+    "70B pretrain 10 days spot only",
+    "mistral-7b lora seq 4k on 1x A100-80GB spot ok",
+    "mistral-7b lora seq 4k on 1x A100-80GB 5 hours no spot",
+    "34B full finetune 3 days",
+    "34B full finetune under $50",
+]
+
+
+class TestSharedSearch:
+    def test_every_workload_field_is_read_by_the_search_or_never(self) -> None:
+        """A new Workload field must be classified: if the search reads it, it is part of
+        the key, or questions differing in it would share a wrong search."""
+        names = {f.name for f in fields(Workload)}
+        assert set(SEARCH_FIELDS) | set(NOT_SEARCH_FIELDS) == names
+        assert not set(SEARCH_FIELDS) & set(NOT_SEARCH_FIELDS)
+
+    def test_shared_by_workloads_that_differ_only_outside_the_search_fields(self) -> None:
+        """Another duration, budget or spot policy reuses the search; another sequence
+        length or method does not."""
+        clear_layout_searches()
+        w = workload(duration_hours=48)
+        search = layout_search(w)
+        assert layout_search(replace(w, duration_hours=3, budget_usd=100.0)) is search
+        assert layout_search(replace(w, spot=SpotPolicy.ONLY, regions=("eu",))) is search
+        assert layout_search(replace(w, seq_len=4096)) is not search
+        assert layout_search(replace(w, method=Method.LORA)) is not search
+
+    def test_at_most_searches_kept_are_kept(self) -> None:
+        """The least recently used search is dropped past ``SEARCHES_KEPT``."""
+        clear_layout_searches()
+        first = layout_search(workload(seq_len=1))
+        for seq in range(2, SEARCHES_KEPT + 2):
+            layout_search(workload(seq_len=seq))
+        assert layout_search(workload(seq_len=1)) is not first
+
+    @pytest.mark.parametrize("scanned", [False, True], ids=["by groups", "by the scan"])
+    def test_answers_from_a_shared_search_equal_answers_from_a_new_one(self, scanned: bool) -> None:
+        """Every question answered after the others (its setup's search warm from them, with
+        its shapes' plans and smallest layouts) equals the same question answered by a search
+        of its own, whether the catalog is priced by its groups or by the scan."""
+        offers = load_bundled().offers
+        if scanned:  # one instance type in two shapes: the index cannot group the catalog
+            first = offers[0]
+            offers += (replace(first, gpu_count=first.gpu_count + 1),)
+        market = Catalog(offers, ())
+        assert (market.index.groups is None) is scanned
+        clear_layout_searches()
+        workloads = [parse_workload(q) for q in SHARED_QUESTIONS]
+        for w in workloads:
+            recommend(w, market, now=NOW)
+        shared = [recommend(w, market, now=NOW) for w in workloads]
+        for q, w, got in zip(SHARED_QUESTIONS, workloads, shared, strict=True):
+            clear_layout_searches()
+            assert got == recommend(w, market, now=NOW), q

@@ -8,7 +8,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +17,9 @@ __all__ = [
     "SHARED_DATA",
     "SKYPILOT_FILES",
     "Stats",
+    "Timed",
     "cpu_ms",
+    "interleaved",
     "machine",
     "measure",
     "shared_skypilot_texts",
@@ -88,6 +90,30 @@ def cpu_ms(fn: Callable[[], object], *, runs: int) -> float:
         fn()
         best = min(best, time.process_time() - start)
     return best * 1e3
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """One function's wall-time statistics and fastest CPU time from :func:`interleaved`."""
+
+    wall: Stats
+    cpu_ms: float
+
+
+def interleaved(fns: Mapping[str, Callable[[], object]], *, runs: int) -> dict[str, Timed]:
+    """Each function timed ``runs`` times, taking turns (one call of each per round, after a
+    warm-up round), so a slow spell of a shared machine hits all of them alike."""
+    for fn in fns.values():
+        fn()
+    walls: dict[str, list[float]] = {name: [] for name in fns}
+    cpus: dict[str, float] = dict.fromkeys(fns, float("inf"))
+    for _ in range(runs):
+        for name, fn in fns.items():
+            wall, cpu = time.perf_counter(), time.process_time()
+            fn()
+            cpus[name] = min(cpus[name], time.process_time() - cpu)
+            walls[name].append(time.perf_counter() - wall)
+    return {name: Timed(stats(walls[name]), cpus[name] * 1e3) for name in fns}
 
 
 def machine() -> str:

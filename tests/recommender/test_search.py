@@ -14,6 +14,7 @@ from recommender.ranking import price_options, recommend
 from recommender.topology import (
     SEARCH_FIELDS,
     SEARCHES_KEPT,
+    LayoutSearch,
     clear_layout_searches,
     evaluate,
     fit_on_nodes,
@@ -211,3 +212,27 @@ class TestSharedSearch:
         for q, w, got in zip(SHARED_QUESTIONS, workloads, shared, strict=True):
             clear_layout_searches()
             assert got == recommend(w, market, now=NOW), q
+
+
+class TestSharedAcrossHostRam:
+    @pytest.mark.parametrize("w", WORKLOADS, ids=lambda w: f"{w.model.name} {w.method}")
+    @pytest.mark.parametrize("gpu_id", ["L4", "A100-SXM-40GB", "H100-SXM-80GB", "B200-180GB"])
+    @pytest.mark.parametrize("per_node", [1, 2, 8])
+    @pytest.mark.parametrize("multi_node", [False, True])
+    def test_one_search_over_every_host_ram_equals_a_new_search_each(
+        self, w: Workload, gpu_id: str, per_node: int, multi_node: bool
+    ) -> None:
+        """Shapes that differ only in host RAM, asked of one search in either order, get the
+        plans a search of their own finds (a one-node plan without offload is shared)."""
+        gpu = get_gpu(gpu_id)
+        rams: list[float | None] = [None, 0.0, 16.0, 200.0, 2048.0]
+        for order in (rams, rams[::-1]):
+            search = LayoutSearch(w)
+            for ram in order:
+                shared = search.fit_on_nodes(
+                    gpu, gpus_per_node=per_node, multi_node=multi_node, host_ram_gib=ram
+                )
+                alone = fit_on_nodes(
+                    w, gpu, gpus_per_node=per_node, multi_node=multi_node, host_ram_gib=ram
+                )
+                assert shared == alone

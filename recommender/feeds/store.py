@@ -205,7 +205,7 @@ class PriceStore:
         #: catalog (and, downstream, its ranking index and cached answers) on every question.
         self._fallback: Catalog | None = None
         self._degraded_last: tuple[Catalog, str, Catalog] | None = None
-        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        self._pending: tuple[asyncio.AbstractEventLoop, asyncio.Future[Catalog]] | None = None
 
     @classmethod
     def from_url(
@@ -221,31 +221,39 @@ class PriceStore:
     async def load(self) -> LoadedCatalog:
         """The current catalog; never fails because Redis is down (it degrades instead).
 
-        When the version moves, one caller reloads while the others wait for its catalog:
-        questions arriving together after a refresh decode the snapshots once, not once each.
-        The decode and the catalog's ranking index are built in a worker thread, so the event
-        loop keeps answering meanwhile.
+        When the version moves, one reload runs and every caller that finds the version moved
+        meanwhile awaits it: questions arriving together after a refresh decode the snapshots
+        once, not once each, and when Redis fails during the reload they all degrade at once
+        (none retries after another). The decode and the catalog's ranking index are built in
+        a worker thread, so the event loop keeps answering meanwhile.
         """
         try:
             version = await self.snapshots.version()
             if version == self._version and self._catalog is not None:
                 return LoadedCatalog(self._catalog)
-            async with self._reload_lock():
-                if version == self._version and self._catalog is not None:
-                    return LoadedCatalog(self._catalog)  # loaded while this caller waited
-                version, loaded = await self._load_all()
-                catalog = await asyncio.to_thread(_indexed_catalog, loaded)
-                self._version, self._catalog = version, catalog
+            catalog = await asyncio.shield(self._reload())
         except _UNREACHABLE as exc:
             return self._degraded(f"price store unreachable ({type(exc).__name__}: {exc})")
         return LoadedCatalog(catalog)
 
-    def _reload_lock(self) -> asyncio.Lock:
-        """The reload lock of the running event loop (a store may outlive a loop: the CLI)."""
+    def _reload(self) -> asyncio.Future[Catalog]:
+        """The reload in flight on the running event loop, or a new one (a store may outlive
+        a loop: the CLI runs one per command)."""
         loop = asyncio.get_running_loop()
-        if self._lock is None or self._lock[0] is not loop:
-            self._lock = (loop, asyncio.Lock())
-        return self._lock[1]
+        pending = self._pending
+        if pending is not None and pending[0] is loop and not pending[1].done():
+            return pending[1]
+        task = loop.create_task(self._load_catalog_now())
+        # Retrieved here too, so a failure whose callers have all gone is not logged as lost.
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        self._pending = (loop, task)
+        return task
+
+    async def _load_catalog_now(self) -> Catalog:
+        version, loaded = await self._load_all()
+        catalog = await asyncio.to_thread(_indexed_catalog, loaded)
+        self._version, self._catalog = version, catalog
+        return catalog
 
     async def load_catalog(self) -> Catalog:
         """The catalog; when degraded, each source's ``error`` says so (for the answer's footer)."""

@@ -184,6 +184,28 @@ class TestLoading:
         assert len({id(r.catalog) for r in results}) == 1
         assert {s.name for s in results[0].catalog.sources} >= {"publisher"}
 
+    async def test_a_reload_that_fails_degrades_every_waiting_question_at_once(
+        self, store: PriceStore, redis_url: str
+    ) -> None:
+        """When the reload fails, the questions that waited for it degrade with it: one
+        attempt, not one after another (each could wait out a timeout on a hung Redis)."""
+        await asyncio.gather(*(store.load() for _ in range(32)))  # a warm pool, a catalog
+        client = aioredis.Redis.from_url(redis_url, decode_responses=True)
+        try:
+            # Another writer moves the version and leaves the source set unreadable.
+            await client.delete("test:feed:sources")
+            await client.set("test:feed:sources", "not a set")
+            await client.incr("test:feed:version")
+            before = await client.info("commandstats")
+            results = await asyncio.gather(*(store.load() for _ in range(32)))
+            after = await client.info("commandstats")
+        finally:
+            await client.aclose()
+        attempts = after["cmdstat_smembers"]["calls"] - before["cmdstat_smembers"]["calls"]
+        assert attempts == 1
+        assert all(r.degraded and "unreachable" in r.reason for r in results)
+        assert len({id(r.catalog) for r in results}) == 1  # the copy read before
+
 
 class TestRefresh:
     async def test_every_format_loads_with_its_provenance(

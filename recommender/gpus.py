@@ -13,7 +13,7 @@ import difflib
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 from recommender.errors import UnknownGpuError
@@ -135,6 +135,13 @@ def _strip_default_words(key: str) -> str:
     return key.replace("sxm", "")
 
 
+#: GPU spellings whose answer is remembered; why: the parser tries every run of up to three
+#: words of a question (and the feeds every catalog's GPU names), the same words recur, and
+#: 1,024 strings of at most 2,000 characters (the parser's MAX_CHARS) stay under ~2 MB.
+_SPELLINGS_KEPT = 1024
+
+
+@lru_cache(maxsize=_SPELLINGS_KEPT)
 def try_normalize(name: str) -> str | None:
     """The canonical id for a GPU spelling, or ``None`` when it is not known."""
     index = _index()

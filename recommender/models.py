@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import lru_cache
 
 __all__ = [
     "KNOWN_MODELS",
@@ -221,6 +222,13 @@ def _model_index() -> dict[str, Architecture]:
 _INDEX = _model_index()
 
 
+#: Model spellings whose answer is remembered; why: the parser tries every run of up to five
+#: words of a question as a model name, the same words recur from question to question, and
+#: 1,024 strings of at most 2,000 characters (the parser's MAX_CHARS) stay under ~2 MB.
+_SPELLINGS_KEPT = 1024
+
+
+@lru_cache(maxsize=_SPELLINGS_KEPT)
 def lookup_model(text: str) -> Architecture | None:
     """A known architecture for a spelling: ``llama-3-8b``, ``meta-llama/Llama-2-7b-hf``."""
     return _INDEX.get(_model_key(text))

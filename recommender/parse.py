@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from functools import lru_cache
 from typing import NamedTuple
 
 from recommender import _lexicon as lex
@@ -32,30 +31,13 @@ from recommender._draft import Draft, finish
 from recommender._scan import Tokens, clean, tokenize
 from recommender.errors import WorkloadError
 from recommender.gpus import normalize, try_normalize
-from recommender.models import Architecture, infer_architecture, lookup_family, lookup_model
+from recommender.models import infer_architecture, lookup_family, lookup_model
 from recommender.workload import Method, Offload, Optimizer, Sharding, SpotPolicy, Workload
 
 __all__ = ["parse_workload"]
 
 #: Longest accepted message: a workload fits in a sentence; beyond this it is not one.
 MAX_CHARS = 2000
-
-#: Spellings looked up per question, memoised: every word and run of up to five words is
-#: tried as a model name and up to three as a GPU name (~20 look-ups a question), and the same
-#: words recur from question to question. Ours: 1,024 strings of at most MAX_CHARS (2,000)
-#: characters stay under ~2 MB even when every one is an odd long word.
-SPELLINGS_KEPT = 1024
-
-
-@lru_cache(maxsize=SPELLINGS_KEPT)
-def _gpu_named(name: str) -> str | None:
-    return try_normalize(name)
-
-
-@lru_cache(maxsize=SPELLINGS_KEPT)
-def _model_named(name: str) -> Architecture | None:
-    return lookup_model(name)
-
 
 Handler = Callable[[re.Match[str], tuple[str, ...], Draft], bool]
 Matcher = Callable[[Tokens, int, Draft], int]
@@ -125,7 +107,7 @@ def _model_name(toks: Tokens, i: int, st: Draft) -> int:
             # A family word and a size say more than the word alone: "gpt2 1.5b" is GPT-2 XL,
             # though "gpt2" by itself names the 124M model.
             return taken
-        arch = _model_named(" ".join(toks.norm[i : i + span]))
+        arch = lookup_model(" ".join(toks.norm[i : i + span]))
         if arch is not None:
             if not _ok(st.model, arch):
                 return 0
@@ -243,7 +225,7 @@ _SIZE_LIKE = re.compile(r"[0-9.]+[kmbt]")
 def _find_gpu(words: list[str]) -> tuple[str, int] | None:
     for span in range(min(3, len(words)), 0, -1):
         name = " ".join(words[:span])
-        gpu = _gpu_named(name) or (_gpu_named(name[:-1]) if name.endswith("s") else None)
+        gpu = try_normalize(name) or (try_normalize(name[:-1]) if name.endswith("s") else None)
         if gpu is not None:
             return gpu, span
     return None

@@ -58,8 +58,10 @@ class Message:
     text: str
     blocks: tuple[Block, ...] = ()
     #: ``blocks`` as compact JSON, when :func:`fit_message` serialized them to measure them
-    #: (reused by :meth:`response_json`); not part of the message's value.
-    blocks_json: str | None = field(default=None, compare=False, repr=False)
+    #: (reused by :meth:`response_json`); not part of the message's value. Not an argument:
+    #: only fit_message sets it, so a copy with other blocks (``dataclasses.replace``) starts
+    #: without it instead of carrying the old blocks' text.
+    blocks_json: str | None = field(default=None, init=False, compare=False, repr=False)
 
     def response_json(self, response_type: str) -> str:
         """The JSON text of this message as an HTTP response to Slack (``text``,
@@ -321,4 +323,7 @@ def fit_message(blocks: Sequence[Block], text: str) -> Message:
             fitted = [_omitted(len(blocks))]
         blocks_json = None
     fallback = truncate(text.strip(), FALLBACK_TEXT_MAX) or "gpufit"
-    return Message(text=fallback, blocks=tuple(fitted), blocks_json=blocks_json)
+    message = Message(text=fallback, blocks=tuple(fitted))
+    # The serialized form of exactly these blocks; the dataclass is frozen, so set the slot.
+    object.__setattr__(message, "blocks_json", blocks_json)
+    return message

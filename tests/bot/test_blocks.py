@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from typing import Any
 
@@ -115,6 +116,13 @@ class TestFitMessage:
         sent = message.response_json("ephemeral")
         assert sent.startswith("{")
         assert json.loads(sent.encode()) == json.loads(json.dumps(bolt))
+
+    def test_a_copy_with_other_blocks_does_not_reuse_the_old_blocks_json(self) -> None:
+        """The JSON kept by fit_message belongs to its blocks: a copy with other blocks
+        serializes its own."""
+        message = fit_message([{"type": "divider"}], "t")
+        other = dataclasses.replace(message, blocks=({"type": "header"},))
+        assert json.loads(other.response_json("ephemeral"))["blocks"] == [{"type": "header"}]
 
     def test_a_message_without_text_gets_a_fallback(self) -> None:
         """Every message carries a top-level text."""

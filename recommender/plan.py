@@ -7,7 +7,9 @@ much, and whether CPU offload would have made it fit.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Protocol
 
 from recommender.activations import Kernels
 from recommender.memory import MemoryBreakdown, MemoryModel, Strategy
@@ -15,26 +17,101 @@ from recommender.model_states import FULL_SHARDING
 from recommender.strategies import MAX_GPUS_PER_NODE
 from recommender.workload import Offload, Sharding, Workload
 
-__all__ = ["CHECKPOINTING_COMPUTE_COST", "Plan", "offload_hint", "plan_notes"]
+__all__ = [
+    "CHECKPOINTING_COMPUTE_COST",
+    "DetailsSource",
+    "Plan",
+    "PlanDetails",
+    "offload_hint",
+    "plan_notes",
+]
 
 #: Full recomputation re-runs the forward: 8·N·D instead of 6·N·D FLOPs (Korthikanti §5;
 #: Transformer Math 101) → about a third more compute.
 CHECKPOINTING_COMPUTE_COST = 2 / 6
 
 
-@dataclass(frozen=True, slots=True)
+#: A plan's per-GPU memory and its notes: what only a shown plan needs.
+PlanDetails = tuple[MemoryBreakdown, tuple[str, ...]]
+
+
+class DetailsSource(Protocol):
+    """Where a plan's details come from: the layout search that made it."""
+
+    def plan_details(self, key: Hashable) -> PlanDetails:
+        """The memory breakdown and notes of the plan the search keeps under ``key``."""
+        ...
+
+
+#: What a plan's repr and equality show, in order (its fields, with the details in place).
+_REPR_FIELDS = (
+    "gpu_id",
+    "gpus",
+    "gpus_per_node",
+    "nodes",
+    "strategy",
+    "memory",
+    "usable_gib",
+    "fits",
+    "notes",
+)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Plan:
-    """One layout of the workload on identical GPUs, with its per-GPU memory."""
+    """One layout of the workload on identical GPUs, with its per-GPU memory.
+
+    The memory breakdown and the notes are computed when first read and kept by the search
+    that made the plan (``source``, under ``source_key``): a question plans every instance
+    shape of the catalog and shows a few. Plans compare and hash by their values (the
+    details included), however they were made.
+    """
 
     gpu_id: str
     gpus: int
     gpus_per_node: int
     nodes: int
     strategy: Strategy
-    memory: MemoryBreakdown
     usable_gib: float
     fits: bool
-    notes: tuple[str, ...] = ()
+    source: DetailsSource
+    source_key: Hashable
+
+    @property
+    def memory(self) -> MemoryBreakdown:
+        """Per-GPU memory of this layout and strategy."""
+        return self.source.plan_details(self.source_key)[0]
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the strategy switched on and why, or why the job does not fit."""
+        return self.source.plan_details(self.source_key)[1]
+
+    def _values(self) -> tuple[object, ...]:
+        memory, notes = self.source.plan_details(self.source_key)
+        return (
+            self.gpu_id,
+            self.gpus,
+            self.gpus_per_node,
+            self.nodes,
+            self.strategy,
+            memory,
+            self.usable_gib,
+            self.fits,
+            notes,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Plan:
+            return NotImplemented
+        return self is other or self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        values = ", ".join(f"{f}={v!r}" for f, v in zip(_REPR_FIELDS, self._values(), strict=True))
+        return f"Plan({values})"
 
     @property
     def headroom_frac(self) -> float:

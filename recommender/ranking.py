@@ -14,11 +14,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+from functools import partial
 from operator import itemgetter
 
 from recommender.billing import RULES, BillingRule
 from recommender.caveats import Caveat
 from recommender.costing import Option, caveats_of_source, price_option
+from recommender.deferred import Deferred
 from recommender.gpus import GpuSpec, all_gpus
 from recommender.offers import Catalog, SourceInfo
 from recommender.selection import (
@@ -75,8 +77,9 @@ class Recommendation:
     #: How many feasible options exist in all (``options`` is the diversified top).
     feasible: int
     hours_basis: HoursBasis
-    #: Per GPU type, the smallest layout the job fits on (no prices).
-    layouts: tuple[Plan, ...]
+    #: Per GPU type, the smallest layout the job fits on (no prices); found when first read
+    #: (:attr:`layouts`): a Slack answer shows them only when nothing fits.
+    smallest: Deferred[tuple[Plan, ...]]
     sources: tuple[SourceInfo, ...]
     generated_at: datetime
     over_budget: BudgetGap | None = None
@@ -86,6 +89,11 @@ class Recommendation:
     @property
     def best(self) -> Option | None:
         return self.options[0] if self.options else None
+
+    @property
+    def layouts(self) -> tuple[Plan, ...]:
+        """Per GPU type the catalog sells, the smallest layout the job fits on."""
+        return self.smallest.get()
 
 
 class _Builder:
@@ -283,7 +291,7 @@ def recommend(
         options=tuple(chosen),
         feasible=selection.feasible,
         hours_basis=basis,
-        layouts=_layouts(search, _catalog_gpus(catalog)),
+        smallest=Deferred(partial(_layouts, search, _catalog_gpus(catalog))),
         sources=catalog.sources,
         generated_at=now,
         over_budget=over_budget,

@@ -13,13 +13,20 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from operator import attrgetter
+from collections.abc import Hashable
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from recommender.activations import DEFAULT_KERNELS, Kernels
 from recommender.gpus import GpuSpec, IntraNode
 from recommender.memory import MemoryBreakdown, MemoryModel, Strategy, usable_gib
-from recommender.plan import CHECKPOINTING_COMPUTE_COST, Plan, offload_hint, plan_notes
+from recommender.plan import (
+    CHECKPOINTING_COMPUTE_COST,
+    Plan,
+    PlanDetails,
+    offload_hint,
+    plan_notes,
+)
 from recommender.strategies import MAX_GPUS_PER_NODE, candidate_strategies
 from recommender.workload import Offload, Workload
 
@@ -44,8 +51,72 @@ _MULTI_NODE_LIMIT = 64
 
 #: One rung of a layout: the strategy, its per-GPU total and the host RAM per node, GiB.
 _Rung = tuple[Strategy, float, float]
+#: A plan's key in a search: usable GiB, GPUs, GPUs per node, first fitting rung (-1: none),
+#: and whether the offload-free ladder's answer (see :meth:`LayoutSearch.plan`).
+_PlanKey = tuple[float, int, int, int, bool]
+#: What a plan's details are computed from: the layout's rungs, the first fitting one, and
+#: whether to say if offload would fit.
+_Made = tuple[tuple[_Rung, ...], int, bool]
 #: A search's answer: the layout found, as (GPUs, GPUs per node), or ``None``.
 _Found = tuple[int, int] | None
+
+
+class _Details:
+    """The details (memory breakdown, notes) of a search's plans, computed when first read.
+
+    Plans refer to it, not to their search, so a search and its plans form no reference
+    cycle and are freed as soon as the last question holding them is (the cyclic garbage
+    collector's full passes grow with what waits for them).
+    """
+
+    __slots__ = ("details", "kernels", "made", "memory", "mems", "workload")
+
+    def __init__(self, workload: Workload, kernels: Kernels, memory: MemoryModel) -> None:
+        self.workload = workload
+        self.kernels = kernels
+        self.memory = memory
+        #: Per plan key: what its details are computed from, and (once read) the details.
+        self.made: dict[_PlanKey, _Made] = {}
+        self.details: dict[_PlanKey, PlanDetails] = {}
+        self.mems: dict[tuple[Strategy, int, int], MemoryBreakdown] = {}
+
+    def _breakdown(self, strategy: Strategy, gpus: int, gpus_per_node: int) -> MemoryBreakdown:
+        key = (strategy, gpus, gpus_per_node)
+        mem = self.mems.get(key)
+        if mem is None:
+            mem = self.mems[key] = self.memory.breakdown(
+                strategy, gpus=gpus, gpus_per_node=gpus_per_node
+            )
+        return mem
+
+    def plan_details(self, key: Hashable) -> PlanDetails:
+        """The memory breakdown and notes of the plan kept under ``key``: the notes compare
+        its strategy with the rungs tried before it (all of them when none fits), and a plan
+        that does not fit says whether offload would have made it fit."""
+        plan_key: _PlanKey = key  # type: ignore[assignment]  # the keys plans are made with
+        details = self.details.get(plan_key)
+        if details is not None:
+            return details
+        rungs, first, hint = self.made[plan_key]
+        usable, gpus, gpus_per_node = plan_key[0], plan_key[1], plan_key[2]
+        fits = first >= 0
+        if fits:
+            strategy = rungs[first][0]
+            tried = [(s, total) for s, total, _ in rungs[:first]]
+        else:
+            tried = [(s, total) for s, total, _ in rungs]
+            strategy = min(tried, key=lambda st: st[1])[0]
+        workload = self.workload
+        mem = self._breakdown(strategy, gpus, gpus_per_node)
+        notes = plan_notes(
+            workload, strategy, mem, fits, tried, usable=usable, gpus=gpus, kernels=self.kernels
+        )
+        if hint:
+            notes += offload_hint(
+                workload, self.memory, gpus=gpus, gpus_per_node=gpus_per_node, usable=usable
+            )
+        details = self.details[plan_key] = mem, notes
+        return details
 
 
 class LayoutSearch:
@@ -68,9 +139,9 @@ class LayoutSearch:
         "_first",
         "_found",
         "_ladders",
-        "_mems",
         "_plans",
         "_rungs",
+        "_store",
         "kernels",
         "layouts",
         "memory",
@@ -84,8 +155,8 @@ class LayoutSearch:
         self.memory = MemoryModel(workload, kernels)
         self._ladders: dict[tuple[bool, bool, bool], tuple[Strategy, ...]] = {}
         self._rungs: dict[tuple[int, int, bool], tuple[tuple[_Rung, ...], float]] = {}
-        self._plans: dict[tuple[float, int, int, int, bool], Plan] = {}
-        self._mems: dict[tuple[Strategy, int, int], MemoryBreakdown] = {}
+        self._plans: dict[_PlanKey, Plan] = {}
+        self._store = _Details(workload, kernels, self.memory)
         #: The first fitting rung by (GPUs, GPUs per node, usable GiB, host RAM).
         self._first: dict[tuple[int, int, float, float | None], int] = {}
         #: Search answers by (usable GiB, single-node counts, GPUs per node beyond one node,
@@ -165,15 +236,6 @@ class LayoutSearch:
     ) -> bool:
         return self._first_rung(gpus, gpus_per_node, usable, host_ram_gib) >= 0
 
-    def _breakdown(self, strategy: Strategy, gpus: int, gpus_per_node: int) -> MemoryBreakdown:
-        key = (strategy, gpus, gpus_per_node)
-        mem = self._mems.get(key)
-        if mem is None:
-            mem = self._mems[key] = self.memory.breakdown(
-                strategy, gpus=gpus, gpus_per_node=gpus_per_node
-            )
-        return mem
-
     def plan(
         self, gpu: GpuSpec, *, gpus: int, gpus_per_node: int, host_ram_gib: float | None = None
     ) -> Plan:
@@ -193,7 +255,7 @@ class LayoutSearch:
         key = (usable, gpus, gpus_per_node, first, offload_free or host_ram_gib is None)
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._build_plan(gpu, usable, gpus, gpus_per_node, rungs, first, host_ram_gib)
+            plan = self._build_plan(gpu, key, rungs, first, host_ram_gib)
             self._plans[key] = plan
         elif plan.gpu_id != gpu.id:
             plan = Plan(
@@ -202,51 +264,38 @@ class LayoutSearch:
                 gpus_per_node=plan.gpus_per_node,
                 nodes=plan.nodes,
                 strategy=plan.strategy,
-                memory=plan.memory,
                 usable_gib=plan.usable_gib,
                 fits=plan.fits,
-                notes=plan.notes,
+                source=self._store,
+                source_key=key,
             )
         return plan
 
     def _build_plan(
         self,
         gpu: GpuSpec,
-        usable: float,
-        gpus: int,
-        gpus_per_node: int,
+        key: _PlanKey,
         rungs: tuple[_Rung, ...],
         first: int,
         host_ram_gib: float | None,
     ) -> Plan:
         """The plan on rung ``first``, or (``first`` = -1) on the least-memory rung, which
-        does not fit; the notes compare it with the rungs tried before it."""
-        workload = self.workload
+        does not fit. Its details are found when read (:meth:`plan_details`)."""
+        usable, gpus, gpus_per_node = key[0], key[1], key[2]
         fits = first >= 0
-        if fits:
-            strategy = rungs[first][0]
-            tried = [(s, total) for s, total, _ in rungs[:first]]
-        else:
-            tried = [(s, total) for s, total, _ in rungs]
-            strategy = min(tried, key=lambda st: st[1])[0]
-        mem = self._breakdown(strategy, gpus, gpus_per_node)
-        notes = plan_notes(
-            workload, strategy, mem, fits, tried, usable=usable, gpus=gpus, kernels=self.kernels
-        )
-        if not fits and host_ram_gib is None and workload.offload is None:
-            notes += offload_hint(
-                workload, self.memory, gpus=gpus, gpus_per_node=gpus_per_node, usable=usable
-            )
+        strategy = rungs[first][0] if fits else min(rungs, key=itemgetter(1))[0]
+        hint = not fits and host_ram_gib is None and self.workload.offload is None
+        self._store.made[key] = (rungs, first, hint)
         return Plan(
             gpu_id=gpu.id,
             gpus=gpus,
             gpus_per_node=gpus_per_node,
             nodes=-(-gpus // gpus_per_node),
             strategy=strategy,
-            memory=mem,
             usable_gib=usable,
             fits=fits,
-            notes=notes,
+            source=self._store,
+            source_key=key,
         )
 
     # -------------------------------------------------------------- searches

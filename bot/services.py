@@ -84,7 +84,7 @@ def build_services(settings: Settings) -> Services:
         StoreError: no ``REDIS_URL`` and the embedded Redis could not start.
     """
     url = redis_url(settings)
-    store = PriceStore.from_url(url)
+    store = PriceStore.from_url(url, recheck_s=settings.price_recheck_s)
     return Services(
         redis=aioredis.Redis.from_url(url, **reconnecting()),
         catalog=store.load_catalog,

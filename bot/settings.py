@@ -53,6 +53,19 @@ class Settings(BaseModel):
     refresh_interval_s: Annotated[
         int, Field(ge=60, description="How often the worker refreshes the feeds, seconds.")
     ] = 900
+    # Why 1 s: a version read is a Redis round trip on every question (~0.1-0.3 ms of a
+    # 2-4 ms answer, benchmarks.md); refreshes come every 15 minutes, so a second is unseen.
+    price_recheck_s: Annotated[
+        float,
+        Field(
+            ge=0,
+            le=60,
+            description=(
+                "How long `gpufit serve` answers from the prices it holds before asking Redis "
+                "whether a refresh moved them, seconds (0: on every question)."
+            ),
+        ),
+    ] = 1.0
     slack_bot_token: Annotated[
         SecretStr | None, Field(description="Slack bot token (xoxb-...).")
     ] = None
@@ -148,6 +161,7 @@ ENV_NAMES: dict[str, str] = {
     "feeds": "GPUFIT_FEEDS",
     "feed_timeout_s": "GPUFIT_FEED_TIMEOUT_S",
     "refresh_interval_s": "GPUFIT_REFRESH_INTERVAL_S",
+    "price_recheck_s": "GPUFIT_PRICE_RECHECK_S",
     "slack_bot_token": "SLACK_BOT_TOKEN",
     "slack_signing_secret": "SLACK_SIGNING_SECRET",
     "slack_app_token": "SLACK_APP_TOKEN",

@@ -17,7 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import math
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -194,10 +196,19 @@ class PriceStore:
         *,
         clock: Clock = _utcnow,
         seed_bundled: bool = True,
+        recheck_s: float = 0.0,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``recheck_s``: how long :meth:`load` answers from the catalog it has without
+        asking Redis whether the prices moved (0: ask on every call). ``monotonic`` is its
+        clock."""
         self.snapshots = snapshots
         self._clock = clock
         self._seed_bundled = seed_bundled
+        self._recheck_s = recheck_s
+        self._monotonic = monotonic
+        #: Until when (``monotonic``) the version read last may be trusted without a read.
+        self._trusted_until = -math.inf
         self._version: int | None = None
         self._catalog: Catalog | None = None
         #: While Redis is down: the bundled fallback (when nothing was ever read) and the last
@@ -209,9 +220,14 @@ class PriceStore:
 
     @classmethod
     def from_url(
-        cls, url: str, *, prefix: str = DEFAULT_PREFIX, clock: Clock = _utcnow
+        cls,
+        url: str,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Clock = _utcnow,
+        recheck_s: float = 0.0,
     ) -> PriceStore:
-        return cls(RedisSnapshots.from_url(url, prefix=prefix), clock=clock)
+        return cls(RedisSnapshots.from_url(url, prefix=prefix), clock=clock, recheck_s=recheck_s)
 
     async def aclose(self) -> None:
         await self.snapshots.aclose()
@@ -226,10 +242,18 @@ class PriceStore:
         once, not once each, and when Redis fails during the reload they all degrade at once
         (none retries after another). The decode and the catalog's ranking index are built in
         a worker thread, so the event loop keeps answering meanwhile.
+
+        Within ``recheck_s`` of a successful read of the version, the catalog is returned
+        without reading it again (a refresh by this store ends that at once; one by another
+        process is seen within ``recheck_s``).
         """
+        started = self._monotonic()
+        if self._catalog is not None and started < self._trusted_until:
+            return LoadedCatalog(self._catalog)
         try:
             version = await self.snapshots.version()
             if version == self._version and self._catalog is not None:
+                self._trusted_until = started + self._recheck_s
                 return LoadedCatalog(self._catalog)
             catalog = await asyncio.shield(self._reload())
         except _UNREACHABLE as exc:
@@ -250,9 +274,11 @@ class PriceStore:
         return task
 
     async def _load_catalog_now(self) -> Catalog:
+        started = self._monotonic()
         version, loaded = await self._load_all()
         catalog = await asyncio.to_thread(_indexed_catalog, loaded)
         self._version, self._catalog = version, catalog
+        self._trusted_until = started + self._recheck_s
         return catalog
 
     async def load_catalog(self) -> Catalog:
@@ -400,6 +426,7 @@ class PriceStore:
         except _UNREACHABLE as exc:
             raise StoreError(f"The price store failed during the refresh: {exc}.") from None
         finally:
+            self._trusted_until = -math.inf  # this refresh may have moved the prices
             if client is None:
                 await http.aclose()
             # If Redis is gone, the lock expires on its own (DEFAULT_LOCK_TTL_S).

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -28,6 +29,26 @@ from tests.redis_server import start_redis_server
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 LAST_MODIFIED = "Mon, 30 Nov 2026 06:00:00 GMT"
 FAST = FetchTimeouts(connect_s=2.0, read_s=0.3, write_s=2.0, pool_s=2.0, total_s=5.0)
+
+
+class Ticks:
+    """A settable monotonic clock (the store's version recheck window)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _commands(before: dict[str, Any], after: dict[str, Any]) -> dict[str, int]:
+    """Redis commands run between two ``INFO commandstats`` (``INFO`` itself left out)."""
+    calls = {
+        name: after[name]["calls"] - before.get(name, {"calls": 0})["calls"]
+        for name in after
+        if name.startswith("cmdstat_") and name != "cmdstat_info"
+    }
+    return {k: v for k, v in calls.items() if v}
 
 
 class Clock:
@@ -152,6 +173,42 @@ class TestLoading:
             await other.aclose()
         catalog = await store.load_catalog()
         assert [s.name for s in catalog.sources] == ["publisher"]
+
+    async def test_within_the_recheck_window_a_request_reads_nothing(
+        self, redis_url: str, feed_server: FeedServer, http: httpx.AsyncClient
+    ) -> None:
+        """With ``recheck_s``, a load within the window of the last version read costs no
+        Redis command; another replica's refresh is seen once the window has passed, and
+        this store's own refresh at once."""
+        ticks = Ticks()
+        store = PriceStore(
+            RedisSnapshots.from_url(redis_url, prefix="test:feed"), recheck_s=1.0, monotonic=ticks
+        )
+        other = PriceStore(RedisSnapshots.from_url(redis_url, prefix="test:feed"))
+        client = aioredis.Redis.from_url(redis_url, decode_responses=True)
+        sources = serve_all(feed_server)
+        try:
+            first = await store.load()
+            ticks.now += 0.9
+            before = await client.info("commandstats")
+            again = await store.load()
+            after = await client.info("commandstats")
+            assert _commands(before, after) == {}
+            assert again.catalog is first.catalog
+
+            await refresh(other, sources[:1], http)
+            assert (await store.load()).catalog is first.catalog  # 0.9 s since the read
+            ticks.now += 0.2
+            seen = await store.load_catalog()
+            assert [s.name for s in seen.sources] == ["publisher"]
+
+            await refresh(store, sources[1:2], http)  # no time passes
+            mine = await store.load_catalog()
+            assert sorted(s.name for s in mine.sources) == sorted(s.name for s in sources[:2])
+        finally:
+            await client.aclose()
+            await other.aclose()
+            await store.aclose()
 
     async def test_questions_arriving_together_after_a_refresh_decode_it_once(
         self, store: PriceStore, redis_url: str, feed_server: FeedServer, http: httpx.AsyncClient

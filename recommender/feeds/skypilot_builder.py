@@ -153,11 +153,19 @@ class Builder:
     def add_table(
         self, where: str, header: list[str], rows: Iterable[tuple[int, list[str]]]
     ) -> None:
-        """Add the rows of one document (cells in ``header`` order), labelled ``where N``."""
+        """Add the rows of one document (cells in ``header`` order), labelled ``where N``.
+
+        A row of a readable shape whose prices ``float()`` reads as positive and believable,
+        with a region, is added here inline; any other row goes through :meth:`_add_cells`,
+        which reads it the long way and rejects it with the reason. Both add the same.
+        """
         shape_of, prices_of, padded = getters(header)
         shapes = self._shapes
         add = self._add_cells
         log = self.log
+        on_demand = self._on_demand
+        spots = self._spot
+        low, high = MIN_USD_PER_GPU_HOUR, MAX_USD_PER_GPU_HOUR
         for number, cells in rows:
             if padded:
                 cells.append("")
@@ -168,10 +176,42 @@ class Builder:
             if shape is _SKIP:
                 continue
             log.rows += 1
+            price_text, spot_text, region_text, zone = prices_of(cells)
             try:
                 if isinstance(shape, str):
                     raise RowError(shape)
-                add(shape, *prices_of(cells))
+                # The common row, inline (no call per row): every check below is one that
+                # _add_cells and _add_prices make; a row failing any of them takes that path.
+                try:
+                    price = float(price_text)
+                    spot = float(spot_text) if spot_text else None
+                except ValueError:
+                    price, spot = _NAN, None
+                count = shape.count
+                region = region_text.strip()
+                if (
+                    0 < price < MAX_OFFER_USD_PER_HOUR
+                    and low <= price / count <= high
+                    and region
+                    and not shape.late_error
+                    and (
+                        spot is None
+                        or (0 < spot < MAX_OFFER_USD_PER_HOUR and low <= spot / count <= high)
+                    )
+                ):
+                    zone = zone.strip()
+                    instance_type = shape.instance_type
+                    zoned = on_demand.get((instance_type, region))
+                    if zoned is None:
+                        on_demand[instance_type, region] = [(shape, region, zone, price)]
+                    else:
+                        zoned.append((shape, region, zone, price))
+                    if spot is not None and spot < price:
+                        spot_key = f"{instance_type}/{region}/{zone}"
+                        if spot_key not in spots:
+                            spots[spot_key] = self._offer(shape, spot, True, region, zone)
+                else:
+                    add(shape, price_text, spot_text, region_text, zone)
             except RowError as exc:
                 log.reject(f"{where} {number}", str(exc))
 

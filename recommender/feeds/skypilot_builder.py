@@ -117,6 +117,26 @@ class Shape:
     #: Why the vCPUs or MemoryGiB cell is unreadable; reported after the row's price checks.
     late_error: str = ""
     template: Offer | None = None
+    #: Whole-instance prices from ``low`` to ``high`` pass every price check of a row
+    #: (:func:`price_bounds`); the defaults let none through, so every price is checked.
+    low: float = math.inf
+    high: float = -math.inf
+
+
+#: Relative margin by which :func:`price_bounds` narrows the believable range; why: far
+#: above the rounding error of ``price / count`` (~1e-16), far below any real price step.
+_BOUNDS_MARGIN = 1e-9
+
+
+def price_bounds(count: int) -> tuple[float, float]:
+    """Whole-instance prices that surely pass the per-GPU-hour and per-offer checks.
+
+    Narrowed by :data:`_BOUNDS_MARGIN`, so a price inside never fails the exact checks of
+    :meth:`Builder._add_prices`; a price outside (or near an edge) takes those checks.
+    """
+    low = MIN_USD_PER_GPU_HOUR * count * (1 + _BOUNDS_MARGIN)
+    high = min(MAX_USD_PER_GPU_HOUR * count, MAX_OFFER_USD_PER_HOUR) * (1 - _BOUNDS_MARGIN)
+    return low, high
 
 
 #: Marks a CPU-only or TPU row (not a GPU offer, not counted).
@@ -165,7 +185,6 @@ class Builder:
         log = self.log
         on_demand = self._on_demand
         spots = self._spot
-        low, high = MIN_USD_PER_GPU_HOUR, MAX_USD_PER_GPU_HOUR
         for number, cells in rows:
             if padded:
                 cells.append("")
@@ -187,18 +206,9 @@ class Builder:
                     spot = float(spot_text) if spot_text else None
                 except ValueError:
                     price, spot = _NAN, None
-                count = shape.count
                 region = region_text.strip()
-                if (
-                    0 < price < MAX_OFFER_USD_PER_HOUR
-                    and low <= price / count <= high
-                    and region
-                    and not shape.late_error
-                    and (
-                        spot is None
-                        or (0 < spot < MAX_OFFER_USD_PER_HOUR and low <= spot / count <= high)
-                    )
-                ):
+                low, high = shape.low, shape.high
+                if low <= price <= high and region and (spot is None or low <= spot <= high):
                     zone = zone.strip()
                     instance_type = shape.instance_type
                     zoned = on_demand.get((instance_type, region))
@@ -209,7 +219,12 @@ class Builder:
                     if spot is not None and spot < price:
                         spot_key = f"{instance_type}/{region}/{zone}"
                         if spot_key not in spots:
-                            spots[spot_key] = self._offer(shape, spot, True, region, zone)
+                            template = shape.template
+                            spots[spot_key] = (
+                                self._offer(shape, spot, True, region, zone)
+                                if template is None
+                                else template.priced(spot, True, region, zone)
+                            )
                 else:
                     add(shape, price_text, spot_text, region_text, zone)
             except RowError as exc:
@@ -271,6 +286,8 @@ class Builder:
         except RowError as exc:
             late_error = str(exc)
         fabric, gbps = fabric_for(self.cloud, instance_type, count)
+        # A shape whose row is rejected late lets no price through add_table's inline path.
+        low, high = price_bounds(count) if not late_error else (math.inf, -math.inf)
         return Shape(
             instance_type,
             gpu_id,
@@ -281,6 +298,8 @@ class Builder:
             vcpus if vcpus and vcpus > 0 else None,
             ram_gib if ram_gib and ram_gib > 0 else None,
             late_error,
+            low=low,
+            high=high,
         )
 
     def _add_cells(
@@ -366,19 +385,38 @@ class Builder:
 
     def offers(self) -> list[Offer]:
         result: list[Offer] = []
+        add = result.append
         for zoned in self._on_demand.values():
             first = zoned[0]
-            price = first[3]
             # Equal floats round equal: the rounding is only needed when the prices differ.
-            if len({p[3] for p in zoned}) == 1 or len({round(p[3], 6) for p in zoned}) == 1:
+            if (
+                len(zoned) == 1
+                or len(set(map(_price_of, zoned))) == 1
+                or len({round(p[3], 6) for p in zoned}) == 1
+            ):
                 # One regional price repeated per zone (AWS): one offer for the region.
-                result.append(self._offer(first[0], price, False, first[1], ""))
+                shape, region, _, price = first
+                template = shape.template
+                if template is None:
+                    add(self._offer(shape, price, False, region, ""))
+                else:
+                    add(template.priced(price, False, region, ""))
             else:
                 # One offer per zone (the last row of a repeated zone wins, in first-seen order).
-                by_zone = {p[2]: p for p in zoned}
-                result.extend(self._offer(s, p, False, r, z) for s, r, z, p in by_zone.values())
+                by_zone = dict(zip(map(_zone_of, zoned), zoned, strict=True))
+                for shape, region, zone, price in by_zone.values():
+                    template = shape.template
+                    if template is None:
+                        add(self._offer(shape, price, False, region, zone))
+                    else:
+                        add(template.priced(price, False, region, zone))
         result.extend(self._spot.values())
         return result
+
+
+#: An on-demand entry's price and zone (``_Priced``), read in C by ``map`` in ``offers``.
+_price_of = itemgetter(3)
+_zone_of = itemgetter(2)
 
 
 def _check_offer_price(price: float) -> None:

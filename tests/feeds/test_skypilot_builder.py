@@ -8,12 +8,16 @@ rejections and reasons, in the same order.
 
 from __future__ import annotations
 
+import math
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recommender.feeds._rows import RowLog
-from recommender.feeds.skypilot_builder import Builder, getters
-from recommender.offers import Offer
+from recommender.feeds.native import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR
+from recommender.feeds.skypilot_builder import Builder, getters, price_bounds
+from recommender.offers import MAX_OFFER_USD_PER_HOUR, Offer
 
 HEADER = [
     "InstanceType",
@@ -147,3 +151,34 @@ def test_edge_rows_take_the_long_path_with_its_reasons() -> None:
     assert log.rows == len(rows)
     assert log.rejected == 4
     assert [o.spot for o in offers].count(True) == 2
+
+
+def _believable(price: float, count: int) -> bool:
+    """The exact checks a row's price passes in the long path."""
+    return (
+        0 < price < MAX_OFFER_USD_PER_HOUR
+        and MIN_USD_PER_GPU_HOUR <= price / count <= MAX_USD_PER_GPU_HOUR
+    )
+
+
+@given(
+    st.integers(min_value=1, max_value=10**6),
+    st.floats(min_value=0, max_value=1e6, allow_nan=False),
+)
+def test_price_bounds_let_through_only_believable_prices(count: int, price: float) -> None:
+    low, high = price_bounds(count)
+    if low <= price <= high:
+        assert _believable(price, count)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 7, 8, 16, 99, 100, 101, 1000, 10**6])
+def test_price_bounds_edges_are_believable(count: int) -> None:
+    low, high = price_bounds(count)
+    # No price is believable for a million GPUs (0.01 USD each is the per-offer ceiling).
+    assert low < high or count >= MAX_OFFER_USD_PER_HOUR / MIN_USD_PER_GPU_HOUR
+    for price in (low, high, math.nextafter(low, math.inf), math.nextafter(high, 0)):
+        if low <= price <= high:
+            assert _believable(price, count)
+    # Just outside the exact range is outside the bounds too.
+    assert not low <= MIN_USD_PER_GPU_HOUR * count <= high
+    assert not low <= min(MAX_USD_PER_GPU_HOUR * count, MAX_OFFER_USD_PER_HOUR) <= high

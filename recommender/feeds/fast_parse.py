@@ -59,9 +59,9 @@ def csv_rows(text: str) -> Iterator[list[str]]:
                     # an empty cell, and ``after``'s starts with one: the quoted text replaces
                     # both (no slices, no append).
                     cells = before.split(",")
-                    rest = after.split(",")
-                    rest[0] = quoted
-                    cells[-1:] = rest
+                    tail = after.split(",")
+                    tail[0] = quoted
+                    cells[-1:] = tail
                     yield cells
                     continue
         rest = "\n".join(lines[index:]) + ("\n" if ended else "")

@@ -182,3 +182,27 @@ def test_price_bounds_edges_are_believable(count: int) -> None:
     # Just outside the exact range is outside the bounds too.
     assert not low <= MIN_USD_PER_GPU_HOUR * count <= high
     assert not low <= min(MAX_USD_PER_GPU_HOUR * count, MAX_OFFER_USD_PER_HOUR) <= high
+
+
+def test_on_demand_rows_of_a_region_become_one_offer_or_one_per_zone() -> None:
+    good = ["p5.48xlarge", "H100", "8", "192", "2048", INFO]
+    other = ["p5.48xlarge", "H100", "8", "96", "2048", INFO]  # same type, another shape
+    rows = [
+        # One regional price repeated per zone (equal after rounding to 1e-6): one offer.
+        [*good, "55.0400001", "", "us-east-1", "a"],
+        [*good, "55.0400002", "", "us-east-1", "b"],
+        # Zones priced apart: one offer per zone; a repeated zone's last row wins, in
+        # first-seen order, with that row's shape.
+        [*good, "50", "", "eu-west-1", "x"],
+        [*good, "51", "", "eu-west-1", "y"],
+        [*other, "52", "", "eu-west-1", "x"],
+        [*good, "60", "", "ap-south-1", "z"],
+    ]
+    _same(HEADER, rows)
+    offers, _ = _fast(HEADER, rows)
+    assert [(o.region, o.zone, o.price_usd_per_hour, o.vcpus) for o in offers] == [
+        ("us-east-1", "", 55.0400001, 192.0),
+        ("eu-west-1", "x", 52.0, 96.0),
+        ("eu-west-1", "y", 51.0, 192.0),
+        ("ap-south-1", "", 60.0, 192.0),
+    ]

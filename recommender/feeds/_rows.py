@@ -94,30 +94,28 @@ def read_csv_cells(text: str, log: RowLog) -> tuple[list[str], Iterator[tuple[in
 
     def rows() -> Iterator[tuple[int, list[str]]]:
         number = 0
-        while True:
-            try:
-                cells = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
+        try:
+            for cells in reader:
+                # A row whose first cell has text is not blank: no scan of the other cells.
+                if not (cells and cells[0].strip()):
+                    for cell in cells:
+                        if cell.strip():
+                            break
+                    else:
+                        continue  # blank line (or no cells at all)
                 number += 1
-                log.rows += 1
-                log.reject(f"row {number}", f"unreadable CSV ({exc}); truncated download?")
-                return
-            for cell in cells:
-                if cell.strip():
-                    break
-            else:
-                continue  # blank line (or no cells at all)
+                if len(cells) != width:
+                    log.rows += 1
+                    log.reject(
+                        f"row {number}",
+                        f"has {len(cells)} fields, the header has {width} (truncated?)",
+                    )
+                    continue
+                yield number, cells
+        except csv.Error as exc:
             number += 1
-            if len(cells) != width:
-                log.rows += 1
-                log.reject(
-                    f"row {number}",
-                    f"has {len(cells)} fields, the header has {width} (truncated?)",
-                )
-                continue
-            yield number, cells
+            log.rows += 1
+            log.reject(f"row {number}", f"unreadable CSV ({exc}); truncated download?")
 
     return header, rows()
 

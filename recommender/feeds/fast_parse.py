@@ -55,10 +55,13 @@ def csv_rows(text: str) -> Iterator[list[str]]:
             if len(parts) == 3:
                 before, quoted, after = parts
                 if (not before or before[-1] == ",") and (not after or after[0] == ","):
-                    cells = before[:-1].split(",") if before else []
-                    cells.append(quoted)
-                    if after:
-                        cells += after[1:].split(",")
+                    # ``before`` ends with the comma opening the field, so its split ends with
+                    # an empty cell, and ``after``'s starts with one: the quoted text replaces
+                    # both (no slices, no append).
+                    cells = before.split(",")
+                    tail = after.split(",")
+                    tail[0] = quoted
+                    cells[-1:] = tail
                     yield cells
                     continue
         rest = "\n".join(lines[index:]) + ("\n" if ended else "")

@@ -117,13 +117,35 @@ class Shape:
     #: Why the vCPUs or MemoryGiB cell is unreadable; reported after the row's price checks.
     late_error: str = ""
     template: Offer | None = None
+    #: Whole-instance prices from ``low`` to ``high`` pass every price check of a row
+    #: (:func:`price_bounds`); the defaults let none through, so every price is checked.
+    low: float = math.inf
+    high: float = -math.inf
+
+
+#: Relative margin by which :func:`price_bounds` narrows the believable range; why: far
+#: above the rounding error of ``price / count`` (~1e-16), far below any real price step.
+_BOUNDS_MARGIN = 1e-9
+
+
+def price_bounds(count: int) -> tuple[float, float]:
+    """Whole-instance prices that surely pass the per-GPU-hour and per-offer checks.
+
+    Narrowed by :data:`_BOUNDS_MARGIN`, so a price inside never fails the exact checks of
+    :meth:`Builder._add_prices`; a price outside (or near an edge) takes those checks.
+    """
+    low = MIN_USD_PER_GPU_HOUR * count * (1 + _BOUNDS_MARGIN)
+    high = min(MAX_USD_PER_GPU_HOUR * count, MAX_OFFER_USD_PER_HOUR) * (1 - _BOUNDS_MARGIN)
+    return low, high
 
 
 #: Marks a CPU-only or TPU row (not a GPU offer, not counted).
 _SKIP = "skip"
 
-#: One price of a shape: (shape, region, zone, USD/h), before it becomes an :class:`Offer`.
-_Priced = tuple[Shape, str, str, float]
+#: The on-demand rows of one instance type in one region: each row's shape, zone and USD/h
+#: in turn, in one flat list (``Shape``, ``str``, ``float``, ``Shape``…); why: no tuple per
+#: row, so ~20k fewer objects for the cyclic GC to count and scan in a 20k-row catalog.
+_Zoned = list[Any]
 
 #: A price cell ``float()`` could not read; why: NaN fails every range check, so such a cell
 #: takes the slow path that tells blank from zero from garbage.
@@ -145,7 +167,7 @@ class Builder:
         self.source = source
         self.log = log
         self._citation = f"SkyPilot catalog {cloud}/vms.csv"
-        self._on_demand: dict[tuple[str, str], list[_Priced]] = {}
+        self._on_demand: dict[tuple[str, str], _Zoned] = {}
         self._spot: dict[str, Offer] = {}
         self._shapes: dict[ShapeKey, Shape | str] = {}
         self._gpus: dict[str | None, tuple[str, float | None] | str] = {}
@@ -153,11 +175,18 @@ class Builder:
     def add_table(
         self, where: str, header: list[str], rows: Iterable[tuple[int, list[str]]]
     ) -> None:
-        """Add the rows of one document (cells in ``header`` order), labelled ``where N``."""
+        """Add the rows of one document (cells in ``header`` order), labelled ``where N``.
+
+        A row of a readable shape whose prices ``float()`` reads as positive and believable,
+        with a region, is added here inline; any other row goes through :meth:`_add_cells`,
+        which reads it the long way and rejects it with the reason. Both add the same.
+        """
         shape_of, prices_of, padded = getters(header)
         shapes = self._shapes
         add = self._add_cells
         log = self.log
+        on_demand = self._on_demand
+        spots = self._spot
         for number, cells in rows:
             if padded:
                 cells.append("")
@@ -168,10 +197,38 @@ class Builder:
             if shape is _SKIP:
                 continue
             log.rows += 1
+            price_text, spot_text, region_text, zone = prices_of(cells)
             try:
                 if isinstance(shape, str):
                     raise RowError(shape)
-                add(shape, *prices_of(cells))
+                # The common row, inline (no call per row): every check below is one that
+                # _add_cells and _add_prices make; a row failing any of them takes that path.
+                try:
+                    price = float(price_text)
+                    spot = float(spot_text) if spot_text else None
+                except ValueError:
+                    price, spot = _NAN, None
+                region = region_text.strip()
+                low, high = shape.low, shape.high
+                if low <= price <= high and region and (spot is None or low <= spot <= high):
+                    zone = zone.strip()
+                    instance_type = shape.instance_type
+                    zoned = on_demand.get((instance_type, region))
+                    if zoned is None:
+                        on_demand[instance_type, region] = [shape, zone, price]
+                    else:
+                        zoned += shape, zone, price
+                    if spot is not None and spot < price:
+                        spot_key = f"{instance_type}/{region}/{zone}"
+                        if spot_key not in spots:
+                            template = shape.template
+                            spots[spot_key] = (
+                                self._offer(shape, spot, True, region, zone)
+                                if template is None
+                                else template.priced(spot, True, region, zone)
+                            )
+                else:
+                    add(shape, price_text, spot_text, region_text, zone)
             except RowError as exc:
                 log.reject(f"{where} {number}", str(exc))
 
@@ -231,6 +288,8 @@ class Builder:
         except RowError as exc:
             late_error = str(exc)
         fabric, gbps = fabric_for(self.cloud, instance_type, count)
+        # A shape whose row is rejected late lets no price through add_table's inline path.
+        low, high = price_bounds(count) if not late_error else (math.inf, -math.inf)
         return Shape(
             instance_type,
             gpu_id,
@@ -241,6 +300,8 @@ class Builder:
             vcpus if vcpus and vcpus > 0 else None,
             ram_gib if ram_gib and ram_gib > 0 else None,
             late_error,
+            low=low,
+            high=high,
         )
 
     def _add_cells(
@@ -288,9 +349,9 @@ class Builder:
             key = (shape.instance_type, region)
             zoned = self._on_demand.get(key)
             if zoned is None:
-                self._on_demand[key] = [(shape, region, zone, price)]
+                self._on_demand[key] = [shape, zone, price]
             else:
-                zoned.append((shape, region, zone, price))
+                zoned += shape, zone, price
         # A spot price at or above on-demand buys only preemption risk (RunPod's catalog copies
         # Price into SpotPrice; AWS has such rows too): no spot offer then.
         if spot is not None and (price is None or spot < price):
@@ -326,17 +387,27 @@ class Builder:
 
     def offers(self) -> list[Offer]:
         result: list[Offer] = []
-        for zoned in self._on_demand.values():
-            first = zoned[0]
-            price = first[3]
+        add = result.append
+        for (_, region), zoned in self._on_demand.items():
+            prices = zoned[2::3]
             # Equal floats round equal: the rounding is only needed when the prices differ.
-            if len({p[3] for p in zoned}) == 1 or len({round(p[3], 6) for p in zoned}) == 1:
+            if len(prices) == 1 or len(set(prices)) == 1 or len({round(p, 6) for p in prices}) == 1:
                 # One regional price repeated per zone (AWS): one offer for the region.
-                result.append(self._offer(first[0], price, False, first[1], ""))
+                shape: Shape = zoned[0]
+                template = shape.template
+                if template is None:
+                    add(self._offer(shape, prices[0], False, region, ""))
+                else:
+                    add(template.priced(prices[0], False, region, ""))
             else:
                 # One offer per zone (the last row of a repeated zone wins, in first-seen order).
-                by_zone = {p[2]: p for p in zoned}
-                result.extend(self._offer(s, p, False, r, z) for s, r, z, p in by_zone.values())
+                by_zone = dict(zip(zoned[1::3], zip(zoned[0::3], prices, strict=True), strict=True))
+                for zone, (shape, price) in by_zone.items():
+                    template = shape.template
+                    if template is None:
+                        add(self._offer(shape, price, False, region, zone))
+                    else:
+                        add(template.priced(price, False, region, zone))
         result.extend(self._spot.values())
         return result
 

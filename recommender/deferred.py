@@ -1,9 +1,9 @@
 """A value computed when first read, for parts of an answer most questions never show.
 
-A question's search builds plans for every instance shape of the catalog and the smallest
-layout of every GPU type, but a Slack answer shows five options and the layouts only when
-nothing fits; the memory breakdowns, plan notes and layouts of the rest are computed only if
-something reads them (the JSON output and the terminal do).
+A recommendation carries the smallest layout of every GPU type the catalog sells, but a
+Slack answer shows them only when nothing fits: they are found if something reads them
+(the JSON output and the terminal do). Plans defer their memory breakdowns and notes the
+same way, through their search (:mod:`recommender.topology`).
 """
 
 from __future__ import annotations
@@ -33,18 +33,9 @@ class Deferred(Generic[T]):
         self._lock: threading.Lock | None = threading.Lock()
         self._value: T | None = None
 
-    @classmethod
-    def known(cls, value: T) -> Deferred[T]:
-        """A value already at hand."""
-        deferred: Deferred[T] = cls.__new__(cls)
-        deferred._compute = None
-        deferred._lock = None
-        deferred._value = value
-        return deferred
-
     @property
     def computed(self) -> bool:
-        """Whether the value has been computed (or was given)."""
+        """Whether the value has been computed."""
         return self._compute is None
 
     def get(self) -> T:

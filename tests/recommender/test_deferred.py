@@ -43,10 +43,10 @@ def test_concurrent_readers_share_one_computation() -> None:
 
 
 def test_equal_and_hashed_by_value_computed_or_not() -> None:
-    given = Deferred.known((1, "a"))
+    given = Deferred(lambda: (1, "a"))
+    given.get()
     later = Deferred(lambda: (1, "a"))
     other = Deferred(lambda: (2, "a"))
-    assert given.computed
     assert given == later
     assert hash(given) == hash(later)
     assert given != other

@@ -70,38 +70,28 @@ def _shape_allowed(workload: Workload, offer: Offer) -> bool:
 # ----------------------------------------------------------------- planning
 
 
-def _plan_for_shape(
-    search: LayoutSearch, workload: Workload, offer: Offer, gpu: GpuSpec
+def _shape_plan(
+    search: LayoutSearch, workload: Workload, offer: Offer, gpu: GpuSpec, shape: ShapeKey
 ) -> Plan | None:
+    """The plan of ``offer``'s instance shape (``shape``: its GPU, count, link, fast fabric,
+    RAM), kept by the search: it depends on nothing else (the search's workload fields and
+    the shape), so later questions sharing the search reuse it."""
+    plans = search.shapes
+    if shape in plans:
+        return plans[shape]
+    fast = shape[3]
     hw = workload.hardware
-    fast = offer.fabric.fast
+    plan: Plan | None
     if hw is not None and hw.count is not None:
         nodes = hw.count // offer.gpu_count
         plan = search.evaluate(
             gpu, gpus=hw.count, gpus_per_node=offer.gpu_count, host_ram_gib=offer.ram_gib
         )
-        if nodes > 1 and not fast:
-            return None
-        return plan if plan.fits else None
-    return search.fit_on_nodes(
-        gpu,
-        gpus_per_node=offer.gpu_count,
-        max_nodes=MAX_NODES,
-        multi_node=fast,
-        host_ram_gib=offer.ram_gib,
-    )
-
-
-def _shape_plan(
-    search: LayoutSearch, workload: Workload, offer: Offer, gpu: GpuSpec, shape: ShapeKey
-) -> Plan | None:
-    """:func:`_plan_for_shape`, kept by the search: a shape's plan depends on nothing else
-    (the search's workload fields and the shape), so later questions sharing the search reuse
-    it."""
-    plans = search.shapes
-    if shape in plans:
-        return plans[shape]
-    plan = plans[shape] = _plan_for_shape(search, workload, offer, gpu)
+        if (nodes > 1 and not fast) or not plan.fits:
+            plan = None
+    else:
+        plan = search.shape_plan(gpu, offer.gpu_count, MAX_NODES, fast, offer.ram_gib)
+    plans[shape] = plan
     return plan
 
 

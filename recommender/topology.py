@@ -253,10 +253,21 @@ class LayoutSearch:
         first = self._first_rung(gpus, gpus_per_node, usable, host_ram_gib)
         offload_free = first >= 0 and rungs[first][0].offload is Offload.NONE
         key = (usable, gpus, gpus_per_node, first, offload_free or host_ram_gib is None)
+        return self._plan_of(gpu, key, rungs, first, host_ram_gib)
+
+    def _plan_of(
+        self,
+        gpu: GpuSpec,
+        key: _PlanKey,
+        rungs: tuple[_Rung, ...],
+        first: int,
+        host_ram_gib: float | None,
+    ) -> Plan:
+        """The plan kept under ``key`` (made now if new), for ``gpu``: GPU types with the
+        same usable memory share it, each under its own id."""
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._build_plan(gpu, key, rungs, first, host_ram_gib)
-            self._plans[key] = plan
+            plan = self._plans[key] = self._build_plan(gpu, key, rungs, first, host_ram_gib)
         elif plan.gpu_id != gpu.id:
             plan = Plan(
                 gpu_id=gpu.id,
@@ -396,6 +407,51 @@ class LayoutSearch:
         if found is None:
             return None
         return self.plan(gpu, gpus=found[0], gpus_per_node=found[1], host_ram_gib=host_ram_gib)
+
+    def shape_plan(
+        self,
+        gpu: GpuSpec,
+        gpus_per_node: int,
+        max_nodes: int,
+        multi_node: bool,
+        host_ram_gib: float | None,
+    ) -> Plan | None:
+        """:meth:`fit_on_nodes` for an instance shape, for a workload that names no GPU
+        count, positional. It runs once per shape a question prices, and a new model setup
+        prices every shape anew, so the usual answer (one node of the shape holds the job)
+        is found here in one pass instead of through the memoised chain of
+        :meth:`_first_fit`, :meth:`_first_rung` and :meth:`plan` (same steps, same memo of
+        plans, so the same plan); other answers take that chain."""
+        hw = self.workload.hardware
+        if gpus_per_node < 1 or max_nodes < 1 or (hw is not None and hw.count is not None):
+            return self.fit_on_nodes(
+                gpu,
+                gpus_per_node=gpus_per_node,
+                max_nodes=max_nodes,
+                multi_node=multi_node,
+                host_ram_gib=host_ram_gib,
+            )
+        usable = usable_gib(gpu)
+        rungs, least = self._rungs_of(gpus_per_node, gpus_per_node, host_ram_gib is not None)
+        first = -1
+        if least <= usable:
+            for i, (_, total, host) in enumerate(rungs):
+                if total <= usable and (host_ram_gib is None or host <= host_ram_gib):
+                    first = i
+                    break
+        if first < 0:  # not on one node: more nodes, or none
+            if not multi_node:
+                return None
+            return self.fit_on_nodes(
+                gpu,
+                gpus_per_node=gpus_per_node,
+                max_nodes=max_nodes,
+                multi_node=True,
+                host_ram_gib=host_ram_gib,
+            )
+        offload_free = rungs[first][0].offload is Offload.NONE
+        key = (usable, gpus_per_node, gpus_per_node, first, offload_free or host_ram_gib is None)
+        return self._plan_of(gpu, key, rungs, first, host_ram_gib)
 
     def smallest_layout(self, gpu: GpuSpec, *, host_ram_gib: float | None = None) -> Plan | None:
         """As :func:`smallest_layout`."""

@@ -21,7 +21,7 @@ from recommender.topology import (
     fit_on_nodes,
     layout_search,
 )
-from recommender.workload import Method, SpotPolicy, Workload
+from recommender.workload import HardwareRequest, Method, SpotPolicy, Workload
 from tests.factories import NOW, catalog, model, offer, workload
 
 #: Workloads whose fewest nodes on small GPUs range from 1 to dozens, or none at all.
@@ -291,3 +291,38 @@ class TestDetailsWhenRead:
                 assert gc.collect() == 0, question
         finally:
             gc.enable()
+
+
+class TestShapePlan:
+    @pytest.mark.parametrize("w", WORKLOADS, ids=lambda w: f"{w.model.name} {w.method}")
+    @pytest.mark.parametrize("gpu_id", ["T4", "L4", "A100-SXM-40GB", "H100-SXM-80GB"])
+    @pytest.mark.parametrize("per_node", [1, 2, 8])
+    @pytest.mark.parametrize(("multi_node", "max_nodes"), [(False, 64), (True, 64), (True, 3)])
+    def test_equals_fit_on_nodes(
+        self, w: Workload, gpu_id: str, per_node: int, multi_node: bool, max_nodes: int
+    ) -> None:
+        """The one-pass path for an instance shape gives fit_on_nodes' plan, for every host
+        RAM (none, too little, enough, not a number), asked of one search in either order."""
+        gpu = get_gpu(gpu_id)
+        rams: list[float | None] = [None, 0.0, 16.0, 200.0, 2048.0, float("nan")]
+        for order in (rams, rams[::-1]):
+            search = LayoutSearch(w)
+            for ram in order:
+                got = search.shape_plan(gpu, per_node, max_nodes, multi_node, ram)
+                want = fit_on_nodes(
+                    w,
+                    gpu,
+                    gpus_per_node=per_node,
+                    max_nodes=max_nodes,
+                    multi_node=multi_node,
+                    host_ram_gib=ram,
+                )
+                assert got == want, ram
+
+    def test_a_named_gpu_count_takes_fit_on_nodes(self) -> None:
+        w = workload(hardware=HardwareRequest(gpu_id=None, count=16))
+        gpu = get_gpu("H100-SXM-80GB")
+        got = LayoutSearch(w).shape_plan(gpu, 8, 64, True, 2048.0)
+        assert got == fit_on_nodes(w, gpu, gpus_per_node=8, host_ram_gib=2048.0)
+        assert got is not None
+        assert (got.gpus, got.nodes) == (16, 2)

@@ -49,6 +49,9 @@ class Services:
     answers: AnswerCache[Answer] = field(default_factory=AnswerCache)
     #: Work that runs after the ack (see :mod:`bot.background`); drained at shutdown.
     background: Background = field(default_factory=Background)
+    #: The catalog when it can be had without waiting (no I/O), else ``None``: then a
+    #: question is answered without a task (see :func:`bot.listeners.answers.answer_now`).
+    catalog_now: Callable[[], Catalog | None] = field(default=lambda: None)
 
 
 def utc_now() -> datetime:
@@ -92,4 +95,5 @@ def build_services(settings: Settings) -> Services:
         client=build_web_client(settings),
         metrics=Metrics() if settings.metrics_enabled else None,
         store=store,
+        catalog_now=store.catalog_now,
     )

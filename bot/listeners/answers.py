@@ -18,7 +18,7 @@ from bot.render.limits import Message
 from bot.services import Services
 from recommender import Catalog, WorkloadError, get_gpu, normalize, parse_workload, recommend
 
-__all__ = ["Answer", "answer", "prices", "refine", "slack_text"]
+__all__ = ["Answer", "answer", "answer_now", "prices", "refine", "slack_text"]
 
 #: Longest question gpufit accepts (the parser's own limit; also a button value's).
 MAX_QUERY_CHARS = 2000
@@ -100,12 +100,7 @@ async def answer(
     Raises:
         WorkloadError: the text (or the merged thread question) cannot be understood.
     """
-    query = refine(question, follow_up) if follow_up else question
-    if len(query) > MAX_QUERY_CHARS:
-        raise WorkloadError(
-            "This question has grown too long to refine further.",
-            hint="Start a new thread with the whole question in one message.",
-        )
+    query = _query(question, follow_up)
     catalog = await services.catalog()
     now = services.now()
     key = (question, follow_up, top, ephemeral)
@@ -119,6 +114,46 @@ async def answer(
         result = await asyncio.to_thread(_compute, *args)
     services.answers.put(key, catalog, now, result)
     return result
+
+
+def answer_now(
+    services: Services,
+    question: str,
+    *,
+    follow_up: str | None = None,
+    top: int,
+    ephemeral: bool,
+) -> Answer | None:
+    """:func:`answer`, when it needs no waiting: the catalog is at hand and indexed
+    (``services.catalog_now``), so the answer is computed here, or found in the cache.
+    ``None`` otherwise (then :func:`answer` waits for the catalog, or runs the work in a
+    worker thread). The slash command tries this first: no task and no wait for it.
+
+    Raises:
+        WorkloadError: as :func:`answer`.
+    """
+    catalog = services.catalog_now()
+    if catalog is None or not catalog.indexed:
+        return None
+    query = _query(question, follow_up)
+    now = services.now()
+    key = (question, follow_up, top, ephemeral)
+    result = services.answers.get(key, catalog, now)
+    if result is None:
+        result = _compute(query, follow_up, catalog, now, top, ephemeral, services.metrics)
+        services.answers.put(key, catalog, now, result)
+    return result
+
+
+def _query(question: str, follow_up: str | None) -> str:
+    """The question, refined by the follow-up; refused when it has grown too long."""
+    query = refine(question, follow_up) if follow_up else question
+    if len(query) > MAX_QUERY_CHARS:
+        raise WorkloadError(
+            "This question has grown too long to refine further.",
+            hint="Start a new thread with the whole question in one message.",
+        )
+    return query
 
 
 def _compute(

@@ -19,7 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.answer_cache import Answer
 from bot.listeners import watches
-from bot.listeners.answers import answer, prices, slack_text
+from bot.listeners.answers import answer, answer_now, prices, slack_text
 from bot.listeners.errors import failure_message, reported, reporting
 from bot.render.blocks import render_gpus, render_help, render_working
 from bot.render.limits import Message
@@ -67,6 +67,15 @@ async def on_gpufit(
     if sub == "prices":
         work = prices(services, rest)
     else:
+        # With the catalog at hand the answer is ready now: ack it without a task and a wait.
+        try:
+            ready = answer_now(services, text, top=top, ephemeral=True)
+        except Exception as exc:
+            await ack(failure_message(exc).response_json("ephemeral"))
+            return
+        if ready is not None:
+            await ack(ready.message.response_json("ephemeral"))
+            return
         work = _message(answer(services, text, top=top, ephemeral=True))
     task = asyncio.create_task(work, name="gpufit-answer")
     done, _ = await asyncio.wait({task}, timeout=ACK_BUDGET_S)

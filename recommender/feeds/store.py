@@ -260,6 +260,14 @@ class PriceStore:
             return self._degraded(f"price store unreachable ({type(exc).__name__}: {exc})")
         return LoadedCatalog(catalog)
 
+    def catalog_now(self) -> Catalog | None:
+        """The catalog :meth:`load_catalog` would return, when that needs no Redis read
+        (within ``recheck_s`` of the last version read); else ``None``."""
+        catalog = self._catalog
+        if catalog is not None and self._monotonic() < self._trusted_until:
+            return catalog
+        return None
+
     def _reload(self) -> asyncio.Future[Catalog]:
         """The reload in flight on the running event loop, or a new one (a store may outlive
         a loop: the CLI runs one per command)."""

@@ -12,9 +12,9 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.answer_cache import ANSWER_TTL_S, AnswerCache
 from bot.catalog import bundled_catalog
-from bot.listeners.answers import answer
+from bot.listeners.answers import answer, answer_now
 from bot.services import Services, static_catalog
-from recommender import Catalog
+from recommender import Catalog, WorkloadError
 from tests.bot.slack_requests import FORM, JSON, action_body, command_body, mention_body, request
 from tests.factories import NOW
 from tests.fake_slack import FakeSlack
@@ -155,3 +155,26 @@ class TestConcurrentAnswers:
                 alone, q, top=5, ephemeral=True
             ), q
             assert fresh.indexed  # built by the worker thread's question
+
+    async def test_an_answer_now_equals_the_awaited_answer(self, services: Services) -> None:
+        """With the catalog at hand and indexed, answer_now gives the answer that answer
+        awaits; without it (or before its index is built) it gives none, and bad input is
+        refused as answer refuses it."""
+        offers, sources = bundled_catalog().offers, bundled_catalog().sources
+        at_hand = Catalog(offers, sources)
+        object.__setattr__(services, "catalog_now", lambda: at_hand)
+        assert answer_now(services, self.QUESTIONS[0], top=5, ephemeral=True) is None
+        assert at_hand.index.groups is not None  # indexed now
+        for q in self.QUESTIONS:
+            alone = Services(
+                redis=services.redis,
+                catalog=static_catalog(Catalog(offers, sources)),
+                now=services.now,
+                client=services.client,
+            )
+            got = answer_now(services, q, top=5, ephemeral=True)
+            assert got == await answer(alone, q, top=5, ephemeral=True), q
+        with pytest.raises(WorkloadError):
+            answer_now(services, "make it fast please", top=5, ephemeral=True)
+        object.__setattr__(services, "catalog_now", lambda: None)
+        assert answer_now(services, self.QUESTIONS[0], top=5, ephemeral=True) is None

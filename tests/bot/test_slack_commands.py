@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -11,8 +12,19 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.listeners import commands
 from bot.services import Services
+from recommender import Catalog
 from tests.bot.slack_requests import FORM, command_body, request
 from tests.fake_slack import FakeSlack
+
+
+@pytest.fixture(params=["catalog awaited", "catalog at hand"])
+def services(request: pytest.FixtureRequest, services: Services, catalog: Catalog) -> Services:
+    """Both ways a question gets its catalog: awaited (in a task, within the ack budget), and
+    at hand (answered without a task, as ``gpufit serve`` does between two price checks)."""
+    if request.param == "catalog at hand":
+        assert catalog.index.groups is not None  # built now: the catalog is indexed
+        return replace(services, catalog_now=lambda: catalog)
+    return services
 
 
 def _ack(response: Any) -> dict[str, Any]:
@@ -76,6 +88,27 @@ class TestAsk:
         assert services.answers.misses == misses
         assert services.answers.hits >= 1
 
+    async def test_with_the_catalog_at_hand_nothing_is_awaited_for_it(
+        self, app: AsyncApp, fake_slack: FakeSlack, services: Services, catalog: Catalog
+    ) -> None:
+        """Between two price checks a question is answered from the catalog at hand: the
+        catalog source (a Redis read when the window has passed) is not called."""
+        awaited: list[str] = []
+
+        async def counted() -> Catalog:
+            awaited.append("catalog")
+            return catalog
+
+        object.__setattr__(services, "catalog", counted)
+        object.__setattr__(services, "catalog_now", lambda: catalog)
+        assert catalog.index.groups is not None  # built: the catalog is indexed
+        ack = await _command(app, fake_slack, "7B lora 3 days")
+        assert ack["text"].startswith("gpufit: ")
+        assert awaited == []
+        object.__setattr__(services, "catalog_now", lambda: None)
+        assert (await _command(app, fake_slack, "7B lora 4 days"))["text"].startswith("gpufit")
+        assert awaited == ["catalog"]
+
     async def test_an_answer_past_the_ack_budget_is_acked_then_posted(
         self,
         app: AsyncApp,
@@ -87,6 +120,7 @@ class TestAsk:
         as "Working on it…" inside Slack's window and follows at response_url."""
         monkeypatch.setattr(commands, "ACK_BUDGET_S", 0.05)
         current = services.catalog
+        object.__setattr__(services, "catalog_now", lambda: None)  # to be loaded, slowly
 
         async def slow() -> Any:
             await asyncio.sleep(0.3)
@@ -174,7 +208,11 @@ class TestBadInput:
         async def broken() -> Any:
             raise RuntimeError("catalog exploded")
 
+        def broken_now() -> Any:
+            raise RuntimeError("catalog exploded")
+
         object.__setattr__(services, "catalog", broken)
+        object.__setattr__(services, "catalog_now", broken_now)
         with caplog.at_level("ERROR"):
             text = _all_text(await _command(app, fake_slack, "13B full finetune 2 days"))
         assert "Sorry, something went wrong" in text

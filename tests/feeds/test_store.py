@@ -188,7 +188,9 @@ class TestLoading:
         client = aioredis.Redis.from_url(redis_url, decode_responses=True)
         sources = serve_all(feed_server)
         try:
+            assert store.catalog_now() is None  # nothing read yet
             first = await store.load()
+            assert store.catalog_now() is first.catalog
             ticks.now += 0.9
             before = await client.info("commandstats")
             again = await store.load()
@@ -199,10 +201,12 @@ class TestLoading:
             await refresh(other, sources[:1], http)
             assert (await store.load()).catalog is first.catalog  # 0.9 s since the read
             ticks.now += 0.2
+            assert store.catalog_now() is None  # the window has passed: a read is due
             seen = await store.load_catalog()
             assert [s.name for s in seen.sources] == ["publisher"]
 
             await refresh(store, sources[1:2], http)  # no time passes
+            assert store.catalog_now() is None  # its own refresh: read again at once
             mine = await store.load_catalog()
             assert sorted(s.name for s in mine.sources) == sorted(s.name for s in sources[:2])
         finally:

@@ -54,11 +54,23 @@ _Rung = tuple[Strategy, float, float]
 #: A plan's key in a search: usable GiB, GPUs, GPUs per node, first fitting rung (-1: none),
 #: and whether the offload-free ladder's answer (see :meth:`LayoutSearch.plan`).
 _PlanKey = tuple[float, int, int, int, bool]
-#: What a plan's details are computed from: the layout's rungs, the first fitting one, and
-#: whether to say if offload would fit.
-_Made = tuple[tuple[_Rung, ...], int, bool]
+#: What a plan's details are computed from: its strategy, the layout's rungs, the first
+#: fitting one, and whether to say if offload would fit.
+_Made = tuple[Strategy, tuple[_Rung, ...], int, bool]
 #: A search's answer: the layout found, as (GPUs, GPUs per node), or ``None``.
 _Found = tuple[int, int] | None
+
+
+def _first_fitting(
+    rungs: tuple[_Rung, ...], least: float, usable: float, host_ram_gib: float | None
+) -> int:
+    """The index of the first rung that fits in ``usable`` GiB per GPU and, with offload, in
+    the node's host RAM, or -1 when none does (``least``: the rungs' least total)."""
+    if least <= usable:  # else no rung fits, whatever the host RAM
+        for i, (_, total, host) in enumerate(rungs):
+            if total <= usable and (host_ram_gib is None or host <= host_ram_gib):
+                return i
+    return -1
 
 
 class _Details:
@@ -97,15 +109,10 @@ class _Details:
         details = self.details.get(plan_key)
         if details is not None:
             return details
-        rungs, first, hint = self.made[plan_key]
+        strategy, rungs, first, hint = self.made[plan_key]
         usable, gpus, gpus_per_node = plan_key[0], plan_key[1], plan_key[2]
         fits = first >= 0
-        if fits:
-            strategy = rungs[first][0]
-            tried = [(s, total) for s, total, _ in rungs[:first]]
-        else:
-            tried = [(s, total) for s, total, _ in rungs]
-            strategy = min(tried, key=lambda st: st[1])[0]
+        tried = [(s, total) for s, total, _ in (rungs[:first] if fits else rungs)]
         workload = self.workload
         mem = self._breakdown(strategy, gpus, gpus_per_node)
         notes = plan_notes(
@@ -222,13 +229,7 @@ class LayoutSearch:
         first = self._first.get(key)
         if first is None:
             rungs, least = self._rungs_of(gpus, gpus_per_node, host_ram_gib is not None)
-            first = -1
-            if least <= usable:  # else no rung fits, whatever the host RAM
-                for i, (_, total, host) in enumerate(rungs):
-                    if total <= usable and (host_ram_gib is None or host <= host_ram_gib):
-                        first = i
-                        break
-            self._first[key] = first
+            first = self._first[key] = _first_fitting(rungs, least, usable, host_ram_gib)
         return first
 
     def _fits_any(
@@ -267,7 +268,24 @@ class LayoutSearch:
         same usable memory share it, each under its own id."""
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = self._build_plan(gpu, key, rungs, first, host_ram_gib)
+            # Rung ``first``, or (-1) the least-memory rung, which does not fit; the details
+            # are found when read (_Details.plan_details).
+            fits = first >= 0
+            strategy = rungs[first][0] if fits else min(rungs, key=itemgetter(1))[0]
+            hint = not fits and host_ram_gib is None and self.workload.offload is None
+            self._store.made[key] = (strategy, rungs, first, hint)
+            usable, gpus, gpus_per_node = key[0], key[1], key[2]
+            plan = self._plans[key] = Plan(
+                gpu_id=gpu.id,
+                gpus=gpus,
+                gpus_per_node=gpus_per_node,
+                nodes=-(-gpus // gpus_per_node),
+                strategy=strategy,
+                usable_gib=usable,
+                fits=fits,
+                source=self._store,
+                source_key=key,
+            )
         elif plan.gpu_id != gpu.id:
             plan = Plan(
                 gpu_id=gpu.id,
@@ -281,33 +299,6 @@ class LayoutSearch:
                 source_key=key,
             )
         return plan
-
-    def _build_plan(
-        self,
-        gpu: GpuSpec,
-        key: _PlanKey,
-        rungs: tuple[_Rung, ...],
-        first: int,
-        host_ram_gib: float | None,
-    ) -> Plan:
-        """The plan on rung ``first``, or (``first`` = -1) on the least-memory rung, which
-        does not fit. Its details are found when read (:meth:`plan_details`)."""
-        usable, gpus, gpus_per_node = key[0], key[1], key[2]
-        fits = first >= 0
-        strategy = rungs[first][0] if fits else min(rungs, key=itemgetter(1))[0]
-        hint = not fits and host_ram_gib is None and self.workload.offload is None
-        self._store.made[key] = (rungs, first, hint)
-        return Plan(
-            gpu_id=gpu.id,
-            gpus=gpus,
-            gpus_per_node=gpus_per_node,
-            nodes=-(-gpus // gpus_per_node),
-            strategy=strategy,
-            usable_gib=usable,
-            fits=fits,
-            source=self._store,
-            source_key=key,
-        )
 
     # -------------------------------------------------------------- searches
 
@@ -433,12 +424,7 @@ class LayoutSearch:
             )
         usable = usable_gib(gpu)
         rungs, least = self._rungs_of(gpus_per_node, gpus_per_node, host_ram_gib is not None)
-        first = -1
-        if least <= usable:
-            for i, (_, total, host) in enumerate(rungs):
-                if total <= usable and (host_ram_gib is None or host <= host_ram_gib):
-                    first = i
-                    break
+        first = _first_fitting(rungs, least, usable, host_ram_gib)
         if first < 0:  # not on one node: more nodes, or none
             if not multi_node:
                 return None

@@ -247,9 +247,10 @@ class PriceStore:
         without reading it again (a refresh by this store ends that at once; one by another
         process is seen within ``recheck_s``).
         """
+        trusted = self.catalog_now()
+        if trusted is not None:
+            return LoadedCatalog(trusted)
         started = self._monotonic()
-        if self._catalog is not None and started < self._trusted_until:
-            return LoadedCatalog(self._catalog)
         try:
             version = await self.snapshots.version()
             if version == self._version and self._catalog is not None:

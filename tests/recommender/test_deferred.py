@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from recommender.deferred import Deferred
 
@@ -24,6 +25,7 @@ def test_concurrent_readers_share_one_computation() -> None:
 
     def compute() -> int:
         calls.append(1)
+        time.sleep(0.05)  # long enough for every reader to arrive while it runs
         return 42
 
     value = Deferred(compute)

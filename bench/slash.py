@@ -3,9 +3,12 @@
 Run: ``.venv/bin/python bench/slash.py`` (``--quick`` for fewer requests).
 
 Each app runs under uvicorn in its own child process (``--serve VARIANT``) on a free
-loopback port; this process drives it with ``httpx.AsyncClient``: signed ``/gpufit``
-requests (a fresh v0 signature each), timed from send to the HTTP response, which is the
-ack. Variants, each in both of Bolt's modes where it matters:
+loopback port, all of them at once; this process drives them with ``httpx.AsyncClient``:
+signed ``/gpufit`` requests (a fresh v0 signature each), timed from send to the HTTP
+response, which is the ack. The variants take turns in short slices (their order rotating
+from slice to slice), so a change in the machine's load, which on a shared VM moves a
+variant's p50 by ±30 % from one minute to the next, falls on all of them alike instead of
+on whichever was measured then. Variants, each in both of Bolt's modes where it matters:
 
 * ``bare`` / ``bare-pbr``: an ``AsyncApp`` whose ``/gpufit`` acks static text, default mode
   and ``process_before_response=True``, behind Bolt's Starlette adapter;
@@ -31,13 +34,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,14 +67,13 @@ _SERVED = {
     "gpufit-new": "gpufit",
     "gpufit-setup": "gpufit",
 }
-#: (concurrency, requests) per measurement; warmup requests are sent first and not counted.
-LOADS = ((1, 300), (32, 1500))
-QUICK_LOADS = ((1, 100), (32, 500))
-WARMUP = 30
-#: Warm-up questions are valid and none of the measured ones: gpufit-new's ask for 5,001-5,030
-#: hours (a duration is at most a year, 8,784 hours; measured: 1 to 1,800), gpufit-setup's for
-#: sequences of 7,049-7,078 tokens (measured: 2,049 to 3,848).
-WARMUP_START = 5_000
+#: (concurrency, requests, slices) per measurement: each variant's requests are sent in that
+#: many slices, the variants taking turns; warm-up requests are sent first and not counted.
+#: Why 10 and 5 slices: 30 requests keep a c=1 slice short (~0.1 s), and 300 keep a c=32
+#: slice mostly at full concurrency (its last ~32 requests run with fewer in flight).
+LOADS = ((1, 300, 10), (32, 1500, 5))
+QUICK_LOADS = ((1, 100, 5), (32, 500, 2))
+WARMUP = 64  # why: two requests on each of 32 connections
 EVENTS_PATH = "/slack/events"
 
 
@@ -138,7 +142,15 @@ def serve(variant: str, port: int, api_url: str, redis_url: str) -> None:
         services = build_services(settings)
         asgi = build_asgi(services, build_app(settings, services), metrics=services.metrics)
     config = uvicorn.Config(
-        asgi, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="off"
+        asgi,
+        host="127.0.0.1",
+        port=port,
+        log_config=None,
+        access_log=False,
+        lifespan="off",
+        # Why 120 s: the driver keeps its connections across slices, while the other
+        # variants take their turns (uvicorn's default closes them after 5 s idle).
+        timeout_keep_alive=120,
     )
     uvicorn.Server(config).run()
 
@@ -185,10 +197,12 @@ async def _wait_up(base: str, process: subprocess.Popen[bytes]) -> None:
 
 
 def _question(variant: str, i: int) -> str:
-    if variant == "gpufit-new":
-        return f"13B full finetune {i + 1} hours"
-    if variant == "gpufit-setup":
-        return f"13B full finetune seq {2_049 + i} 2 days"
+    """The ``i``-th question a variant is asked; ``i`` < 0: a warm-up question, none of the
+    measured ones, which repeat after 5,000 (then long gone from the answer cache)."""
+    if variant == "gpufit-new":  # 1 to 5,000 hours (at most a year, 8,784); warm-up 5,001+
+        return f"13B full finetune {5_000 - i if i < 0 else 1 + i % 5_000} hours"
+    if variant == "gpufit-setup":  # sequences of 2,049 to 7,048 tokens; warm-up 7,049+
+        return f"13B full finetune seq {7_048 - i if i < 0 else 2_049 + i % 5_000} 2 days"
     return QUESTION
 
 
@@ -201,35 +215,38 @@ def _answered(variant: str, response: httpx.Response) -> bool:
 
 
 async def _drive(
-    base: str, variant: str, concurrency: int, requests: int, hook: str, *, start_id: int = 0
+    clients: Sequence[httpx.AsyncClient],
+    variant: str,
+    requests: int,
+    hook: str,
+    *,
+    start_id: int = 0,
 ) -> tuple[list[float], int, float]:
-    """Send ``requests`` commands, ``concurrency`` at a time: (latencies, errors, wall s)."""
+    """Send ``requests`` commands, one at a time per client (so ``len(clients)`` at a time):
+    (latencies, errors, wall s)."""
     latencies: list[float] = []
     errors = 0
     next_id = 0
 
-    async def worker() -> None:
-        # One client (one keep-alive connection) per worker: a single httpx pool shared by
-        # 32 tasks spends more CPU on its own bookkeeping than the servers spend answering.
+    async def worker(http: httpx.AsyncClient) -> None:
         nonlocal next_id, errors
-        async with httpx.AsyncClient(base_url=base, timeout=30) as http:
-            while next_id < requests:
-                i = next_id
-                next_id += 1
-                body = command_body(_question(variant, start_id + i), response_url=hook)
-                headers = signed_headers(body, content_type=FORM)
-                start = time.perf_counter()
-                try:
-                    response = await http.post(EVENTS_PATH, content=body, headers=headers)
-                except httpx.HTTPError:
-                    response = None
-                # The round trip ends when the response has arrived (httpx has read its
-                # body); checking what it carries is the driver's work, not the server's.
-                latencies.append(time.perf_counter() - start)
-                errors += response is None or not _answered(variant, response)
+        while next_id < requests:
+            i = next_id
+            next_id += 1
+            body = command_body(_question(variant, start_id + i), response_url=hook)
+            headers = signed_headers(body, content_type=FORM)
+            start = time.perf_counter()
+            try:
+                response = await http.post(EVENTS_PATH, content=body, headers=headers)
+            except httpx.HTTPError:
+                response = None
+            # The round trip ends when the response has arrived (httpx has read its
+            # body); checking what it carries is the driver's work, not the server's.
+            latencies.append(time.perf_counter() - start)
+            errors += response is None or not _answered(variant, response)
 
     wall = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    await asyncio.gather(*(worker(http) for http in clients))
     wall = time.perf_counter() - wall
     return latencies, errors, wall
 
@@ -251,40 +268,100 @@ def _tail(log: Path) -> str:
     return log.read_text()[-3000:]
 
 
-async def measure_variant(
-    variant: str, fake: FakeSlack, redis_url: str, loads: tuple[tuple[int, int], ...], log: Path
-) -> list[Run]:
-    port = _free_port()
-    process = _start(variant, port, fake.api_url, redis_url, log)
-    base = f"http://127.0.0.1:{port}"
-    hook = fake.hook_url("bench")  # nothing is posted there unless an answer is late
-    counter = 0
-    runs = []
-    try:
+@dataclass
+class _Server:
+    """One variant's app, running, and the clients that drive it."""
+
+    variant: str
+    process: subprocess.Popen[bytes]
+    base: str
+    log: Path
+    #: One client (one keep-alive connection) per concurrent request, opened at the start
+    #: and kept: a single httpx pool shared by 32 tasks spends more CPU on its own
+    #: bookkeeping than the servers spend answering, and connecting anew each slice would
+    #: time TCP's connection set-up (its SYN retries cost ~1 s at c=32 here) with the acks.
+    clients: list[httpx.AsyncClient] = field(default_factory=list)
+    #: Requests sent so far: a new question's number (gpufit-new, gpufit-setup).
+    sent: int = 0
+
+
+async def _start_servers(
+    fake: FakeSlack, redis_url: str, tmp: Path, clients: int, stack: contextlib.AsyncExitStack
+) -> list[_Server]:
+    """Every variant's app, up, with ``clients`` connected clients, warmed up; stopped when
+    ``stack`` closes."""
+    servers: list[_Server] = []
+    for variant in VARIANTS:
+        log = tmp / f"{variant}.log"
+        port = _free_port()
+        server = _Server(
+            variant,
+            _start(variant, port, fake.api_url, redis_url, log),
+            f"http://127.0.0.1:{port}",
+            log,
+        )
+        stack.callback(_stop, server.process)
+        servers.append(server)
+    hook = fake.hook_url("bench")
+    for server in servers:
         try:
-            await _wait_up(base, process)
+            await _wait_up(server.base, server.process)
         except RuntimeError:
-            print(_tail(log))
+            print(_tail(server.log))
             raise
-        # Warm-up (not counted): connections, Bolt's auth.test, the catalog's index (so the
-        # warm-up questions must be valid ones: gpufit-new's used to ask for a million hours,
-        # were refused, and left the index to the first measured question).
-        await _drive(base, variant, 4, WARMUP, hook, start_id=WARMUP_START)
-        for concurrency, requests in loads:
-            cpu = _cpu_s(process.pid)
-            lat, errors, wall = await _drive(
-                base, variant, concurrency, requests, hook, start_id=counter
+        for _ in range(clients):
+            http = httpx.AsyncClient(base_url=server.base, timeout=30)
+            server.clients.append(await stack.enter_async_context(http))
+        # Warm-up (not counted): every client's connection, Bolt's auth.test, the catalog's
+        # index (so the warm-up questions must be valid ones: gpufit-new's used to ask for a
+        # million hours, were refused, and left the index to the first measured question).
+        await _drive(server.clients, server.variant, WARMUP, hook, start_id=-WARMUP)
+    return servers
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+async def measure(
+    servers: list[_Server], hook: str, loads: tuple[tuple[int, int, int], ...]
+) -> list[Run]:
+    """Every variant under every load, the variants taking turns slice by slice."""
+    runs = []
+    for concurrency, requests, slices in loads:
+        latencies: dict[str, list[float]] = {s.variant: [] for s in servers}
+        errors = dict.fromkeys(latencies, 0)
+        wall = dict.fromkeys(latencies, 0.0)
+        cpu = dict.fromkeys(latencies, 0.0)
+        for number in range(slices):
+            share = requests // slices + (number < requests % slices)
+            turn = number % len(servers)
+            for server in servers[turn:] + servers[:turn]:
+                before = _cpu_s(server.process.pid)
+                lat, failed, took = await _drive(
+                    server.clients[:concurrency], server.variant, share, hook, start_id=server.sent
+                )
+                cpu[server.variant] += _cpu_s(server.process.pid) - before
+                server.sent += share
+                latencies[server.variant] += lat
+                errors[server.variant] += failed
+                wall[server.variant] += took
+        for variant, lat in latencies.items():
+            runs.append(
+                Run(
+                    variant,
+                    concurrency,
+                    stats(lat),
+                    requests / wall[variant],
+                    errors[variant],
+                    cpu[variant] / requests,
+                )
             )
-            cpu = (_cpu_s(process.pid) - cpu) / requests
-            counter += requests
-            runs.append(Run(variant, concurrency, stats(lat), requests / wall, errors, cpu))
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
     return runs
 
 
@@ -304,16 +381,18 @@ async def main_async(quick: bool, rounds: int) -> int:
     with tempfile.TemporaryDirectory() as tmp, FakeSlack() as fake:
         redis = start_redis_server(Path(tmp) / "redis")
         try:
-            for round_ in range(1, rounds + 1):
-                # Variants alternate within a round so a change in machine load hits all.
-                print(f"round {round_}:", flush=True)
-                results: dict[tuple[str, int], Run] = {}
-                for variant in VARIANTS:
-                    log = Path(tmp) / f"{variant}.log"
-                    for run in await measure_variant(variant, fake, redis.url, loads, log):
+            async with contextlib.AsyncExitStack() as stack:
+                servers = await _start_servers(fake, redis.url, Path(tmp), high, stack)
+                hook = fake.hook_url("bench")  # nothing is posted there unless an answer is late
+                for round_ in range(1, rounds + 1):
+                    print(f"round {round_}:", flush=True)
+                    results: dict[tuple[str, int], Run] = {}
+                    for run in await measure(servers, hook, loads):
                         results[run.variant, run.concurrency] = run
-                        _print(run)
-                _verdict(results, low, high)
+                    for variant in VARIANTS:
+                        for concurrency, _, _ in loads:
+                            _print(results[variant, concurrency])
+                    _verdict(results, low, high)
         finally:
             redis.stop()
         late = fake.calls("hook")

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import json
 import time
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -151,9 +152,11 @@ JSON = "application/json"
 
 def request(body: str, content_type: str, **sign: Any) -> AsyncBoltRequest:
     """A signed Bolt request, as the HTTP adapter would build it."""
-    return AsyncBoltRequest(
-        body=body, headers=signed_headers(body, content_type=content_type, **sign)
-    )
+    # Bolt's headers are Dict[str, str | Sequence[str]]; a dict is invariant in its values.
+    headers: dict[str, str | Sequence[str]] = {
+        **signed_headers(body, content_type=content_type, **sign)
+    }
+    return AsyncBoltRequest(body=body, headers=headers)
 
 
 def settings_for(fake: FakeSlack, redis_url: str) -> Settings:

@@ -275,28 +275,21 @@ class LayoutSearch:
             hint = not fits and host_ram_gib is None and self.workload.offload is None
             self._store.made[key] = (strategy, rungs, first, hint)
             usable, gpus, gpus_per_node = key[0], key[1], key[2]
-            plan = self._plans[key] = Plan(
-                gpu_id=gpu.id,
-                gpus=gpus,
-                gpus_per_node=gpus_per_node,
-                nodes=-(-gpus // gpus_per_node),
-                strategy=strategy,
-                usable_gib=usable,
-                fits=fits,
-                source=self._store,
-                source_key=key,
+            nodes = -(-gpus // gpus_per_node)
+            plan = self._plans[key] = Plan.of(
+                gpu.id, gpus, gpus_per_node, nodes, strategy, usable, fits, self._store, key
             )
         elif plan.gpu_id != gpu.id:
-            plan = Plan(
-                gpu_id=gpu.id,
-                gpus=plan.gpus,
-                gpus_per_node=plan.gpus_per_node,
-                nodes=plan.nodes,
-                strategy=plan.strategy,
-                usable_gib=plan.usable_gib,
-                fits=plan.fits,
-                source=self._store,
-                source_key=key,
+            plan = Plan.of(
+                gpu.id,
+                plan.gpus,
+                plan.gpus_per_node,
+                plan.nodes,
+                plan.strategy,
+                plan.usable_gib,
+                plan.fits,
+                self._store,
+                key,
             )
         return plan
 

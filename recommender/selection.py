@@ -104,11 +104,12 @@ class PricedGroup:
 
     __slots__ = ("demoted", "econ", "late", "pair", "plan")
 
-    def __init__(self, workload: Workload, plan: Plan, econ: Economics, offer: Offer) -> None:
+    def __init__(self, plan: Plan, econ: Economics, offer: Offer, demoted: int) -> None:
+        """``demoted``: :func:`demoted` of the workload and ``plan``, as an int."""
         self.plan = plan
         self.econ = econ
         self.late = 0 if econ.meets_deadline else 1
-        self.demoted = int(demoted(workload, plan))
+        self.demoted = demoted
         self.pair = (offer.gpu_id, offer.provider)
 
 
@@ -152,7 +153,7 @@ def priced_offers(
             fast_fabric=fast,
             checkpoint_size_gib=ckpt,
         )
-        return PricedGroup(workload, plan, econ, offer)
+        return PricedGroup(plan, econ, offer, int(demoted(workload, plan)))
 
     best: dict[tuple[str, str, str, bool], Priced] = {}
     for offer in catalog.offers:
@@ -238,12 +239,13 @@ def select(
         econ = group.econ
         n = len(offers) if budget is None else _count_within(prices, budget, econ)
         feasible += n
-        counts.append(min(n, k))
+        counts.append(n if n < k else k)
         head: Priced = (econ.expected_cost_usd(prices[0]), offers[0], group)
-        heads.append((priced_key(head), head))
+        item = (priced_key(head), head)
+        heads.append(item)
         if n:
-            candidates.append(heads[number])
-            heap.append((heads[number][0], number, 0))
+            candidates.append(item)
+            heap.append((item[0], number, 0))
     heapq.heapify(heap)
     # Keys are unique (they end with the offer's provider, instance, region, zone and spot
     # flag, one offer per such zone), so the merge's order is the sort order.
@@ -293,8 +295,9 @@ def _indexed(
 ) -> list[tuple[PricedGroup, tuple[Offer, ...], tuple[float, ...]]] | None:
     """Per allowed group the job fits on: its economics and its zone winners in rank order.
     ``None`` when a group's storage term could blur the price order (then scan instead)."""
-    #: Per shape: its plan and the training hours on it (the same for every provider).
-    plans: dict[ShapeKey, tuple[Plan | None, float | None]] = {}
+    #: Per shape: its plan, the training hours on it (the same for every provider), and
+    #: whether it ranks after the plans without offload.
+    plans: dict[ShapeKey, tuple[Plan | None, float | None, int]] = {}
     econs: dict[tuple[str, bool, int, float | None], Economics] = {}
     ckpt = checkpoint_gib(workload)
     prefixes = workload.regions
@@ -322,13 +325,14 @@ def _indexed(
             prices = tuple(prices[i] for i in keep)
         shape = entry.shape
         if shape in plans:
-            plan, computed = plans[shape]
+            plan, computed, last = plans[shape]
         else:
             plan = _shape_plan(search, workload, offer, entry.gpu, shape)
-            computed = None
+            computed, last = None, 0
             if plan is not None:
                 computed = train_hours(workload, plan, link=entry.link, fast_fabric=entry.fast)
-            plans[shape] = plan, computed
+                last = int(demoted(workload, plan))
+            plans[shape] = plan, computed, last
         if plan is None:
             continue
         # Economics read of the plan only its node count: groups of one provider and spot
@@ -346,7 +350,7 @@ def _indexed(
         scale = econ.billed_hours * econ.nodes
         if not scale > 0 or econ.storage_usd > _MAX_STORAGE_RATIO * scale * prices[0]:
             return None
-        out.append((PricedGroup(workload, plan, econ, offer), offers, prices))
+        out.append((PricedGroup(plan, econ, offer, last), offers, prices))
     return out
 
 

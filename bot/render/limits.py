@@ -155,59 +155,66 @@ def _text_of(obj: Any) -> str:
 
 
 def _block_problems(i: int, block: Block) -> list[str]:
-    problems: list[str] = []
+    """Every limit block ``i`` breaks, as sentences naming it (empty: all kept)."""
     kind = block.get("type")
-    where = f"block {i} ({kind})"
+    problems = _problems_of(kind, block)
+    if problems:  # named only then: most blocks keep every limit
+        return [f"block {i} ({kind}): {problem}" for problem in problems]
+    return problems
+
+
+def _problems_of(kind: Any, block: Block) -> list[str]:
+    problems: list[str] = []
     block_id = block.get("block_id")
     if isinstance(block_id, str) and len(block_id) > ID_MAX:
-        problems.append(f"{where}: block_id longer than {ID_MAX}")
+        problems.append(f"block_id longer than {ID_MAX}")
     if kind == "section":
         text = block.get("text")
         fields = block.get("fields") or []
         if text is None and not fields:
-            problems.append(f"{where}: needs text or fields")
+            problems.append("needs text or fields")
         if text is not None and not 1 <= len(_text_of(text)) <= SECTION_TEXT_MAX:
-            problems.append(f"{where}: text must be 1-{SECTION_TEXT_MAX} chars")
+            problems.append(f"text must be 1-{SECTION_TEXT_MAX} chars")
         if len(fields) > FIELDS_MAX:
-            problems.append(f"{where}: more than {FIELDS_MAX} fields")
+            problems.append(f"more than {FIELDS_MAX} fields")
         for field in fields:
             if not 1 <= len(_text_of(field)) <= FIELD_TEXT_MAX:
-                problems.append(f"{where}: a field must be 1-{FIELD_TEXT_MAX} chars")
+                problems.append(f"a field must be 1-{FIELD_TEXT_MAX} chars")
         accessory = block.get("accessory")
         if isinstance(accessory, dict):
-            problems.extend(_element_problems(where, accessory))
+            problems.extend(_element_problems(accessory))
     elif kind == "header":
         if not 1 <= len(_text_of(block.get("text"))) <= HEADER_TEXT_MAX:
-            problems.append(f"{where}: text must be 1-{HEADER_TEXT_MAX} chars")
+            problems.append(f"text must be 1-{HEADER_TEXT_MAX} chars")
         if (block.get("text") or {}).get("type") != "plain_text":
-            problems.append(f"{where}: text must be plain_text")
+            problems.append("text must be plain_text")
     elif kind == "context":
         elements = block.get("elements") or []
         if not 1 <= len(elements) <= CONTEXT_ELEMENTS_MAX:
-            problems.append(f"{where}: needs 1-{CONTEXT_ELEMENTS_MAX} elements")
+            problems.append(f"needs 1-{CONTEXT_ELEMENTS_MAX} elements")
         for element in elements:
             if not 1 <= len(_text_of(element)) <= CONTEXT_TEXT_MAX:
-                problems.append(f"{where}: element text must be 1-{CONTEXT_TEXT_MAX} chars")
+                problems.append(f"element text must be 1-{CONTEXT_TEXT_MAX} chars")
     elif kind == "actions":
         elements = block.get("elements") or []
         if not 1 <= len(elements) <= ACTIONS_ELEMENTS_MAX:
-            problems.append(f"{where}: needs 1-{ACTIONS_ELEMENTS_MAX} elements")
+            problems.append(f"needs 1-{ACTIONS_ELEMENTS_MAX} elements")
         for element in elements:
-            problems.extend(_element_problems(where, element))
+            problems.extend(_element_problems(element))
     return problems
 
 
-def _element_problems(where: str, element: Block) -> list[str]:
+def _element_problems(element: Block) -> list[str]:
     problems: list[str] = []
     action_id = element.get("action_id")
     if isinstance(action_id, str) and len(action_id) > ID_MAX:
-        problems.append(f"{where}: action_id longer than {ID_MAX}")
+        problems.append(f"action_id longer than {ID_MAX}")
     if element.get("type") == "button":
         if not 1 <= len(_text_of(element.get("text"))) <= BUTTON_TEXT_MAX:
-            problems.append(f"{where}: button text must be 1-{BUTTON_TEXT_MAX} chars")
+            problems.append(f"button text must be 1-{BUTTON_TEXT_MAX} chars")
         value = element.get("value")
         if isinstance(value, str) and len(value) > BUTTON_VALUE_MAX:
-            problems.append(f"{where}: button value longer than {BUTTON_VALUE_MAX}")
+            problems.append(f"button value longer than {BUTTON_VALUE_MAX}")
     return problems
 
 

@@ -45,6 +45,9 @@ __all__ = [
     "smallest_layout",
 ]
 
+#: ``Offload.NONE``, read once: the searches compare every rung with it, and on Python 3.11
+#: each read of an Enum class attribute goes through EnumType.__getattr__'s hook (~0.1 µs).
+_NO_OFFLOAD = Offload.NONE
 #: GPU counts ``smallest_layout`` tries on one node before whole 8-GPU nodes.
 _SINGLE_NODE_COUNTS = (1, 2, 4, 8)
 _MULTI_NODE_LIMIT = 64
@@ -206,7 +209,7 @@ class LayoutSearch:
             # rungs, in the same order; reuse its figures when that one is known already.
             with_offload = self._rungs.get((gpus, gpus_per_node, True))
             if with_offload is not None:
-                kept = tuple(r for r in with_offload[0] if r[0].offload is Offload.NONE)
+                kept = tuple(r for r in with_offload[0] if r[0].offload is _NO_OFFLOAD)
                 found = (kept, min(r[1] for r in kept))
                 self._rungs[key] = found
         if found is None:
@@ -252,7 +255,7 @@ class LayoutSearch:
         # a rung without offload fits, not even the latter matters: the ladders with and
         # without offload rungs agree up to their first offload rung.
         first = self._first_rung(gpus, gpus_per_node, usable, host_ram_gib)
-        offload_free = first >= 0 and rungs[first][0].offload is Offload.NONE
+        offload_free = first >= 0 and rungs[first][0].offload is _NO_OFFLOAD
         key = (usable, gpus, gpus_per_node, first, offload_free or host_ram_gib is None)
         return self._plan_of(gpu, key, rungs, first, host_ram_gib)
 
@@ -428,7 +431,7 @@ class LayoutSearch:
                 multi_node=True,
                 host_ram_gib=host_ram_gib,
             )
-        offload_free = rungs[first][0].offload is Offload.NONE
+        offload_free = rungs[first][0].offload is _NO_OFFLOAD
         key = (usable, gpus_per_node, gpus_per_node, first, offload_free or host_ram_gib is None)
         return self._plan_of(gpu, key, rungs, first, host_ram_gib)
 

@@ -82,8 +82,8 @@ HOST_BUFFER_FACTOR = 1.5
 # ------------------------------------------------------------------ strategy
 
 # Enum members the per-rung arithmetic compares with, read once: on Python 3.11 every
-# attribute read on an Enum class goes through EnumType.__getattr__'s slot hook (~0.1 µs,
-# ~12 % of a rung's memory figures); 3.12 dropped the hook.
+# attribute read on an Enum class goes through EnumType.__getattr__'s slot hook (~0.1 µs
+# each, several per rung); 3.12 dropped the hook.
 _PARAMS, _NO_OFFLOAD = Offload.PARAMS, Offload.NONE
 
 _SHARDING_LABEL = {

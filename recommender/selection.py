@@ -375,6 +375,11 @@ def priced_key(priced: Priced) -> SortKey:
     )
 
 
+#: Read once (see :func:`demoted`, asked once per instance shape): on Python 3.11 each read of
+#: an Enum class attribute goes through EnumType.__getattr__'s hook (~0.1 µs).
+_NO_OFFLOAD = Offload.NONE
+
+
 def demoted(workload: Workload, plan: Plan) -> bool:
     """Whether a plan ranks after every plan without CPU offload (see
     :func:`recommender.ranking.rank`)."""
@@ -383,8 +388,3 @@ def demoted(workload: Workload, plan: Plan) -> bool:
         and workload.offload is None
         and plan.strategy.offload is not _NO_OFFLOAD
     )
-
-
-#: Read once (see :func:`demoted`, asked once per instance shape): on Python 3.11 each read of
-#: an Enum class attribute goes through EnumType.__getattr__'s hook (~0.1 µs).
-_NO_OFFLOAD = Offload.NONE

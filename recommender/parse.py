@@ -71,8 +71,8 @@ class _Rx:
 
 def _uncaptured(pattern: str) -> str:
     """``pattern`` with every capturing group, named or not, made non-capturing; what it
-    matches is unchanged. Raises ValueError when a group is left (a back-reference would
-    fail to compile instead: both loudly, at import)."""
+    matches is unchanged. (:class:`_Alternatives` checks that no group is left; a
+    back-reference would fail to compile there: both loudly, at import.)"""
     out: list[str] = []
     i, n, in_class = 0, len(pattern), False
     while i < n:
@@ -102,10 +102,7 @@ def _uncaptured(pattern: str) -> str:
             continue
         out.append(c)
         i += 1
-    result = "".join(out)
-    if re.compile(result).groups:
-        raise ValueError(f"a capturing group is left in {result!r}")
-    return result
+    return "".join(out)
 
 
 class _Alternatives:
@@ -123,6 +120,8 @@ class _Alternatives:
         # starts with its rule's own first character test, which the regex engine uses to
         # skip an alternative at once.
         self.any = re.compile("|".join(f"{_uncaptured(r.source)}()" for r in rules))
+        if self.any.groups != len(rules):
+            raise ValueError(f"a rule's pattern keeps a capturing group: {self.any.pattern!r}")
 
     def __call__(self, toks: Tokens, i: int, st: Draft) -> int:
         m = self.any.match(toks.text, toks.starts[i])

@@ -173,8 +173,15 @@ class TestUncaptured:
             assert (a and a.group()) == (b and b.group()), text
 
     def test_a_back_reference_fails_loudly(self) -> None:
+        """A rule whose pattern refers back to its own group cannot be stripped of it."""
         with pytest.raises(re.error):
-            parse._uncaptured(r"(?P<a>x)(?P=a)")
+            parse._Alternatives((parse._Rx(r"(?P<a>x)(?P=a)", lambda m, raw, draft: True),))
+
+    def test_a_group_left_fails_loudly(self) -> None:
+        """A group the stripping does not see (after a "[" in a comment, read as a class)
+        is caught by the count of the alternation's groups."""
+        with pytest.raises(ValueError, match="keeps a capturing group"):
+            parse._Alternatives((parse._Rx(r"(?#[)(x)", lambda m, raw, draft: True),))
 
 
 def _normalised_by_unicode(raw: str) -> str:

@@ -221,12 +221,7 @@ class Builder:
                     if spot is not None and spot < price:
                         spot_key = f"{instance_type}/{region}/{zone}"
                         if spot_key not in spots:
-                            template = shape.template
-                            spots[spot_key] = (
-                                self._offer(shape, spot, True, region, zone)
-                                if template is None
-                                else template.priced(spot, True, region, zone)
-                            )
+                            spots[spot_key] = self._offer(shape, spot, True, region, zone)
                 else:
                     add(shape, price_text, spot_text, region_text, zone)
             except RowError as exc:
@@ -393,21 +388,12 @@ class Builder:
             # Equal floats round equal: the rounding is only needed when the prices differ.
             if len(prices) == 1 or len(set(prices)) == 1 or len({round(p, 6) for p in prices}) == 1:
                 # One regional price repeated per zone (AWS): one offer for the region.
-                shape: Shape = zoned[0]
-                template = shape.template
-                if template is None:
-                    add(self._offer(shape, prices[0], False, region, ""))
-                else:
-                    add(template.priced(prices[0], False, region, ""))
+                add(self._offer(zoned[0], prices[0], False, region, ""))
             else:
                 # One offer per zone (the last row of a repeated zone wins, in first-seen order).
                 by_zone = dict(zip(zoned[1::3], zip(zoned[0::3], prices, strict=True), strict=True))
                 for zone, (shape, price) in by_zone.items():
-                    template = shape.template
-                    if template is None:
-                        add(self._offer(shape, price, False, region, zone))
-                    else:
-                        add(template.priced(price, False, region, zone))
+                    add(self._offer(shape, price, False, region, zone))
         result.extend(self._spot.values())
         return result
 

@@ -31,7 +31,12 @@ from recommender._draft import Draft, finish
 from recommender._scan import Tokens, clean, tokenize
 from recommender.errors import WorkloadError
 from recommender.gpus import normalize, try_normalize
-from recommender.models import infer_architecture, lookup_family, lookup_model
+from recommender.models import (
+    infer_architecture,
+    lookup_family,
+    lookup_model,
+    model_span_bound,
+)
 from recommender.workload import Method, Offload, Optimizer, Sharding, SpotPolicy, Workload
 
 __all__ = ["parse_workload"]
@@ -188,7 +193,7 @@ def _whole(value: float, low: float, high: float, raw: tuple[str, ...], what: st
 
 
 def _model_name(toks: Tokens, i: int, st: Draft) -> int:
-    for span in range(min(5, len(toks.norm) - i), 0, -1):
+    for span in range(model_span_bound(toks.norm[i : i + 5]), 0, -1):
         if span == 1 and (taken := _model_family(toks, i, st)):
             # A family word and a size say more than the word alone: "gpt2 1.5b" is GPT-2 XL,
             # though "gpt2" by itself names the 124M model.

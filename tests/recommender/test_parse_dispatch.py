@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recommender import _scan, parse
+from recommender import _scan, models, parse
 from recommender._draft import Draft
 from recommender.errors import WorkloadError
 from recommender.workload import Workload
@@ -200,3 +200,63 @@ class TestAsciiTokens:
     @pytest.mark.parametrize("raw", ["A_B", "1,000", "1,0000", ",", "x\t", "a b", "Ａ", "ß"])
     def test_edge_cases(self, raw: str) -> None:
         assert _scan._normalise(raw) == _normalised_by_unicode(raw)
+
+
+def _spelling_words() -> list[str]:
+    """The words of every known model's name and aliases, split at spaces and dashes too."""
+    words: set[str] = set()
+    for arch in models.KNOWN_MODELS:
+        for spelling in (arch.name, *arch.aliases):
+            words.update(spelling.lower().split())
+            words.update(re.split(r"[ \-]", spelling.lower()))
+    return sorted(w for w in words if w)
+
+
+_MODEL_WORDS = _spelling_words()
+_word = st.one_of(
+    st.sampled_from(_MODEL_WORDS),
+    st.sampled_from(["-hf", "-it", "instruct", "meta-", "meta-llama", "/", "x/", "2049", "13b"]),
+    st.text(alphabet="ab-./0123456789lmt", max_size=6),
+    st.text(max_size=4),
+)
+
+
+class TestModelSpanBound:
+    """``models.model_span_bound`` lets the parser skip runs of words that cannot spell a
+    known model; it must never skip one that does."""
+
+    @settings(max_examples=1000, deadline=None)
+    @given(st.lists(_word, min_size=1, max_size=5))
+    def test_no_longer_run_spells_a_model(self, words: list[str]) -> None:
+        bound = models.model_span_bound(words)
+        assert 0 <= bound <= len(words)
+        for n in range(bound + 1, len(words) + 1):
+            assert models.lookup_model(" ".join(words[:n])) is None, words[:n]
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(_word, min_size=1, max_size=5))
+    def test_a_key_is_its_words_keys_run_together(self, words: list[str]) -> None:
+        """What the bound stands on, for words without a "/"."""
+        if any("/" in w for w in words):
+            return
+        assert models._model_key(" ".join(words)) == "".join(map(models._model_key, words))
+
+    @pytest.mark.parametrize(
+        ("text", "spelled"),
+        [
+            ("llama 3.1 8b instruct now", 3),
+            ("llama-3.1-8b-instruct now", 1),
+            ("mistral 7b lora", 2),
+            ("meta-llama/llama-2-7b-hf qlora", 1),
+            ("x meta-llama/llama-2-7b-hf", 2),
+        ],
+    )
+    def test_the_bound_keeps_the_runs_that_spell_one(self, text: str, spelled: int) -> None:
+        words = text.split()
+        assert models.model_span_bound(words) >= spelled
+        assert models.lookup_model(" ".join(words[:spelled])) is not None
+
+    def test_the_bound_rules_out_the_usual_question(self) -> None:
+        """None of a usual question's words starts a known spelling, so none is looked up."""
+        words = _scan.tokenize("13B full finetune seq 2049 2 days").norm
+        assert [models.model_span_bound(words[i : i + 5]) for i in range(len(words))] == [0] * 7

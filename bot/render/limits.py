@@ -17,6 +17,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from recommender.jsontext import compact_json
+
 __all__ = [
     "Block",
     "Message",
@@ -68,14 +70,14 @@ class Message:
         ``response_type``, ``blocks`` when there are any): the value Bolt's
         ``ack(response_type=..., **message.kwargs())`` sends, without serializing the blocks a
         second time when :func:`fit_message` did already."""
-        head = f'{{"text":{_COMPACT_JSON.encode(self.text)},'
-        head += f'"response_type":{_COMPACT_JSON.encode(response_type)}'
+        head = f'{{"text":{compact_json(self.text)},'
+        head += f'"response_type":{compact_json(response_type)}'
         if not self.blocks:
             body = head + "}"
         else:
             blocks = self.blocks_json
             if blocks is None:
-                blocks = _COMPACT_JSON.encode(list(self.blocks))
+                blocks = compact_json(self.blocks)
             body = f'{head},"blocks":{blocks}}}'
         if not body.isascii():
             try:
@@ -123,14 +125,9 @@ def text_size(blocks: Sequence[Block]) -> int:
     return sum(len(t) for b in blocks for t in _texts(b))
 
 
-#: ``json.dumps(..., ensure_ascii=False, separators=(",", ":"))``, built once (dumps builds an
-#: encoder per call when given options).
-_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-
-
 def payload_size(blocks: Sequence[Block]) -> int:
     """Length of the serialized ``blocks`` (non-ASCII counted as characters, not escapes)."""
-    return len(_COMPACT_JSON.encode(list(blocks)))
+    return len(compact_json(blocks))
 
 
 def _too_big(blocks: Sequence[Block]) -> bool:
@@ -139,7 +136,7 @@ def _too_big(blocks: Sequence[Block]) -> bool:
 
 def _measured(blocks: Sequence[Block]) -> tuple[bool, str]:
     """Whether ``blocks`` are over a size budget, and their compact JSON."""
-    payload = _COMPACT_JSON.encode(list(blocks))
+    payload = compact_json(blocks)
     size = len(payload)
     if size > PAYLOAD_BUDGET:
         return True, payload

@@ -167,7 +167,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     import asyncio
 
     from bot.logs import configure_logging
-    from bot.server import serve
+    from bot.server import event_loop_factory, serve
     from bot.services import build_services
 
     settings = Settings.from_env()
@@ -182,7 +182,8 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
             if services.store is not None:
                 await services.store.aclose()
 
-    asyncio.run(_serve())
+    with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
+        runner.run(_serve())
     return EXIT_OK
 
 

@@ -4,12 +4,13 @@ Run: ``.venv/bin/python bench/slash.py`` (``--quick`` for fewer requests).
 
 Each app runs under uvicorn in its own child process (``--serve VARIANT``) on a free
 loopback port, all of them at once, on the event loop and HTTP parser uvicorn picks (uvloop
-and httptools, gpufit's dependencies, as ``gpufit serve`` runs); this process drives them with ``httpx.AsyncClient``:
-signed ``/gpufit`` requests (a fresh v0 signature each), timed from send to the HTTP
-response, which is the ack. The variants take turns in short slices (their order rotating
-from slice to slice), so a change in the machine's load, which on a shared VM moves a
-variant's p50 by ±30 % from one minute to the next, falls on all of them alike instead of
-on whichever was measured then. Variants, each in both of Bolt's modes where it matters:
+and httptools, gpufit's dependencies, as ``gpufit serve`` runs); this process drives them
+with ``httpx.AsyncClient``: signed ``/gpufit`` requests (a fresh v0 signature each), timed
+from send to the HTTP response, which is the ack. The variants take turns in short slices
+(their order rotating from slice to slice), so a change in the machine's load, which on a
+shared VM moves a variant's p50 by ±30 % from one minute to the next, falls on all of them
+alike instead of on whichever was measured then. Variants, each in both of Bolt's modes
+where it matters:
 
 * ``bare`` / ``bare-pbr``: an ``AsyncApp`` whose ``/gpufit`` acks static text, default mode
   and ``process_before_response=True``, behind Bolt's Starlette adapter;

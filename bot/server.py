@@ -235,9 +235,14 @@ def event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
+def _loop_name() -> str:
+    """The running event loop's package (``uvloop`` or ``asyncio``), for the start-up log."""
+    return type(asyncio.get_running_loop()).__module__.split(".")[0]
+
+
 def _stack() -> str:
     """The event loop and HTTP parser this process serves with, for the start-up log."""
-    loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
+    loop = _loop_name()
     try:
         import httptools  # noqa: F401
     except ImportError:  # pragma: no cover - an install without it
@@ -302,7 +307,12 @@ async def _serve(settings: Settings, services: Services, *, socket_mode: bool) -
         return bool(await socket.client.is_connected())
 
     await socket.connect_async()  # type: ignore[no-untyped-call]
-    logger.info("connected to Slack in Socket Mode; health on %s:%s", settings.host, settings.port)
+    logger.info(
+        "connected to Slack in Socket Mode (%s event loop); health on %s:%s",
+        _loop_name(),
+        settings.host,
+        settings.port,
+    )
     try:
         asgi = build_asgi(
             services, None, connected=connected, metrics=services.metrics, draining=drain

@@ -103,12 +103,17 @@ async def _readyz(http: httpx.AsyncClient, url: str) -> httpx.Response | None:
 
 @pytest.fixture
 async def served(
-    socket_settings: Settings, services: Services, sigterm_seen: list[int]
+    socket_settings: Settings,
+    services: Services,
+    sigterm_seen: list[int],
+    caplog: pytest.LogCaptureFixture,
 ) -> AsyncIterator[str]:
     """``serve(socket_mode=True)`` running on the test loop, ready; its health base URL.
 
     Stopped the way production stops: SIGTERM (drain), then a second SIGTERM (stop now).
+    Its start-up log is captured (``caplog``).
     """
+    caplog.set_level(logging.INFO, logger="bot.server")
     task = asyncio.create_task(serve(socket_settings, services, socket_mode=True))
     url = f"http://127.0.0.1:{socket_settings.port}"
     async with httpx.AsyncClient() as http:
@@ -150,6 +155,18 @@ class TestConnection:
         assert response.status_code == 200
         assert response.json()["checks"] == {"redis": True, "prices": True, "socket": True}
         assert health.status_code == 200
+
+    async def test_the_start_up_log_names_the_event_loop(
+        self, served: str, socket_settings: Settings, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """As HTTP mode's does: here the test's own loop (``gpufit serve`` runs on uvloop)."""
+        loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
+        where = f"{socket_settings.host}:{socket_settings.port}"
+        started = [r.getMessage() for r in caplog.get_records("setup")]  # in the fixture
+        connected = [m for m in started if "in Socket Mode" in m]
+        assert connected == [
+            f"connected to Slack in Socket Mode ({loop} event loop); health on {where}"
+        ]
 
     async def test_socket_mode_serves_no_slack_route_over_http(self, served: str) -> None:
         """In Socket Mode Slack traffic arrives only on the socket: POST /slack/events is 404."""

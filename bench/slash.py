@@ -131,6 +131,7 @@ def serve(variant: str, port: int, api_url: str, redis_url: str) -> None:
         from bot.server import build_asgi
         from bot.services import build_services
         from bot.settings import Settings
+        from bot.verify import SignatureVerifier
 
         settings = Settings(
             slack_bot_token=SecretStr("xoxb-bench"),
@@ -142,7 +143,12 @@ def serve(variant: str, port: int, api_url: str, redis_url: str) -> None:
         )
         configure_logging(settings)  # as `gpufit serve` does (stderr goes to /dev/null)
         services = build_services(settings)
-        asgi = build_asgi(services, build_app(settings, services), metrics=services.metrics)
+        asgi = build_asgi(
+            services,
+            build_app(settings, services),
+            verifier=SignatureVerifier(SecretStr(SECRET)),
+            metrics=services.metrics,
+        )
     config = uvicorn.Config(
         asgi,
         host="127.0.0.1",

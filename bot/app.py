@@ -12,7 +12,7 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.listeners import register
 from bot.listeners.errors import handle_error
-from bot.middleware import bind_log_context, dedupe_events, inject
+from bot.middleware import bind_log_context, dedupe_events, inject, mark_verified
 from bot.services import Services
 from bot.settings import Settings, SettingsError
 
@@ -44,6 +44,7 @@ def build_app(settings: Settings, services: Services) -> AsyncApp:
         # runs after it in services.background.
         process_before_response=True,
     )
+    app.use(mark_verified())  # first: the error handler answers only marked requests
     app.use(bind_log_context())
     app.use(inject(services, top=settings.top))
     app.use(dedupe_events(services.redis))

@@ -1,7 +1,9 @@
 """Bolt middleware: what every request passes through after Bolt's own checks.
 
 Bolt verifies the signature (HTTP mode) and authorizes before any of these run, so a forged
-request never reaches Redis or a listener.
+request never reaches Redis or a listener. The first of them marks the request verified
+(:data:`VERIFIED`); the error handler answers only marked requests, so a request whose
+verification raised (rather than failed) never makes gpufit post anywhere.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from bot.services import Services
 
 __all__ = [
     "EVENT_CLAIM_TTL_S",
+    "VERIFIED",
     "bind_log_context",
     "dedupe_events",
     "event_claim_key",
     "inject",
+    "mark_verified",
 ]
 
 logger = logging.getLogger(__name__)
@@ -36,6 +40,11 @@ Next = Callable[[], Awaitable[BoltResponse]]
 EVENT_CLAIM_TTL_S = 3600
 
 
+#: Context key set once Bolt's signature check (HTTP) or Socket Mode's connection vouched for
+#: the request; nothing acts on a body without it.
+VERIFIED = "gpufit_verified"
+
+
 def event_claim_key(event_id: str) -> str:
     return f"gpufit:evt:{event_id}"
 
@@ -43,6 +52,20 @@ def event_claim_key(event_id: str) -> str:
 # The middlewares are AsyncMiddleware classes, not functions: Bolt calls a function
 # middleware with keyword arguments built per call (about thirty candidates, the payload parsed
 # eight ways), a class with the request itself.
+
+
+class _MarkVerified(AsyncMiddleware):
+    async def async_process(
+        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
+    ) -> BoltResponse | None:
+        req.context[VERIFIED] = True
+        await next()
+        return None
+
+
+def mark_verified() -> AsyncMiddleware:
+    """Mark the request verified; registered first, so it runs right after Bolt's checks."""
+    return _MarkVerified()
 
 
 class _Inject(AsyncMiddleware):

@@ -1,8 +1,9 @@
 """``gpufit serve``: the Slack app over HTTP (ASGI + uvicorn) or Socket Mode.
 
-HTTP routes: ``POST /slack/events`` (commands, events and interactivity; a body over
-:data:`MAX_BODY_BYTES` is refused with 413 before it is parsed; Bolt verifies the signature
-and rejects unsigned, forged or replayed requests with 401 before any listener runs),
+HTTP routes: ``POST /slack/events`` (commands, events and interactivity). A request whose
+signature headers are missing, malformed or stale gets 401 before its body is read; a body
+over :data:`MAX_BODY_BYTES` gets 413; a body whose signature does not match gets 401. Only
+then does Bolt see it (and verify it again).
 ``GET /healthz`` (the process is up) and ``GET /readyz`` (Redis answers and a price
 snapshot is loaded; in Socket Mode also: the socket is connected). Socket Mode serves only
 the two health routes over HTTP.
@@ -38,6 +39,7 @@ from bot.app import build_app
 from bot.metrics import Metrics, RequestKind, metrics_asgi_app
 from bot.services import Services
 from bot.settings import Settings, SettingsError
+from bot.verify import SignatureVerifier
 from recommender import GpufitError
 
 __all__ = [
@@ -166,13 +168,17 @@ def build_asgi(
     services: Services,
     app: AsyncApp | None,
     *,
+    verifier: SignatureVerifier | None = None,
     connected: Callable[[], Awaitable[bool]] | None = None,
     metrics: Metrics | None = None,
     draining: Callable[[], bool] | None = None,
 ) -> Starlette:
     """The ASGI app: Slack's route (when ``app`` is given), the health routes and, with
     ``metrics``, ``/metrics`` (the HTTP response to Slack is the ack, so its latency is timed
-    here, by request kind). While ``draining()`` is true, ``/readyz`` answers 503."""
+    here, by request kind). While ``draining()`` is true, ``/readyz`` answers 503.
+
+    Slack's route needs ``verifier``: every request is verified here, before Bolt parses it.
+    """
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -192,13 +198,19 @@ def build_asgi(
         Route("/readyz", readyz, methods=["GET"]),
     ]
     if app is not None:
+        if verifier is None:
+            raise ValueError("Slack's route needs a SignatureVerifier")
         handler = AsyncSlackRequestHandler(app)
 
         async def events(request: Request) -> Response:
+            if not verifier.headers_ok(request.headers, time.time()):
+                return PlainTextResponse("invalid request", status_code=401)
             capped = await _capped(request, MAX_BODY_BYTES)
             if capped is None:
                 return PlainTextResponse("Request body too large", status_code=413)
             request = capped
+            if not verifier.verify(request.headers, await request.body(), time.time()):
+                return PlainTextResponse("invalid request", status_code=401)
             if metrics is None:
                 response: Response = await handler.handle(request)
                 return response
@@ -292,7 +304,13 @@ async def _serve(settings: Settings, services: Services, *, socket_mode: bool) -
             EVENTS_PATH,
             _stack(),
         )
-        asgi = build_asgi(services, app, metrics=services.metrics, draining=drain)
+        asgi = build_asgi(
+            services,
+            app,
+            verifier=SignatureVerifier(settings.slack_signing_secret),
+            metrics=services.metrics,
+            draining=drain,
+        )
         await _uvicorn(settings, asgi, drain).serve()
         return
     if settings.slack_app_token is None:

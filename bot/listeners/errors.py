@@ -2,7 +2,9 @@
 
 ``WorkloadError`` → "Didn't understand: … Try: …"; any other ``GpufitError`` → its own
 message and hint; anything else is a bug: logged with an incident id, answered with a generic
-apology carrying that id. Never a traceback in Slack.
+apology carrying that id. Never a traceback in Slack. A request that never passed
+verification (``bot.middleware.VERIFIED`` unset) is not answered at all: its
+``response_url`` and channel are an attacker's to choose.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.middleware import VERIFIED
 from bot.render.blocks import render_apology, render_notice, render_problem
 from bot.render.limits import Message
 from recommender import GpufitError, WorkloadError
@@ -76,8 +79,16 @@ async def handle_error(
     body: dict[str, Any],
     respond: AsyncRespond | None,
     client: AsyncWebClient,
+    context: dict[str, Any] | None = None,
 ) -> None:
-    """Tell the user what went wrong, where they asked (ephemeral, or in the thread)."""
+    """Tell the user what went wrong, where they asked (ephemeral, or in the thread).
+
+    Bolt passes ``context``; work reported after the ack passes none, having run only for a
+    request a listener already took (and so verified).
+    """
+    if context is not None and not context.get(VERIFIED):
+        logger.warning("unverified request failed (%s); not answered", type(error).__name__)
+        return
     message = failure_message(error)
     try:
         await _deliver(body, respond, client, message)

@@ -19,12 +19,15 @@ from pydantic import SecretStr
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from bot.settings import Settings
+from bot.verify import SignatureVerifier
 from tests.fake_slack import BOT_USER_ID, TEAM_ID, FakeSlack
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 USER_ID = "U0ALICE"
 CHANNEL_ID = "C0TEAM"
 APP_ID = "A0GPUFIT"
+#: What ``gpufit serve`` builds from SLACK_SIGNING_SECRET for its Slack route.
+VERIFIER = SignatureVerifier(SecretStr(SECRET))
 
 
 def signed_headers(

@@ -15,7 +15,14 @@ from bot.server import EVENTS_PATH, build_asgi, request_kind
 from bot.services import Services
 from bot.settings import Settings
 from tests.asgi_server import serving
-from tests.bot.slack_requests import FORM, JSON, command_body, mention_body, signed_headers
+from tests.bot.slack_requests import (
+    FORM,
+    JSON,
+    VERIFIER,
+    command_body,
+    mention_body,
+    signed_headers,
+)
 from tests.fake_slack import FakeSlack
 
 
@@ -30,7 +37,7 @@ async def metered_url(
 ) -> AsyncIterator[str]:
     metered = replace(services, metrics=metrics)
     app: AsyncApp = build_app(settings, metered)
-    async with serving(build_asgi(metered, app, metrics=metrics)) as url:
+    async with serving(build_asgi(metered, app, verifier=VERIFIER, metrics=metrics)) as url:
         yield url
 
 

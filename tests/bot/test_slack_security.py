@@ -72,6 +72,21 @@ class TestSignatures:
         assert fake_slack.calls() == []
         assert services.answers.hits + services.answers.misses == 0  # no question looked up
 
+    @pytest.mark.parametrize("timestamp", ["abc", "", "1e10", "9" * 400])
+    async def test_a_malformed_timestamp_never_reaches_the_error_handler_s_post(
+        self, app: AsyncApp, fake_slack: FakeSlack, services: Services, timestamp: str
+    ) -> None:
+        """Bolt's verifier raises on a timestamp that is not an integer; the error handler
+        then sees an unverified body. It must not post to that body's response_url or
+        channel (the ASGI route refuses such requests earlier; this is the second wall)."""
+        for body, content_type in _types(fake_slack):
+            headers = signed_headers(body, content_type=content_type)
+            headers["x-slack-request-timestamp"] = timestamp
+            response = await app.async_dispatch(AsyncBoltRequest(body=body, headers=headers))
+            assert response.status in (401, 500)
+        assert fake_slack.calls() == []
+        assert services.answers.hits + services.answers.misses == 0
+
     async def test_a_tampered_body_is_rejected(
         self, app: AsyncApp, fake_slack: FakeSlack, services: Services
     ) -> None:

@@ -26,6 +26,7 @@ from tests.bot.slack_requests import (
     FORM,
     JSON,
     SECRET,
+    VERIFIER,
     command_body,
     mention_body,
     signed_headers,
@@ -37,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 async def base_url(app: AsyncApp, services: Services) -> AsyncIterator[str]:
-    async with serving(build_asgi(services, app)) as url:
+    async with serving(build_asgi(services, app, verifier=VERIFIER)) as url:
         yield url
 
 
@@ -244,7 +245,9 @@ async def _draining(
 ) -> AsyncIterator[tuple[str, asyncio.Task[None]]]:
     """``build_asgi`` behind a :class:`DrainingServer` on a free port, as ``serve`` wires it."""
     servers: list[DrainingServer] = []
-    asgi = build_asgi(services, app, draining=lambda: any(s.draining for s in servers))
+    asgi = build_asgi(
+        services, app, verifier=VERIFIER, draining=lambda: any(s.draining for s in servers)
+    )
     port = free_port()
     config = uvicorn.Config(asgi, host="127.0.0.1", port=port, log_config=None, lifespan="off")
     server = DrainingServer(config, drain_grace_s=grace_s)

@@ -32,7 +32,7 @@ from bot.settings import Settings
 from recommender.feeds.cache import RedisSnapshots
 from recommender.feeds.fetch import FetchTimeouts, RetryPolicy, make_client
 from recommender.feeds.store import FeedSource, PriceStore, RefreshOutcome
-from tests.bot.slack_requests import settings_for
+from tests.bot.slack_requests import VERIFIER, settings_for
 from tests.fake_slack import FakeSlack
 from tests.feeds.conftest import FeedServer, Route, fixture_bytes
 from tests.reliability.conftest import (
@@ -74,7 +74,7 @@ class Asker:
 @asynccontextmanager
 async def app_on(services: Services, settings: Settings, fake: FakeSlack) -> AsyncIterator[Asker]:
     async with (
-        serving(build_asgi(services, build_app(settings, services))) as url,
+        serving(build_asgi(services, build_app(settings, services), verifier=VERIFIER)) as url,
         httpx.AsyncClient(timeout=30) as http,
     ):
         yield Asker(http, url, fake)

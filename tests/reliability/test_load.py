@@ -18,7 +18,7 @@ import pytest
 from bot.app import build_app
 from bot.server import build_asgi
 from bot.services import build_services
-from tests.bot.slack_requests import settings_for
+from tests.bot.slack_requests import VERIFIER, settings_for
 from tests.fake_slack import FakeSlack
 from tests.reliability.conftest import post_command, serving
 
@@ -64,7 +64,9 @@ class TestLoad:
 
         try:
             app = build_app(settings, services)
-            async with serving(build_asgi(services, app, metrics=services.metrics)) as url:
+            async with serving(
+                build_asgi(services, app, verifier=VERIFIER, metrics=services.metrics)
+            ) as url:
                 await asyncio.gather(*(client(url) for _ in range(CONCURRENCY)))
                 late = {
                     f"hook:r{i}" for i, r in acks.items() if "Working on it" in r.json()["text"]

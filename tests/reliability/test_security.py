@@ -15,14 +15,17 @@ from collections.abc import AsyncIterator, Callable
 import httpx
 import pytest
 import redis.asyncio as aioredis
+from pydantic import SecretStr
 
 from bot.app import build_app
 from bot.catalog import bundled_catalog
 from bot.server import EVENTS_PATH, MAX_BODY_BYTES, build_asgi
 from bot.services import Services, build_web_client, static_catalog
+from bot.verify import SignatureVerifier
 from tests.bot.slack_requests import (
     FORM,
     JSON,
+    SECRET,
     command_body,
     mention_body,
     settings_for,
@@ -53,7 +56,10 @@ async def services(fake_slack: FakeSlack, redis_url: str) -> AsyncIterator[Servi
 @pytest.fixture
 async def base_url(fake_slack: FakeSlack, redis_url: str, services: Services) -> AsyncIterator[str]:
     settings = settings_for(fake_slack, redis_url)
-    async with serving(build_asgi(services, build_app(settings, services))) as url:
+    verifier = SignatureVerifier(SecretStr(SECRET))
+    async with serving(
+        build_asgi(services, build_app(settings, services), verifier=verifier)
+    ) as url:
         yield url
 
 
@@ -135,6 +141,51 @@ class TestRefusedRequests:
         assert response.status_code == 401
         assert _nothing_ran(fake_slack, services)
 
+    @pytest.mark.parametrize(
+        ("timestamp", "signature"),
+        [
+            pytest.param("abc", None, id="timestamp not a number"),
+            pytest.param("", None, id="timestamp empty"),
+            pytest.param("1e10", None, id="timestamp in exponent form"),
+            pytest.param("9" * 400, None, id="timestamp of 400 digits"),
+            pytest.param("١٧٠٠٠٠٠٠٠٠", None, id="timestamp in non-ASCII digits"),
+            pytest.param(None, "v0=" + "é" * 64, id="signature not ASCII"),
+            pytest.param(None, "v1=" + "0" * 64, id="signature of another version"),
+        ],
+    )
+    @pytest.mark.parametrize("kind", ["command", "event"])
+    async def test_malformed_signature_headers_never_make_the_bot_post(
+        self,
+        base_url: str,
+        fake_slack: FakeSlack,
+        services: Services,
+        timestamp: str | None,
+        signature: str | None,
+        kind: str,
+    ) -> None:
+        """The critical hole: a malformed timestamp or a non-ASCII signature made Bolt's
+        verifier raise, and the error handler then posted to the unverified body's
+        response_url or channel. Now such a request is 401 and nothing is posted anywhere."""
+        if kind == "command":
+            body = command_body("13B lora 1 day", response_url=fake_slack.hook_url("attack"))
+            content_type = FORM
+        else:
+            body = mention_body("13B lora 1 day", event_id="EvAttack", ts="1700000000.000100")
+            content_type = JSON
+        headers = signed_headers(body, content_type=content_type)
+        if timestamp is not None:
+            headers["x-slack-request-timestamp"] = timestamp
+        if signature is not None:
+            headers["x-slack-signature"] = signature
+        encoded = {k: v.encode() for k, v in headers.items()}  # raw bytes: any header value
+        async with httpx.AsyncClient() as http:
+            for _ in range(3):
+                response = await http.post(
+                    base_url + EVENTS_PATH, content=body, headers=list(encoded.items())
+                )
+                assert response.status_code == 401
+        assert _nothing_ran(fake_slack, services)
+
     async def test_a_replayed_event_is_401(
         self, base_url: str, fake_slack: FakeSlack, services: Services
     ) -> None:
@@ -146,18 +197,21 @@ class TestRefusedRequests:
         assert response.status_code == 401
         assert _nothing_ran(fake_slack, services)
 
-    @pytest.mark.parametrize("signed", [True, False], ids=["signed", "unsigned"])
-    async def test_a_1_mb_body_is_413(
-        self, base_url: str, fake_slack: FakeSlack, services: Services, signed: bool
+    @pytest.mark.parametrize(
+        ("signed", "status"), [(True, 413), (False, 401)], ids=["signed", "unsigned"]
+    )
+    async def test_a_1_mb_body_is_refused_unread(
+        self, base_url: str, fake_slack: FakeSlack, services: Services, signed: bool, status: int
     ) -> None:
-        """A body over the cap is refused with 413 before it is verified or parsed, even
-        when its signature is right; no listener runs."""
+        """A body over the cap is refused before it is parsed: 401 when the signature
+        headers are missing (checked before the body is read), 413 when they look right; no
+        listener runs."""
         body = _oversized(fake_slack)
         assert len(body) > MAX_BODY_BYTES
         headers = signed_headers(body, content_type=FORM) if signed else {"content-type": FORM}
         async with httpx.AsyncClient() as http:
             response = await http.post(base_url + EVENTS_PATH, content=body, headers=headers)
-        assert response.status_code == 413
+        assert response.status_code == status
         assert _nothing_ran(fake_slack, services)
 
     async def test_a_chunked_body_over_the_cap_is_413(

@@ -11,7 +11,7 @@ and an addition. :mod:`recommender.ranking` ranks what comes out.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from recommender.billing import BillingRule, rule_for
 from recommender.costing import Economics, checkpoint_gib, economics
@@ -31,8 +31,7 @@ _Shape = tuple[str, int, IntraNode, bool, float | None]
 _Group = tuple[str, int, IntraNode | None, Fabric, float | None, str, bool]
 
 
-@dataclass(frozen=True, slots=True)
-class Priced:
+class Priced(NamedTuple):
     """An offer the job fits on, with its plan and what the run costs on it."""
 
     offer: Offer

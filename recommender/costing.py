@@ -17,6 +17,7 @@ from recommender.model_states import lora_params
 from recommender.offers import Offer, SourceInfo
 from recommender.throughput import tokens_per_hour, train_hours
 from recommender.topology import Plan
+from recommender.units import hours_text
 from recommender.workload import Offload, Optimizer, Precision, Workload
 
 __all__ = [
@@ -27,10 +28,7 @@ __all__ = [
     "caveats_of_source",
     "checkpoint_gib",
     "economics",
-    "economics_of_hours",
-    "fmt_hours",
     "price_option",
-    "source_caveats",
 ]
 
 # Prices older than this get a caveat: cloud GPU list prices move weekly, spot prices hourly.
@@ -152,29 +150,13 @@ def economics(
     fast_fabric: bool,
     checkpoint_size_gib: float | None = None,
 ) -> Economics:
-    """Hours, billed hours, storage and spot overhead of ``plan`` under ``rule``.
+    """Hours, billed hours, storage and spot overhead of ``plan`` under ``rule``: what every
+    offer of one instance shape from one provider, on-demand or spot alike, shares.
 
     ``checkpoint_size_gib`` is :func:`checkpoint_gib` of the workload (pass it when pricing
     many shapes for one workload; it is computed when omitted).
     """
     computed = train_hours(workload, plan, link=link, fast_fabric=fast_fabric)
-    return economics_of_hours(
-        workload, plan, computed, rule=rule, spot=spot, checkpoint_size_gib=checkpoint_size_gib
-    )
-
-
-def economics_of_hours(
-    workload: Workload,
-    plan: Plan,
-    computed: float | None,
-    *,
-    rule: BillingRule,
-    spot: bool,
-    checkpoint_size_gib: float | None = None,
-) -> Economics:
-    """:func:`economics` given ``computed`` = :func:`~recommender.throughput.train_hours` of
-    the plan on its link and fabric (``None`` without a token budget), which every provider
-    of one instance shape shares. Of the plan only its node count is read."""
     nodes = plan.nodes
     hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
     ckpt = checkpoint_gib(workload) if checkpoint_size_gib is None else checkpoint_size_gib
@@ -213,7 +195,7 @@ def price_option(
     """Price running ``workload`` on ``plan.nodes`` instances of ``offer``.
 
     ``econ`` is :func:`economics` for this plan, provider and spot flag when the caller has
-    it already; it is computed otherwise. ``extra_caveats`` (e.g. :func:`source_caveats`)
+    it already; it is computed otherwise. ``extra_caveats`` (e.g. :func:`caveats_of_source`)
     follow the option's own.
     """
     gpu = get_gpu(offer.gpu_id)
@@ -246,14 +228,6 @@ def price_option(
     )
 
 
-def fmt_hours(hours: float) -> str:
-    if hours < 1:
-        return f"{hours * 60:.0f} min"
-    if hours < 48:
-        return f"{hours:.1f} h"
-    return f"{hours / 24:.1f} days"
-
-
 def _caveats(
     workload: Workload, offer: Offer, plan: Plan, econ: Economics, gpu: GpuSpec, rule: BillingRule
 ) -> tuple[Caveat, ...]:
@@ -261,13 +235,13 @@ def _caveats(
     out: list[Caveat] = []
     if econ.spot is not None:
         s = econ.spot
-        every = fmt_hours(s.checkpoint_interval_hours)
+        every = hours_text(s.checkpoint_interval_hours)
         out.append(
             Caveat(
                 CaveatKind.PREEMPTION,
                 Severity.WARN,
                 f"spot: ~{s.expected_interruptions:.1f} preemptions expected "
-                f"(MTBF {fmt_hours(s.mtbf_hours)}); checkpoint every {every} "
+                f"(MTBF {hours_text(s.mtbf_hours)}); checkpoint every {every} "
                 f"({s.checkpoint_gib:.0f} GiB, ~{s.checkpoint_write_s:.0f} s to write); "
                 f"+{s.overhead_frac * 100:.1f} % expected overhead",
             )
@@ -339,7 +313,7 @@ def _caveats(
             Caveat(
                 CaveatKind.DEADLINE,
                 Severity.WARN,
-                f"finishes in ~{fmt_hours(wall)}, past the {fmt_hours(workload.deadline_hours)} "
+                f"finishes in ~{hours_text(wall)}, past the {hours_text(workload.deadline_hours)} "
                 "deadline",
             )
         )
@@ -351,21 +325,10 @@ def _caveats(
                 Severity.INFO,
                 f"{offer.provider} bills in {rule.granularity_s // 60 or 1}-"
                 f"{'minute' if rule.granularity_s >= 60 else 'second'} units: "
-                f"{fmt_hours(wall)} is billed as {fmt_hours(billed)}",
+                f"{hours_text(wall)} is billed as {hours_text(billed)}",
             )
         )
     return tuple(out)
-
-
-def source_caveats(
-    option: Option, sources: Mapping[str, SourceInfo], now: datetime
-) -> tuple[Caveat, ...]:
-    """The caveats of the price source the option's offer came from (see
-    :func:`caveats_of_source`)."""
-    info = sources.get(option.offer.source)
-    if info is None:
-        return ()
-    return caveats_of_source(info, now)
 
 
 def caveats_of_source(info: SourceInfo, now: datetime) -> tuple[Caveat, ...]:
@@ -377,7 +340,7 @@ def caveats_of_source(info: SourceInfo, now: datetime) -> tuple[Caveat, ...]:
             Caveat(
                 CaveatKind.STALE_PRICES,
                 Severity.WARN,
-                f"price from {info.name}, {fmt_hours(age)} old (as of {info.as_of:%Y-%m-%d})",
+                f"price from {info.name}, {hours_text(age)} old (as of {info.as_of:%Y-%m-%d})",
             )
         )
     if info.error:

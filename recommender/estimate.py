@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from recommender.gpus import get_gpu
-from recommender.ranking import layouts
-from recommender.topology import Plan, evaluate
+from recommender.topology import LayoutSearch, Plan
 from recommender.workload import Workload
 
 __all__ = ["Estimate", "estimate"]
@@ -23,9 +22,9 @@ class Estimate:
 
 def estimate(workload: Workload) -> Estimate:
     """Per-GPU memory and the smallest fitting layout, for the named hardware or every GPU."""
+    search = LayoutSearch(workload)
     hw = workload.hardware
     exact: Plan | None = None
     if hw is not None and hw.gpu_id is not None:
-        count = hw.count or 1
-        exact = evaluate(workload, get_gpu(hw.gpu_id), gpus=count)
-    return Estimate(workload=workload, hardware=exact, layouts=layouts(workload))
+        exact = search.evaluate(get_gpu(hw.gpu_id), gpus=hw.count or 1)
+    return Estimate(workload=workload, hardware=exact, layouts=search.smallest_layouts())

@@ -81,11 +81,6 @@ HOST_BUFFER_FACTOR = 1.5
 
 # ------------------------------------------------------------------ strategy
 
-# Enum members the per-rung arithmetic compares with, read once: on Python 3.11 every
-# attribute read on an Enum class goes through EnumType.__getattr__'s slot hook (~0.1 µs
-# each, several per rung); 3.12 dropped the hook.
-_PARAMS, _NO_OFFLOAD = Offload.PARAMS, Offload.NONE
-
 _SHARDING_LABEL = {
     Sharding.DDP: "DDP",
     Sharding.ZERO1: "ZeRO-1",
@@ -282,16 +277,16 @@ class MemoryModel:
         optimizer = self._optimizer_total / n if sharded_opt else self._optimizer_total
 
         gathered_w = gathered_g = 0.0
-        if (full and gpus > 1) or strategy.offload is _PARAMS:
+        if (full and gpus > 1) or strategy.offload is Offload.PARAMS:
             gathered_w = self._gathered_w
             gathered_g = self._gathered_g
 
         host = 0.0
-        if strategy.offload is not _NO_OFFLOAD:
+        if strategy.offload is not Offload.NONE:
             host += self._host_opt / n if sharded_opt or gpus == 1 else self._host_opt
             optimizer = 0.0
             grads = 0.0
-            if strategy.offload is _PARAMS:
+            if strategy.offload is Offload.PARAMS:
                 host += self._weights_total / n
                 weights = 0.0
             host *= HOST_BUFFER_FACTOR

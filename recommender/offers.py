@@ -11,9 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
-from recommender.catalog_index import CatalogIndex, build_index
 from recommender.gpus import IntraNode, get_gpu
 
 __all__ = [
@@ -77,39 +75,10 @@ class Offer:
             raise ValueError("an offer names its provider and instance type")
 
     def priced(self, price_usd_per_hour: float, spot: bool, region: str, zone: str) -> Offer:
-        """This offer's instance shape at another price, kind (spot or not) and place.
-
-        Equal to ``dataclasses.replace(self, price_usd_per_hour=..., spot=..., region=...,
-        zone=...)``, price check included, in about a sixth of the time: for feed adapters
-        that build thousands of offers of a few dozen instance shapes.
-        """
-        if type(self) is not Offer:  # a subclass may add fields or checks: the general way
-            return replace(
-                self, price_usd_per_hour=price_usd_per_hour, spot=spot, region=region, zone=zone
-            )
-        if not 0 < price_usd_per_hour < MAX_OFFER_USD_PER_HOUR:
-            raise ValueError(f"implausible price {price_usd_per_hour!r} USD/h")
-        # Any: mypy sees the frozen Offer's fields as read-only; the draft's are not.
-        offer: Any = object.__new__(_OfferDraft)
-        offer.provider = self.provider
-        offer.instance_type = self.instance_type
-        offer.gpu_id = self.gpu_id
-        offer.gpu_count = self.gpu_count
-        offer.price_usd_per_hour = price_usd_per_hour
-        offer.spot = spot
-        offer.region = region
-        offer.zone = zone
-        offer.gpu_memory_gib = self.gpu_memory_gib
-        offer.vcpus = self.vcpus
-        offer.ram_gib = self.ram_gib
-        offer.intra_node = self.intra_node
-        offer.fabric = self.fabric
-        offer.fabric_gbps = self.fabric_gbps
-        offer.source = self.source
-        offer.citation = self.citation
-        offer.__class__ = Offer  # now frozen (see _OfferDraft)
-        done: Offer = offer  # (typing.cast would cost a call per offer)
-        return done
+        """This offer's instance shape at another price, kind (spot or not) and place."""
+        return replace(
+            self, price_usd_per_hour=price_usd_per_hour, spot=spot, region=region, zone=zone
+        )
 
     @property
     def price_usd_per_gpu_hour(self) -> float:
@@ -133,22 +102,6 @@ class Offer:
         """Stable identity of the offer (for history, watches and dedupe)."""
         kind = "spot" if self.spot else "od"
         return f"{self.provider}/{self.instance_type}/{self.region}/{self.zone}/{kind}"
-
-
-class _OfferDraft(Offer):
-    """An :class:`Offer` while :meth:`Offer.priced` fills it in; it never leaves that method.
-
-    A frozen dataclass blocks attribute writes with a Python ``__setattr__``, so its
-    ``__init__`` stores each of the 16 fields through ``object.__setattr__`` (~2.4 µs an
-    offer in CPython 3.11). This subclass adds no slots and restores object's own setters,
-    so plain slot stores apply (~0.3 µs in all); the finished object then becomes an
-    ``Offer`` by ``__class__`` assignment, which Python allows between classes of the same
-    layout. Equality, hashing and ``repr`` see an ordinary ``Offer``.
-    """
-
-    __slots__ = ()
-    __setattr__ = object.__setattr__
-    __delattr__ = object.__delattr__
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,8 +129,6 @@ class Catalog:
 
     offers: tuple[Offer, ...]
     sources: tuple[SourceInfo, ...] = field(default=())
-    #: The offers grouped for pricing, built on first use (see :attr:`index`).
-    _index: CatalogIndex | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, offers: Iterable[Offer], sources: Sequence[SourceInfo] = ()) -> Catalog:
@@ -192,25 +143,3 @@ class Catalog:
     @property
     def oldest_as_of(self) -> datetime | None:
         return min((s.as_of for s in self.sources), default=None)
-
-    @property
-    def indexed(self) -> bool:
-        """Whether :attr:`index` is built already and groups the offers: then a question's
-        work no longer grows with the number of offers (milliseconds at most), where the
-        first question builds the index (seconds at 200k offers) and an ungroupable catalog
-        is scanned offer by offer."""
-        index = self._index
-        return index is not None and index.groups is not None
-
-    @property
-    def index(self) -> CatalogIndex:
-        """The offers grouped for pricing and the GPU types sold
-        (:mod:`recommender.catalog_index`): built on the first question about this catalog
-        and kept as long as the catalog is, since it depends on no workload."""
-        index = self._index
-        if index is None:
-            index = build_index(self.offers)
-            # A memo of a value derived from immutable fields, not a change of the catalog:
-            # the dataclass is frozen, so set the slot directly.
-            object.__setattr__(self, "_index", index)
-        return index

@@ -7,9 +7,7 @@ much, and whether CPU offload would have made it fit.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 from recommender.activations import Kernels
 from recommender.memory import MemoryBreakdown, MemoryModel, Strategy
@@ -19,9 +17,7 @@ from recommender.workload import Offload, Sharding, Workload
 
 __all__ = [
     "CHECKPOINTING_COMPUTE_COST",
-    "DetailsSource",
     "Plan",
-    "PlanDetails",
     "offload_hint",
     "plan_notes",
 ]
@@ -31,117 +27,20 @@ __all__ = [
 CHECKPOINTING_COMPUTE_COST = 2 / 6
 
 
-#: A plan's per-GPU memory and its notes: what only a shown plan needs.
-PlanDetails = tuple[MemoryBreakdown, tuple[str, ...]]
-
-
-class DetailsSource(Protocol):
-    """Where a plan's details come from: the layout search that made it."""
-
-    def plan_details(self, key: Hashable) -> PlanDetails:
-        """The memory breakdown and notes of the plan the search keeps under ``key``."""
-        ...
-
-
-#: What a plan's repr and equality show, in order (its fields, with the details in place).
-_REPR_FIELDS = (
-    "gpu_id",
-    "gpus",
-    "gpus_per_node",
-    "nodes",
-    "strategy",
-    "memory",
-    "usable_gib",
-    "fits",
-    "notes",
-)
-
-
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@dataclass(frozen=True, slots=True)
 class Plan:
-    """One layout of the workload on identical GPUs, with its per-GPU memory.
-
-    The memory breakdown and the notes are computed when first read and kept by the search
-    that made the plan (``source``, under ``source_key``): a question plans every instance
-    shape of the catalog and shows a few. Plans compare and hash by their values (the
-    details included), however they were made.
-    """
+    """One layout of the workload on identical GPUs, with its per-GPU memory and the notes
+    that say what its strategy switched on and why (or why the job does not fit)."""
 
     gpu_id: str
     gpus: int
     gpus_per_node: int
     nodes: int
     strategy: Strategy
+    memory: MemoryBreakdown
     usable_gib: float
     fits: bool
-    source: DetailsSource
-    source_key: Hashable
-
-    @staticmethod
-    def of(
-        gpu_id: str,
-        gpus: int,
-        gpus_per_node: int,
-        nodes: int,
-        strategy: Strategy,
-        usable_gib: float,
-        fits: bool,
-        source: DetailsSource,
-        source_key: Hashable,
-    ) -> Plan:
-        """``Plan(...)`` with the fields in order, in about a fifth of the time: the layout
-        search makes a plan for every instance shape of a new model setup (~20 a question
-        on the bundled catalog, ~3 µs each through the frozen dataclass's ``__init__``)."""
-        # Any: mypy sees the frozen Plan's fields as read-only; the draft's are not.
-        plan: Any = object.__new__(_PlanDraft)
-        plan.gpu_id = gpu_id
-        plan.gpus = gpus
-        plan.gpus_per_node = gpus_per_node
-        plan.nodes = nodes
-        plan.strategy = strategy
-        plan.usable_gib = usable_gib
-        plan.fits = fits
-        plan.source = source
-        plan.source_key = source_key
-        plan.__class__ = Plan  # now frozen (see _PlanDraft)
-        done: Plan = plan
-        return done
-
-    @property
-    def memory(self) -> MemoryBreakdown:
-        """Per-GPU memory of this layout and strategy."""
-        return self.source.plan_details(self.source_key)[0]
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """What the strategy switched on and why, or why the job does not fit."""
-        return self.source.plan_details(self.source_key)[1]
-
-    def _values(self) -> tuple[object, ...]:
-        memory, notes = self.source.plan_details(self.source_key)
-        return (
-            self.gpu_id,
-            self.gpus,
-            self.gpus_per_node,
-            self.nodes,
-            self.strategy,
-            memory,
-            self.usable_gib,
-            self.fits,
-            notes,
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not Plan:
-            return NotImplemented
-        return self is other or self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        values = ", ".join(f"{f}={v!r}" for f, v in zip(_REPR_FIELDS, self._values(), strict=True))
-        return f"Plan({values})"
+    notes: tuple[str, ...]
 
     @property
     def headroom_frac(self) -> float:
@@ -161,20 +60,6 @@ class Plan:
         """``4× A100-SXM-80GB, FSDP full shard + activation checkpointing``."""
         nodes = f" ({self.nodes} nodes × {self.gpus_per_node})" if self.nodes > 1 else ""
         return f"{self.gpus}× {self.gpu_id}{nodes}, {self.strategy.describe(self.gpus)}"
-
-
-class _PlanDraft(Plan):
-    """A :class:`Plan` while :meth:`Plan.of` fills it in; it never leaves that method.
-
-    The same device as ``offers._OfferDraft``: a frozen dataclass stores each field through
-    ``object.__setattr__``; this subclass adds no slots and restores object's own setters,
-    so plain slot stores apply, and the finished object becomes a ``Plan`` by ``__class__``
-    assignment (the same layout). Equality, hashing and ``repr`` see an ordinary ``Plan``.
-    """
-
-    __slots__ = ()
-    __setattr__ = object.__setattr__
-    __delattr__ = object.__delattr__
 
 
 def offload_hint(

@@ -1,38 +1,28 @@
-"""From a workload and a catalog to ranked, priced, caveated options.
+"""From a workload and a catalog to ranked, priced, caveated options, in one pass.
 
-For every instance shape in the catalog the estimator finds the smallest number of whole
-nodes the job fits on; billing turns hours into money under the provider's rules (both in
-:mod:`recommender.selection`); options are ranked by expected total cost (or by time to
-finish when a deadline binds), filtered by budget, diversified across GPU types and
-providers, and carry their caveats as data.
+Keep the offers the workload allows; find the smallest layout per instance shape; price
+each offer under its provider's billing rule (all three in :mod:`recommender.selection`);
+rank by expected total cost (or by time to finish when a deadline binds,
+:func:`rank_key`); keep what fits the budget and diversify across GPU types and providers.
+Only the options shown are built in full, with their caveats as data.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from functools import partial
-from operator import itemgetter
+from typing import Protocol, TypeVar
 
 from recommender.billing import RULES, BillingRule
-from recommender.caveats import Caveat
 from recommender.costing import Option, caveats_of_source, price_option
-from recommender.deferred import Deferred
-from recommender.gpus import GpuSpec, all_gpus
-from recommender.offers import Catalog, SourceInfo
-from recommender.selection import (
-    MAX_NODES,
-    Priced,
-    SortKey,
-    demoted,
-    priced_offers,
-    select,
-)
-from recommender.topology import LayoutSearch, Plan, layout_search
-from recommender.workload import Method, Precision, Workload
+from recommender.gpus import all_gpus
+from recommender.offers import Catalog, Offer, SourceInfo
+from recommender.selection import MAX_NODES, Priced, priced_offers
+from recommender.topology import LayoutSearch, Plan
+from recommender.workload import Method, Offload, Precision, Workload
 
 __all__ = [
     "MAX_NODES",
@@ -40,9 +30,15 @@ __all__ = [
     "BudgetGap",
     "HoursBasis",
     "Option",
+    "Ranked",
     "Recommendation",
+    "rank",
+    "rank_key",
     "recommend",
 ]
+
+
+_R = TypeVar("_R", bound="Ranked")
 
 
 class HoursBasis(StrEnum):
@@ -77,9 +73,8 @@ class Recommendation:
     #: How many feasible options exist in all (``options`` is the diversified top).
     feasible: int
     hours_basis: HoursBasis
-    #: Per GPU type, the smallest layout the job fits on (no prices); found when first read
-    #: (:attr:`layouts`): a Slack answer shows them only when nothing fits.
-    smallest: Deferred[tuple[Plan, ...]]
+    #: Per GPU type the catalog sells, the smallest layout the job fits on (no prices).
+    layouts: tuple[Plan, ...]
     sources: tuple[SourceInfo, ...]
     generated_at: datetime
     over_budget: BudgetGap | None = None
@@ -90,77 +85,47 @@ class Recommendation:
     def best(self) -> Option | None:
         return self.options[0] if self.options else None
 
+
+class Ranked(Protocol):
+    """What ranking reads of a priced offer or an option."""
+
     @property
-    def layouts(self) -> tuple[Plan, ...]:
-        """Per GPU type the catalog sells, the smallest layout the job fits on."""
-        return self.smallest.get()
+    def offer(self) -> Offer: ...
+    @property
+    def plan(self) -> Plan: ...
+    @property
+    def meets_deadline(self) -> bool: ...
+    @property
+    def wall_hours(self) -> float: ...
+    @property
+    def expected_cost_usd(self) -> float: ...
+    @property
+    def price_usd_per_hour(self) -> float: ...
 
 
-class _Builder:
-    """Full :class:`Option` objects (caveat texts and all) for the priced offers shown."""
+def rank_key(workload: Workload, item: Ranked) -> tuple[float | str | int, ...]:
+    """The rank order: options that meet the deadline first, by expected cost; the rest by
+    time to finish. Without a deadline every option meets it, and all go by cost.
 
-    def __init__(
-        self, catalog: Catalog, *, now: datetime, rules: Mapping[str, BillingRule]
-    ) -> None:
-        self.sources = {s.name: s for s in catalog.sources}
-        self.now = now
-        self.rules = rules
-        #: Each source's caveats, by source name: the same for every offer of the source.
-        self._of_source: dict[str, tuple[Caveat, ...]] = {}
-
-    def option(self, workload: Workload, priced: Priced, rank: int = 0) -> Option:
-        _, offer, group = priced
-        extra = self._of_source.get(offer.source)
-        if extra is None:
-            info = self.sources.get(offer.source)
-            extra = () if info is None else caveats_of_source(info, self.now)
-            self._of_source[offer.source] = extra
-        return price_option(
-            workload,
-            offer,
-            group.plan,
-            rules=self.rules,
-            econ=group.econ,
-            extra_caveats=extra,
-            rank=rank,
-        )
-
-
-def price_options(
-    workload: Workload,
-    catalog: Catalog,
-    *,
-    now: datetime,
-    rules: Mapping[str, BillingRule] = RULES,
-) -> list[Option]:
-    """Every feasible, priced option for the workload, unranked and unfiltered by budget."""
-    build = _Builder(catalog, now=now, rules=rules)
-    priced = priced_offers(workload, catalog, layout_search(workload), rules)
-    return [build.option(workload, p) for p in priced]
-
-
-# ----------------------------------------------------------------- ranking
-
-
-def _offload_demoted(workload: Workload, option: Option) -> bool:
-    """Whether an option ranks after every option without CPU offload.
-
-    With a fixed duration (or none), cost alone would favour offload on a smaller instance,
-    which trains 2-5× fewer tokens in the same hours; gpufit treats offload as a last resort
-    unless the user asked for it. With a token budget the time model already charges for it.
+    CPU offload ranks after every option without it, unless the user asked for offload or
+    gave a token budget: with a fixed duration (or none), cost alone would favour offload on
+    a smaller instance, which trains 2-5× fewer tokens in the same hours; with a token
+    budget the time model already charges for it. Ties go to the lower cluster price, then
+    the offer's provider, instance type, region, zone and spot flag.
     """
-    return demoted(workload, option.plan)
-
-
-def _sort_key(workload: Workload, option: Option, by_time: bool) -> tuple[float | str | int, ...]:
-    o = option.offer
-    primary = option.expected_hours if by_time else option.expected_cost_usd
+    late = not item.meets_deadline
+    offload_last = (
+        workload.tokens is None
+        and workload.offload is None
+        and item.plan.strategy.offload is not Offload.NONE
+    )
+    o = item.offer
     return (
-        0 if option.meets_deadline else 1,
-        int(_offload_demoted(workload, option)),
-        primary,
-        option.expected_cost_usd,
-        option.price_usd_per_hour,
+        int(late),
+        int(offload_last),
+        item.wall_hours if late else item.expected_cost_usd,
+        item.expected_cost_usd,
+        item.price_usd_per_hour,
         o.provider,
         o.instance_type,
         o.region,
@@ -169,70 +134,83 @@ def _sort_key(workload: Workload, option: Option, by_time: bool) -> tuple[float 
     )
 
 
-def _diversify(keyed: list[tuple[SortKey, Priced]], top: int) -> list[Priced]:
-    """Pick ``top`` options, preferring a new (GPU type, provider) pair over a better price.
+def rank(workload: Workload, options: Iterable[_R]) -> list[_R]:
+    """Options (or priced offers) in rank order (see :func:`rank_key`)."""
+    return sorted(options, key=partial(rank_key, workload))
 
-    In rank order, the best option of each (gpu, provider) pair comes first; what is left is
-    filled in rank order. Five regions of one instance never crowd out a different GPU or a
-    different cloud. Only the pairs' best and the overall top are ever sorted.
+
+def _diversify(ranked: list[_R], top: int) -> list[_R]:
+    """Pick ``top`` of the ``ranked``, preferring a new (GPU type, provider) pair over a
+    better price: the best of each pair first, in rank order; what is left is filled in rank
+    order. Five regions of one instance never crowd out a different GPU or a different cloud.
     """
-    first = itemgetter(0)
-    best: dict[tuple[str, str], tuple[SortKey, Priced]] = {}
-    for item in keyed:
-        pair = item[1][2].pair
-        current = best.get(pair)
-        if current is None or item[0] < current[0]:
-            best[pair] = item
-    chosen = sorted(best.values(), key=first)[:top]
-    if len(chosen) < top:
-        picked = {id(item[1]) for item in chosen}
-        for item in heapq.nsmallest(top, keyed, key=first):
-            if id(item[1]) not in picked:
-                chosen.append(item)
-                if len(chosen) == top:
-                    break
-        chosen.sort(key=first)
-    return [item[1] for item in chosen]
-
-
-def rank(workload: Workload, options: Iterable[Option]) -> list[Option]:
-    """Options in rank order: deadline-meeting first, then cost (or time, when it binds)."""
-    by_time = workload.deadline_hours is not None
-    ranked = sorted(options, key=lambda o: _sort_key(workload, o, by_time))
-    if by_time and any(o.meets_deadline for o in ranked):
-        # When a deadline binds, the cheapest option that meets it leads; the rest follow.
-        meeting = sorted(
-            (o for o in ranked if o.meets_deadline), key=lambda o: _sort_key(workload, o, False)
-        )
-        missing = [o for o in ranked if not o.meets_deadline]
-        ranked = meeting + missing
-    return ranked
+    pairs: set[tuple[str, str]] = set()
+    chosen: list[int] = []
+    for i, item in enumerate(ranked):
+        pair = (item.offer.gpu_id, item.offer.provider)
+        if pair not in pairs:
+            pairs.add(pair)
+            chosen.append(i)
+    chosen = chosen[:top]
+    picked = set(chosen)
+    for i in range(len(ranked)):
+        if len(chosen) >= top:
+            break
+        if i not in picked:
+            chosen.append(i)
+    return [ranked[i] for i in sorted(chosen)]
 
 
 _CHEAPER_METHOD = {Method.PRETRAIN: None, Method.FULL: Method.LORA, Method.LORA: Method.QLORA}
 
 
 def _alternative(
-    workload: Workload,
-    catalog: Catalog,
-    build: _Builder,
-    *,
-    rules: Mapping[str, BillingRule],
+    workload: Workload, catalog: Catalog, rules: Mapping[str, BillingRule], now: datetime
 ) -> Alternative | None:
+    """The nearest cheaper method (LoRA for a full fine-tune, then QLoRA) whose cheapest
+    option fits the budget."""
     method = _CHEAPER_METHOD.get(workload.method)
     while method is not None:
-        precision = Precision.BF16_TRUE
-        variant = replace(workload, method=method, precision=precision)
-        selection = select(variant, catalog, layout_search(variant), rules, 1)
-        if selection.feasible:
-            best = min(selection.candidates, key=itemgetter(0))[1]
+        variant = replace(workload, method=method, precision=Precision.BF16_TRUE)
+        priced = priced_offers(variant, catalog, LayoutSearch(variant), rules)
+        within = _within_budget(variant, priced)
+        if within:
+            best = min(within, key=partial(rank_key, variant))
             return Alternative(
                 method=method,
-                option=build.option(variant, best),
+                option=_option(variant, best, catalog, rules, now),
                 reason=f"{method.label} trains adapters on a frozen base and fits the budget",
             )
         method = _CHEAPER_METHOD.get(method)
     return None
+
+
+def _within_budget(workload: Workload, priced: list[Priced]) -> list[Priced]:
+    budget = workload.budget_usd
+    if budget is None:
+        return priced
+    return [p for p in priced if p.expected_cost_usd <= budget]
+
+
+def _option(
+    workload: Workload,
+    priced: Priced,
+    catalog: Catalog,
+    rules: Mapping[str, BillingRule],
+    now: datetime,
+    rank: int = 0,
+) -> Option:
+    """The full option (caveats and all) of a priced offer, its source's caveats last."""
+    source = {s.name: s for s in catalog.sources}.get(priced.offer.source)
+    return price_option(
+        workload,
+        priced.offer,
+        priced.plan,
+        rules=rules,
+        econ=priced.econ,
+        extra_caveats=() if source is None else caveats_of_source(source, now),
+        rank=rank,
+    )
 
 
 def recommend(
@@ -254,18 +232,21 @@ def recommend(
     """
     if top < 1:
         raise ValueError("top must be at least 1")
-    search = layout_search(workload)
-    build = _Builder(catalog, now=now, rules=rules)
-    selection = select(workload, catalog, search, rules, top)
+    # One search per question: its memos (memory figures, one plan per instance shape)
+    # live as long as this call.
+    search = LayoutSearch(workload)
+    ranked = rank(workload, priced_offers(workload, catalog, search, rules))
+    within = _within_budget(workload, ranked)
     over_budget: BudgetGap | None = None
     alternative: Alternative | None = None
-    if workload.budget_usd is not None and selection.cheapest is not None:
-        over_budget = BudgetGap(workload.budget_usd, build.option(workload, selection.cheapest))
-    if not selection.feasible:
-        alternative = _alternative(workload, catalog, build, rules=rules)
+    if workload.budget_usd is not None and ranked and not within:
+        cheapest = _option(workload, ranked[0], catalog, rules, now)
+        over_budget = BudgetGap(workload.budget_usd, cheapest)
+    if not within:
+        alternative = _alternative(workload, catalog, rules, now)
     chosen = [
-        build.option(workload, p, rank=i + 1)
-        for i, p in enumerate(_diversify(selection.candidates, top))
+        _option(workload, p, catalog, rules, now, rank=i + 1)
+        for i, p in enumerate(_diversify(within, top))
     ]
     if workload.tokens is not None:
         basis = HoursBasis.TOKENS
@@ -286,53 +267,21 @@ def recommend(
             f"(most: #{fastest.rank}, ~{_fmt_tokens(fastest.tokens)} tokens). "
             "Say `on 2B tokens` to price a token budget instead"
         )
+    # The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
+    # for what can be rented (``gpufit estimate`` lists every known GPU).
+    sold = {o.gpu_id for o in catalog.offers}
     return Recommendation(
         workload=workload,
         options=tuple(chosen),
-        feasible=selection.feasible,
+        feasible=len(within),
         hours_basis=basis,
-        smallest=Deferred(partial(_layouts, search, _catalog_gpus(catalog))),
+        layouts=search.smallest_layouts(g for g in all_gpus() if g.id in sold),
         sources=catalog.sources,
         generated_at=now,
         over_budget=over_budget,
         alternative=alternative,
         notes=tuple(notes),
     )
-
-
-def layouts(workload: Workload, gpus: Iterable[GpuSpec] | None = None) -> tuple[Plan, ...]:
-    """Smallest layout per GPU type: ``gpus``, or every GPU in the spec table."""
-    return _layouts(layout_search(workload), gpus)
-
-
-def _catalog_gpus(catalog: Catalog) -> tuple[GpuSpec, ...]:
-    """The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
-    for what can be rented (``gpufit estimate`` still lists every known GPU)."""
-    return catalog.index.gpus
-
-
-def _layouts(search: LayoutSearch, gpus: Iterable[GpuSpec] | None) -> tuple[Plan, ...]:
-    if isinstance(gpus, tuple):  # a catalog's GPU types: kept by the (shared) search
-        kept = search.layouts.get(gpus)
-        if kept is None:
-            kept = search.layouts[gpus] = _smallest_layouts(search, gpus)
-        return kept
-    return _smallest_layouts(search, gpus)
-
-
-def _smallest_layouts(search: LayoutSearch, gpus: Iterable[GpuSpec] | None) -> tuple[Plan, ...]:
-    out: list[Plan] = []
-    hw = search.workload.hardware
-    for gpu in gpus if gpus is not None else all_gpus():
-        if hw is not None and hw.gpu_id is not None and gpu.id != hw.gpu_id:
-            continue
-        if hw is not None and hw.count is not None:
-            out.append(search.evaluate(gpu, gpus=hw.count))
-            continue
-        plan = search.smallest_layout(gpu)
-        if plan is not None:
-            out.append(plan)
-    return tuple(out)
 
 
 def _fmt_tokens(tokens: float) -> str:

@@ -13,8 +13,6 @@ Whatever the workload fixes (sharding, offload, checkpointing) is honoured.
 
 from __future__ import annotations
 
-from functools import cache
-
 from recommender.memory import Strategy
 from recommender.model_states import FULL_SHARDING
 from recommender.workload import Offload, Sharding, Workload
@@ -32,29 +30,8 @@ def candidate_strategies(
 
     Offload rungs appear only with ``allow_offload`` or when the workload asks for offload.
     """
-    return _ladder(
-        workload.sharding,
-        workload.offload,
-        workload.checkpointing,
-        single_gpu=gpus == 1,
-        single_node=nodes == 1,
-        allow_offload=allow_offload,
-    )
-
-
-# The ladder depends on three workload fields and three flags only (a few hundred
-# combinations at most), and every layout search asks for it, so it is built once per
-# combination; Strategy objects are immutable and safe to share.
-@cache
-def _ladder(
-    sharding: Sharding | None,
-    offload: Offload | None,
-    checkpointing: bool | None,
-    *,
-    single_gpu: bool,
-    single_node: bool,
-    allow_offload: bool,
-) -> tuple[Strategy, ...]:
+    sharding, offload, checkpointing = workload.sharding, workload.offload, workload.checkpointing
+    single_gpu, single_node = gpus == 1, nodes == 1
     if single_gpu:
         base: list[tuple[Sharding, Offload]] = [
             (Sharding.DDP, Offload.NONE),

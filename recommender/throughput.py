@@ -72,19 +72,11 @@ def _matmul_params(m: Architecture) -> int:
     return active - m.vocab * m.hidden
 
 
-# Enum members the per-shape figures compare with, read once: a token budget prices every
-# instance shape through these, and on Python 3.11 each read of an Enum class attribute goes
-# through EnumType.__getattr__'s hook (~0.1 µs).
-_ADAPTERS = (Method.LORA, Method.QLORA)
-_FP8, _FP16, _FP32 = Precision.FP8_MIXED, Precision.FP16_MIXED, Precision.FP32
-_NVLINK, _BRIDGE = IntraNode.NVLINK, IntraNode.BRIDGE
-
-
 def flops_per_token(workload: Workload, *, checkpointing: bool) -> float:
     """Executed FLOPs per trained token (with recomputation, that is hardware FLOPs)."""
     m = workload.model
     n = _matmul_params(m)
-    weights = 4.0 if workload.method in _ADAPTERS else 6.0
+    weights = 4.0 if workload.method in (Method.LORA, Method.QLORA) else 6.0
     if checkpointing:
         weights += 2.0
     attention = 12.0 * m.layers * m.hidden * workload.seq_len
@@ -97,11 +89,11 @@ def peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
     """Dense peak TFLOP/s for the precision; FP8 only where supported; bf16 falls back to the
     fp16 rate on V100/T4/P100 (they have no bf16; memory.md §11)."""
     half = gpu.bf16_tflops if gpu.supports_bf16 and gpu.bf16_tflops else gpu.fp16_tflops
-    if precision is _FP8 and gpu.supports_fp8 and gpu.fp8_tflops:
+    if precision is Precision.FP8_MIXED and gpu.supports_fp8 and gpu.fp8_tflops:
         rate: float | None = gpu.fp8_tflops
-    elif precision is _FP16:
+    elif precision is Precision.FP16_MIXED:
         rate = gpu.fp16_tflops or half
-    elif precision is _FP32:
+    elif precision is Precision.FP32:
         # PyTorch keeps TF32 matmuls off by default (torch.backends.cuda.matmul.allow_tf32 =
         # False since 1.12), so fp32 training runs at the fp32 rate.
         rate = gpu.fp32_tflops or gpu.tf32_tflops
@@ -118,9 +110,9 @@ def mfu(workload: Workload, plan: Plan, *, link: IntraNode, fast_fabric: bool) -
         base = MULTI_NODE_FAST_MFU if fast_fabric else MULTI_NODE_SLOW_MFU
     elif plan.gpus == 1:
         base = SINGLE_GPU_MFU
-    elif link is _NVLINK:
+    elif link is IntraNode.NVLINK:
         base = NVLINK_NODE_MFU
-    elif link is _BRIDGE:
+    elif link is IntraNode.BRIDGE:
         base = BRIDGE_NODE_MFU
     else:
         base = PCIE_NODE_MFU

@@ -22,6 +22,10 @@ __all__ = ["Answer", "answer", "answer_now", "prices", "refine", "slack_text"]
 
 #: Longest question gpufit accepts (the parser's own limit; also a button value's).
 MAX_QUERY_CHARS = 2000
+#: Catalogs up to this many offers are answered on the event loop; why: a question is one pass
+#: over the catalog, ~5 ms per 2,000 offers (bench/recommend.py), so this keeps it under
+#: ~25 ms, about what a hand-off to a worker thread and back costs under load (ours).
+ON_LOOP_OFFERS = 10_000
 
 #: Follow-ups whose plain meaning differs from the parser's reading of the same words alone:
 #: "what about spot?" asks to see spot prices, where "spot" alone only allows them.
@@ -90,12 +94,9 @@ async def answer(
 
     The same question asked of the same catalog within a minute is answered from
     ``services.answers``. Otherwise the CPU-bound work (parse, recommend, render) runs on the
-    event loop when the catalog is indexed already (:attr:`Catalog.indexed`: a question then
-    takes a millisecond or two whatever the catalog's size, less than the hand-off to a thread
-    and back costs), and in a worker thread when it is not (the first question about a
-    catalog builds its index, seconds at 200k offers; an ungroupable catalog is scanned), so
-    the event loop keeps acknowledging other requests and a caller can give up waiting (the
-    slash command's ack budget) without blocking the loop.
+    event loop when the catalog is small (:data:`ON_LOOP_OFFERS`), and in a worker thread
+    when it is not, so the event loop keeps acknowledging other requests and a caller can
+    give up waiting (the slash command's ack budget) without blocking the loop.
 
     Raises:
         WorkloadError: the text (or the merged thread question) cannot be understood.
@@ -108,7 +109,7 @@ async def answer(
     if cached is not None:
         return cached
     args = (query, follow_up, catalog, now, top, ephemeral, services.metrics)
-    if catalog.indexed:
+    if len(catalog) <= ON_LOOP_OFFERS:
         result = _compute(*args)
     else:
         result = await asyncio.to_thread(_compute, *args)
@@ -124,8 +125,9 @@ def answer_now(
     top: int,
     ephemeral: bool,
 ) -> Answer | None:
-    """:func:`answer`, when it needs no waiting: the catalog is at hand and indexed
-    (``services.catalog_now``), so the answer is computed here, or found in the cache.
+    """:func:`answer`, when it needs no waiting: the catalog is at hand
+    (``services.catalog_now``) and small (:data:`ON_LOOP_OFFERS`), so the answer is computed
+    here, or found in the cache.
     ``None`` otherwise (then :func:`answer` waits for the catalog, or runs the work in a
     worker thread). The slash command tries this first: no task and no wait for it.
 
@@ -133,7 +135,7 @@ def answer_now(
         WorkloadError: as :func:`answer`.
     """
     catalog = services.catalog_now()
-    if catalog is None or not catalog.indexed:
+    if catalog is None or len(catalog) > ON_LOOP_OFFERS:
         return None
     query = _query(question, follow_up)
     now = services.now()

@@ -558,11 +558,8 @@ def _bundled_info(parsed: ParsedFeed, name: str) -> SourceInfo:
 
 
 def _indexed_catalog(loaded: Sequence[tuple[SnapshotMeta, tuple[Offer, ...]]]) -> Catalog:
-    """The catalog of the loaded snapshots with its ranking index already built (the first
-    question would build it otherwise, in every worker thread that asks at once)."""
-    catalog = _build_catalog(loaded)
-    _ = catalog.index
-    return catalog
+    """The catalog of the loaded snapshots."""
+    return _build_catalog(loaded)
 
 
 def _build_catalog(loaded: Sequence[tuple[SnapshotMeta, tuple[Offer, ...]]]) -> Catalog:

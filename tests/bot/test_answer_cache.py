@@ -12,6 +12,7 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.answer_cache import ANSWER_TTL_S, AnswerCache
 from bot.catalog import bundled_catalog
+from bot.listeners import answers
 from bot.listeners.answers import answer, answer_now
 from bot.services import Services, static_catalog
 from recommender import Catalog, WorkloadError
@@ -133,16 +134,13 @@ class TestConcurrentAnswers:
             )
             assert got == await answer(alone, q, top=5, ephemeral=True), q
 
-    async def test_answers_on_an_indexed_catalog_equal_answers_computed_in_threads(
-        self, services: Services
+    async def test_answers_on_the_loop_equal_answers_computed_in_threads(
+        self, services: Services, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """Once the catalog is indexed, answers are computed on the event loop; each equals
-        the answer a worker thread computes on a copy of the catalog not indexed yet."""
+        """A small catalog's answers are computed on the event loop; each equals the answer
+        a worker thread computes for a catalog over the limit."""
         offers, sources = bundled_catalog().offers, bundled_catalog().sources
-        indexed = Catalog(offers, sources)
-        assert indexed.index.groups is not None
-        assert indexed.indexed
-        object.__setattr__(services, "catalog", static_catalog(indexed))
+        object.__setattr__(services, "catalog", static_catalog(Catalog(offers, sources)))
         for q in self.QUESTIONS:
             fresh = Catalog(offers, sources)
             alone = Services(
@@ -151,20 +149,17 @@ class TestConcurrentAnswers:
                 now=services.now,
                 client=services.client,
             )
-            assert await answer(services, q, top=5, ephemeral=True) == await answer(
-                alone, q, top=5, ephemeral=True
-            ), q
-            assert fresh.indexed  # built by the worker thread's question
+            on_loop = await answer(services, q, top=5, ephemeral=True)
+            with monkeypatch.context() as m:
+                m.setattr(answers, "ON_LOOP_OFFERS", 0)
+                assert on_loop == await answer(alone, q, top=5, ephemeral=True), q
 
     async def test_an_answer_now_equals_the_awaited_answer(self, services: Services) -> None:
-        """With the catalog at hand and indexed, answer_now gives the answer that answer
-        awaits; without it (or before its index is built) it gives none, and bad input is
-        refused as answer refuses it."""
+        """With the catalog at hand, answer_now gives the answer that answer awaits; without
+        it it gives none, and bad input is refused as answer refuses it."""
         offers, sources = bundled_catalog().offers, bundled_catalog().sources
         at_hand = Catalog(offers, sources)
         object.__setattr__(services, "catalog_now", lambda: at_hand)
-        assert answer_now(services, self.QUESTIONS[0], top=5, ephemeral=True) is None
-        assert at_hand.index.groups is not None  # indexed now
         for q in self.QUESTIONS:
             alone = Services(
                 redis=services.redis,

@@ -1,78 +1,51 @@
-"""Offer: the fast builder for many offers of one instance shape behaves like the constructor."""
+"""Offer: the checks its constructor makes, and what it derives from its GPU."""
 
 from __future__ import annotations
 
-import copy
-import pickle
-from dataclasses import FrozenInstanceError, asdict, fields, replace
+from dataclasses import FrozenInstanceError, replace
 
 import pytest
 
 from recommender.gpus import IntraNode
-from recommender.offers import Offer
 from tests.factories import offer
 
 
-def _shape() -> Offer:
-    """An offer with every field set (the factory's, plus the optional ones)."""
-    return offer(
-        price_usd_per_hour=98.32,
-        gpu_memory_gib=80.0,
-        vcpus=192.0,
-        ram_gib=2048.0,
-        intra_node=IntraNode.NVLINK,
-        fabric_gbps=3200.0,
-        source="aws",
-        citation="SkyPilot catalog aws/vms.csv",
-    )
-
-
-class TestPriced:
-    def test_equals_replace(self) -> None:
-        """priced() gives the offer dataclasses.replace would: equal, same hash, same repr."""
-        shape = _shape()
-        built = shape.priced(31.5, True, "us-west-2", "usw2-az1")
-        expected = replace(
-            shape, price_usd_per_hour=31.5, spot=True, region="us-west-2", zone="usw2-az1"
-        )
-        assert type(built) is Offer
-        assert built == expected
-        assert hash(built) == hash(expected)
-        assert repr(built) == repr(expected)
-        assert asdict(built) == asdict(expected)
-
-    def test_result_is_frozen(self) -> None:
-        """The built offer cannot be changed, like any Offer."""
-        built = _shape().priced(31.5, True, "us-west-2", "usw2-az1")
-        with pytest.raises(FrozenInstanceError):
-            built.zone = "elsewhere"  # type: ignore[misc]
-
-    def test_copies_and_pickles_as_an_offer(self) -> None:
-        """copy and pickle round-trip the built offer to an equal Offer."""
-        built = _shape().priced(31.5, False, "eu-west-1", "")
-        assert pickle.loads(pickle.dumps(built)) == built
-        assert copy.copy(built) == built
-        assert type(copy.deepcopy(built)) is Offer
-
+class TestOffer:
     @pytest.mark.parametrize("price", [0.0, -1.0, 10_000.0, float("nan"), float("inf")])
-    def test_checks_the_price_as_the_constructor_does(self, price: float) -> None:
-        """An implausible price is refused with the constructor's message."""
-        shape = _shape()
-        with pytest.raises(ValueError, match="implausible price") as built:
-            shape.priced(price, False, "us-east-1", "")
-        with pytest.raises(ValueError, match="implausible price") as constructed:
-            replace(shape, price_usd_per_hour=price)
-        assert str(built.value) == str(constructed.value)
+    def test_an_implausible_price_is_refused(self, price: float) -> None:
+        with pytest.raises(ValueError, match="implausible price"):
+            offer(price_usd_per_hour=price)
 
-    def test_a_subclass_gets_its_own_type_back(self) -> None:
-        """On a subclass of Offer, priced() is dataclasses.replace (its type and checks kept)."""
+    def test_at_least_one_gpu(self) -> None:
+        with pytest.raises(ValueError, match="at least one GPU"):
+            offer(gpu_count=0)
 
-        class Labelled(Offer):
-            __slots__ = ()
+    def test_names_its_provider_and_instance_type(self) -> None:
+        with pytest.raises(ValueError, match="names its provider"):
+            offer(provider="")
 
-        shape = Labelled(**{f.name: getattr(_shape(), f.name) for f in fields(Offer)})
+    def test_priced_is_replace(self) -> None:
+        """priced() is the shape at another price, kind and place, checked as constructed."""
+        shape = offer(ram_gib=2048.0, source="aws")
         built = shape.priced(31.5, True, "us-west-2", "usw2-az1")
-        assert type(built) is Labelled
         assert built == replace(
             shape, price_usd_per_hour=31.5, spot=True, region="us-west-2", zone="usw2-az1"
         )
+        with pytest.raises(ValueError, match="implausible price"):
+            shape.priced(0.0, False, "us-east-1", "")
+
+    def test_frozen(self) -> None:
+        with pytest.raises(FrozenInstanceError):
+            offer().zone = "elsewhere"  # type: ignore[misc]
+
+    def test_link_and_memory_default_to_the_gpu_model(self) -> None:
+        plain = offer(gpu_id="L4", gpu_count=1, price_usd_per_hour=0.8)
+        assert plain.link is IntraNode.PCIE
+        assert plain.memory_gib_per_gpu == pytest.approx(24e9 / 2**30)
+        stated = replace(plain, intra_node=IntraNode.NVLINK, gpu_memory_gib=22.0)
+        assert (stated.link, stated.memory_gib_per_gpu) == (IntraNode.NVLINK, 22.0)
+
+    def test_price_per_gpu_and_key(self) -> None:
+        o = offer(price_usd_per_hour=98.32, spot=True, region="us-east-1", zone="a")
+        assert o.price_usd_per_gpu_hour == pytest.approx(98.32 / 8)
+        assert o.key == f"{o.provider}/{o.instance_type}/us-east-1/a/spot"

@@ -175,33 +175,3 @@ def test_strategy_describe_on_one_gpu_does_not_name_sharding(gpus: int) -> None:
         assert text == "single GPU + activation checkpointing"
     else:
         assert text == "FSDP full shard + activation checkpointing"
-
-
-class TestPlanOf:
-    """``Plan.of``, the layout search's fast constructor, makes what ``Plan(...)`` makes."""
-
-    def test_equal_to_the_constructor(self) -> None:
-        made = evaluate(workload(), H100, gpus=4)
-        fields = (
-            made.gpu_id,
-            made.gpus,
-            made.gpus_per_node,
-            made.nodes,
-            made.strategy,
-            made.usable_gib,
-            made.fits,
-            made.source,
-            made.source_key,
-        )
-        fast, slow = Plan.of(*fields), Plan(*fields)
-        assert type(fast) is Plan
-        assert fast == slow == made
-        assert hash(fast) == hash(slow)
-        assert repr(fast) == repr(slow)
-        assert (fast.memory, fast.notes) == (slow.memory, slow.notes)
-
-    def test_frozen(self) -> None:
-        plan = evaluate(workload(), H100, gpus=4)
-        fast = Plan.of("x", 1, 1, 1, plan.strategy, 1.0, True, plan.source, plan.source_key)
-        with pytest.raises(AttributeError):
-            fast.gpus = 2  # type: ignore[misc]

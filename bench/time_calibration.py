@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,11 +175,15 @@ def main(argv: list[str]) -> None:
     for c, est, flat in rows:
         e, fe = error(est, c.published), error(flat, c.published)
         if markdown:
-            print(f"| {c.name} | {c.published:,.0f} | {est:,.0f} | {e:+.0%} | {flat:,.0f} | {fe:+.0%} |")
+            print(
+                f"| {c.name} | {c.published:,.0f} | {est:,.0f} | {e:+.0%} | {flat:,.0f} | {fe:+.0%} |"
+            )
         else:
-            print(f"{c.name:32s} {c.published:10.0f} {est:10.0f} {e:+6.0%}   flat {flat:9.0f} {fe:+6.0%}")
+            print(
+                f"{c.name:32s} {c.published:10.0f} {est:10.0f} {e:+6.0%}   flat {flat:9.0f} {fe:+6.0%}"
+            )
     print()
-    groups = {
+    groups: dict[str, Callable[[Case], bool]] = {
         "all": lambda c: True,
         "published runs": lambda c: c.group == "run",
         "whole runs": lambda c: c.end_to_end,

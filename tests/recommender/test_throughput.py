@@ -72,8 +72,9 @@ class TestUtilisation:
         [("Llama 3 8B", 8, False), ("Llama 3 70B", 64, True)],
     )
     def test_implied_mfu_is_in_the_published_range(self, name: str, gpus: int, fast: bool) -> None:
-        """Pretraining on H100s without offload: the implied whole-run MFU (recompute excluded, ×0.8 run efficiency) sits in 25-50 %,
-        the range of published runs (Llama 3 paper 38-43 %, llm-foundry 41-46 %)."""
+        """Pretraining on H100s without offload: the implied whole-run MFU (recompute
+        excluded, ×0.8 run efficiency) sits in 25-50 %, around published runs (Llama 3
+        paper 38-43 %, llm-foundry 41-46 % steady state)."""
         w = workload(model=model(name), method=Method.PRETRAIN, micro_batch=2)
         link = IntraNode.NVLINK
         plan = evaluate(w, H100, gpus=gpus)

@@ -175,13 +175,11 @@ def main(argv: list[str]) -> None:
     for c, est, flat in rows:
         e, fe = error(est, c.published), error(flat, c.published)
         if markdown:
-            print(
-                f"| {c.name} | {c.published:,.0f} | {est:,.0f} | {e:+.0%} | {flat:,.0f} | {fe:+.0%} |"
-            )
+            cells = f"{c.published:,.0f} | {est:,.0f} | {e:+.0%} | {flat:,.0f} | {fe:+.0%}"
+            print(f"| {c.name} | {cells} |")
         else:
-            print(
-                f"{c.name:32s} {c.published:10.0f} {est:10.0f} {e:+6.0%}   flat {flat:9.0f} {fe:+6.0%}"
-            )
+            cells = f"{c.published:10.0f} {est:10.0f} {e:+6.0%}   flat {flat:9.0f} {fe:+6.0%}"
+            print(f"{c.name:32s} {cells}")
     print()
     groups: dict[str, Callable[[Case], bool]] = {
         "all": lambda c: True,

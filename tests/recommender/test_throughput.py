@@ -1,4 +1,4 @@
-"""Training time: FLOPs per token, dense peak per precision, utilisation by topology."""
+"""Training time: FLOPs per token, dense peak per precision, the interface over the step model."""
 
 from __future__ import annotations
 
@@ -6,11 +6,6 @@ import pytest
 
 from recommender.gpus import IntraNode, get_gpu
 from recommender.throughput import (
-    MULTI_NODE_FAST_MFU,
-    MULTI_NODE_SLOW_MFU,
-    NVLINK_NODE_MFU,
-    PCIE_NODE_MFU,
-    SINGLE_GPU_MFU,
     flops_per_token,
     mfu,
     peak_tflops,
@@ -26,12 +21,13 @@ H100 = get_gpu("H100-SXM-80GB")
 
 class TestFlops:
     def test_full_training_is_six_n_plus_attention(self) -> None:
-        """6·N per token over the matmul parameters, plus 12·L·h·s for attention (PaLM)."""
+        """6·N per token over the matmul parameters, plus causal attention with flash kernels:
+        half of PaLM's 12·L·h·s."""
         m = model("Llama 3 8B")
         w = workload(model=m, seq_len=2048)
         n = m.params - m.vocab * m.hidden  # the untied input embedding is a lookup
         assert flops_per_token(w, checkpointing=False) == pytest.approx(
-            6 * n + 12 * m.layers * m.hidden * 2048
+            6 * n + 6 * m.layers * m.hidden * 2048
         )
 
     def test_lora_skips_weight_gradients(self) -> None:
@@ -72,22 +68,24 @@ class TestPeak:
 
 class TestUtilisation:
     @pytest.mark.parametrize(
-        ("gpus", "link", "fast", "expected"),
-        [
-            (1, IntraNode.NVLINK, False, SINGLE_GPU_MFU),
-            (8, IntraNode.NVLINK, False, NVLINK_NODE_MFU),
-            (8, IntraNode.PCIE, False, PCIE_NODE_MFU),
-            (16, IntraNode.NVLINK, True, MULTI_NODE_FAST_MFU),
-            (16, IntraNode.NVLINK, False, MULTI_NODE_SLOW_MFU),
-        ],
+        ("name", "gpus", "fast"),
+        [("Llama 3 8B", 8, False), ("Llama 3 70B", 64, True)],
     )
-    def test_topology_defaults(
-        self, gpus: int, link: IntraNode, fast: bool, expected: float
-    ) -> None:
-        """Pretraining utilisation is the sourced default of its topology."""
-        w = workload(model=model("Llama 3 70B"), method=Method.PRETRAIN)
+    def test_implied_mfu_is_in_the_published_range(self, name: str, gpus: int, fast: bool) -> None:
+        """Pretraining on H100s without offload: the implied whole-run MFU (recompute
+        excluded, ×0.8 run efficiency) sits in 25-50 %, around published runs (Llama 3
+        paper 38-43 %, llm-foundry 41-46 % steady state)."""
+        w = workload(model=model(name), method=Method.PRETRAIN, micro_batch=2)
+        link = IntraNode.NVLINK
         plan = evaluate(w, H100, gpus=gpus)
-        assert mfu(w, plan, link=link, fast_fabric=fast) == pytest.approx(expected)
+        assert 0.25 < mfu(w, plan, link=link, fast_fabric=fast) < 0.50
+
+    def test_slow_fabric_is_much_slower_across_nodes(self) -> None:
+        """Full sharding over plain Ethernet is communication-bound."""
+        w = workload(model=model("Llama 3 70B"), method=Method.PRETRAIN)
+        plan = evaluate(w, H100, gpus=16)
+        fast = mfu(w, plan, link=IntraNode.NVLINK, fast_fabric=True)
+        assert mfu(w, plan, link=IntraNode.NVLINK, fast_fabric=False) < fast / 3
 
     def test_pcie_is_slower_than_nvlink(self) -> None:
         """Sharding over PCIe is allowed but pays a throughput penalty."""

@@ -1,0 +1,202 @@
+"""Published training throughput vs the step-time model (and the old flat-utilisation model).
+
+Reads ``tests/recommender/data/time_calibration.csv`` (rows copied from public benchmark
+tables, model cards and papers, each with its source) and prints, per case, the published
+tokens/s per GPU, the estimate, and the error, then median |error| and the share within
+±35 % for the whole set, for the published runs alone and for the llm-foundry rows.
+Figures only: nothing here is timed or asserted.
+
+    .venv/bin/python -m bench.time_calibration [--markdown]
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from recommender.gpus import IntraNode, get_gpu
+from recommender.memory import Strategy
+from recommender.models import Architecture, Block, lookup_model
+from recommender.offers import Fabric
+from recommender.steptime import step_time
+from recommender.throughput import peak_tflops
+from recommender.workload import Method, Offload, Optimizer, Precision, Sharding, Workload
+
+CASES = Path(__file__).resolve().parent.parent / "tests/recommender/data/time_calibration.csv"
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    name: str
+    source: str
+    group: str
+    workload: Workload
+    strategy: Strategy
+    gpu_id: str
+    gpus: int
+    gpus_per_node: int
+    fabric: Fabric
+    global_batch_tokens: float
+    published: float  # tokens/s per GPU
+    end_to_end: bool  # a whole run's wall-clock (else a steady-state benchmark)
+    note: str
+
+
+def _arch(row: dict[str, str]) -> Architecture:
+    if row["model"] != "custom" and not row["model"].startswith("mpt-"):
+        arch = lookup_model(row["model"])
+        assert arch is not None, row["model"]
+        return arch
+    hidden = int(row["hidden"])
+    heads = max(hidden // 128, 1)
+    return Architecture(
+        name=row["model"],
+        params=round(float(row["params"])),
+        layers=int(row["layers"]),
+        hidden=hidden,
+        heads=heads,
+        kv_heads=heads,
+        ffn=int(row["ffn"]),
+        vocab=int(row["vocab"]),
+        tied_embeddings=row["tied"] == "1",
+        block=Block.GPT,
+    )
+
+
+def load_cases(path: Path = CASES) -> list[Case]:
+    """Every calibration row as a workload, strategy and layout."""
+    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if not ln.startswith("#")]
+    cases = []
+    for row in csv.DictReader(lines):
+        workload = Workload(
+            model=_arch(row),
+            method=Method(row["method"]),
+            precision=Precision(row["precision"]),
+            optimizer=Optimizer.ADAMW,
+            seq_len=int(row["seq_len"]),
+            micro_batch=int(row["micro_batch"]),
+        )
+        strategy = Strategy(
+            sharding=Sharding(row["sharding"]),
+            offload=Offload.NONE,
+            checkpointing=row["checkpointing"] == "1",
+        )
+        cases.append(
+            Case(
+                name=row["case"],
+                source=row["source"],
+                group=row["set"],
+                workload=workload,
+                strategy=strategy,
+                gpu_id=row["gpu"],
+                gpus=int(row["gpus"]),
+                gpus_per_node=int(row["gpus_per_node"]),
+                fabric=Fabric(row["fabric"]),
+                global_batch_tokens=float(row["global_batch_tokens"]),
+                published=float(row["published_tok_s_gpu"]),
+                note=row["note"],
+                end_to_end=row["kind"] == "end-to-end",
+            )
+        )
+    return cases
+
+
+def _nodes(case: Case) -> int:
+    return max(-(-case.gpus // case.gpus_per_node), 1)
+
+
+def estimate(case: Case) -> float:
+    """The step-time model's tokens/s per GPU for ``case``."""
+    gpu = get_gpu(case.gpu_id)
+    step = step_time(
+        case.workload,
+        gpu,
+        case.strategy,
+        gpus=case.gpus,
+        nodes=_nodes(case),
+        link=gpu.intra_node,
+        fabric=case.fabric,
+        global_batch_tokens=case.global_batch_tokens,
+    )
+    rate = step.tokens_per_second if case.end_to_end else step.steady_tokens_per_second
+    return rate / case.gpus
+
+
+# The model this one replaces (gpufit ≤ 0.x throughput.py): 6N/4N (+2N recompute) + 12·L·h·s
+# attention at a flat utilisation by topology × method.
+_OLD_METHOD = {Method.PRETRAIN: 1.0, Method.FULL: 0.85, Method.LORA: 0.65, Method.QLORA: 0.5}
+
+
+def estimate_flat(case: Case) -> float:
+    """The old flat-utilisation model's tokens/s per GPU for ``case``."""
+    w, gpu = case.workload, get_gpu(case.gpu_id)
+    m = w.model
+    n = m.active_params if m.tied_embeddings else m.active_params - m.vocab * m.hidden
+    ckpt = case.strategy.checkpointing
+    per_token = (4.0 if w.method in (Method.LORA, Method.QLORA) else 6.0) + (2.0 if ckpt else 0)
+    attention = 12.0 * m.layers * m.hidden * w.seq_len * (4 / 3 if ckpt else 1)
+    flops = per_token * n + attention
+    if _nodes(case) > 1:
+        base = 0.40 if case.fabric.fast else 0.10
+    elif case.gpus == 1:
+        base = 0.40
+    else:
+        base = {IntraNode.NVLINK: 0.40, IntraNode.BRIDGE: 0.30}.get(gpu.intra_node, 0.25)
+    util = base * _OLD_METHOD[w.method]
+    return peak_tflops(gpu, w.precision) * 1e12 * util / flops
+
+
+def error(estimated: float, published: float) -> float:
+    """Relative error of the estimated *time* (published/estimated throughput − 1)."""
+    return published / estimated - 1.0
+
+
+def summary(errors: list[float]) -> tuple[float, float]:
+    """Median |error| and the share of cases within ±35 %."""
+    if not errors:
+        return 0.0, 0.0
+    return (
+        statistics.median(abs(e) for e in errors),
+        sum(abs(e) <= 0.35 for e in errors) / len(errors),
+    )
+
+
+def main(argv: list[str]) -> None:
+    markdown = "--markdown" in argv
+    cases = load_cases()
+    rows = [(c, estimate(c), estimate_flat(c)) for c in cases]
+    if markdown:
+        print("| case | published tok/s/GPU | estimated | error | old flat | old error |")
+        print("|---|---|---|---|---|---|")
+    for c, est, flat in rows:
+        e, fe = error(est, c.published), error(flat, c.published)
+        if markdown:
+            cells = f"{c.published:,.0f} | {est:,.0f} | {e:+.0%} | {flat:,.0f} | {fe:+.0%}"
+            print(f"| {c.name} | {cells} |")
+        else:
+            cells = f"{c.published:10.0f} {est:10.0f} {e:+6.0%}   flat {flat:9.0f} {fe:+6.0%}"
+            print(f"{c.name:32s} {cells}")
+    print()
+    groups: dict[str, Callable[[Case], bool]] = {
+        "all": lambda c: True,
+        "published runs": lambda c: c.group == "run",
+        "whole runs": lambda c: c.end_to_end,
+        "llm-foundry": lambda c: c.group == "llm-foundry",
+    }
+    for label, keep in groups.items():
+        sel = [r for r in rows if keep(r[0])]
+        med, share = summary([error(est, c.published) for c, est, _ in sel])
+        fmed, fshare = summary([error(flat, c.published) for c, _, flat in sel])
+        print(
+            f"{label:15s} n={len(sel):3d}  step-time model: median |err| {med:.0%}, "
+            f"within ±35 % {share:.0%}   old flat model: median |err| {fmed:.0%}, "
+            f"within ±35 % {fshare:.0%}"
+        )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from recommender._scan import clean, tokenize
 from recommender.errors import EXAMPLE, UnknownGpuError, WorkloadError
 from recommender.models import lookup_model
 from recommender.parse import parse_workload
@@ -104,6 +105,10 @@ class TestSizes:
             ("gpt2", "GPT-2"),
             ("gpt2-xl", "GPT-2 XL"),
             ("t5-3b", "T5-3B"),
+            ("llama 3.1 8b instruct", "Llama 3.1 8B"),
+            ("llama-3.1-8b-instruct", "Llama 3.1 8B"),
+            ("meta-llama/Meta-Llama-3-8B-Instruct", "Llama 3 8B"),
+            ("Ｌｌａｍａ-３-８Ｂ", "Llama 3 8B"),
         ],
     )
     def test_known_name_sets_the_real_architecture(self, phrase: str, name: str) -> None:
@@ -574,6 +579,24 @@ class TestLeftovers:
         w = parse_workload("13b lora &amp; fsdp &lt;2 days&gt;")
         assert (w.method, w.sharding, w.duration_hours) == (Method.LORA, Sharding.FSDP, 48.0)
         assert w.ignored == ()
+
+
+class TestTokens:
+    @pytest.mark.parametrize(
+        ("text", "norm"),
+        [
+            ("Fine_Tune", ("fine-tune",)),  # case-folded, "_" read as "-"
+            ("fine—tune 8×H100", ("fine-tune", "8xh100")),  # dashes and the multiplication sign
+            ("ｌｏｒａ １３Ｂ ﬁne-tune", ("lora", "13b", "fine-tune")),  # NFKC
+            ("Straße", ("strasse",)),  # case folding, not lower()
+            ("2,000,000 tokens", ("2000000", "tokens")),  # digit-group commas
+            ("7b, lora; (fsdp)", ("7b", "lora", "fsdp")),  # punctuation splits and trims
+            ("-5 days .5 h", ("-5", "days", ".5", "h")),  # a number keeps its sign and point
+        ],
+    )
+    def test_tokens_are_normalised_for_matching(self, text: str, norm: tuple[str, ...]) -> None:
+        """Each token is matched in a normalised form; the form typed is what is reported."""
+        assert tokenize(clean(text)).norm == norm
 
 
 class TestRejections:

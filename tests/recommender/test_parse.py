@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
+
 import pytest
 
+import recommender.parse as parse_module
+from recommender import gpus, models
 from recommender._scan import clean, tokenize
 from recommender.errors import EXAMPLE, UnknownGpuError, WorkloadError
 from recommender.models import lookup_model
@@ -644,6 +649,30 @@ class TestRejections:
     def test_too_long(self) -> None:
         """Input beyond the length cap is refused with a WorkloadError."""
         assert "characters" in rejected("13b " * 600).message
+
+
+class TestLongDigitRuns:
+    """A run of digits costs time in proportion to its length. (Looking a word up as a GPU
+    name once took time quadratic in its digits: a 2,000-digit question held the event loop
+    for ~80 ms.) Checked far beyond MAX_CHARS, where a quadratic step takes minutes and a
+    linear one a fraction of a second."""
+
+    @pytest.mark.parametrize(
+        "template",
+        ["{}", "13b {}", "13b 8x{}a", "13b on {}a", "13b {}gb", "13b ${}", "13b seq {}k",
+         "llama {}b", "13b a{}", "13b {}-{}"],
+    )  # fmt: skip
+    def test_parse_time_is_linear_in_the_digits(
+        self, template: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(parse_module, "MAX_CHARS", 1_000_000)
+        gpus.try_normalize.cache_clear()  # a first sight, as an attacker's new number is
+        models.lookup_model.cache_clear()
+        text = template.format(*["1" + "9" * 40_000] * template.count("{}"))
+        start = time.perf_counter()
+        with contextlib.suppress(WorkloadError):  # most of these numbers are out of range
+            parse_workload(text)
+        assert time.perf_counter() - start < 3.0
 
 
 class TestFamilyAndSize:

@@ -70,14 +70,18 @@ def _ok(current: object, new: object) -> bool:
     return current is None or current == new
 
 
-def _sets(attr: str, value: object) -> Handler:
-    def handle(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-        if not _ok(getattr(st, attr), value):
-            return False
-        setattr(st, attr, value)
-        return True
+def _set(st: Draft, attr: str, value: object) -> bool:
+    """Record ``value`` for ``attr``; ``False`` (the phrase is not taken) when a different
+    value was stated first."""
+    if not _ok(getattr(st, attr), value):
+        return False
+    setattr(st, attr, value)
+    return True
 
-    return handle
+
+def _sets(attr: str, value: object) -> Handler:
+    """A handler for a phrase that always means the same value."""
+    return lambda m, raw, st: _set(st, attr, value)
 
 
 def _bad(raw: tuple[str, ...], what: str) -> WorkloadError:
@@ -109,10 +113,7 @@ def _model_name(toks: Tokens, i: int, st: Draft) -> int:
             return taken
         arch = lookup_model(" ".join(toks.norm[i : i + span]))
         if arch is not None:
-            if not _ok(st.model, arch):
-                return 0
-            st.model = arch
-            return span
+            return span if _set(st, "model", arch) else 0
     return _model_family(toks, i, st)
 
 
@@ -128,14 +129,11 @@ def _model_family(toks: Tokens, i: int, st: Draft) -> int:
         return 0
     params = float(size["n"]) * (1e9 if size["u"] == "b" else 1e6)
     arch = lookup_family(toks.norm[i], params)
-    if arch is None or not _ok(st.model, arch):
-        return 0
-    st.model = arch
-    return 2
+    return 2 if arch is not None and _set(st, "model", arch) else 0
 
 
 def _mixtral(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    return _sets("model", lookup_model("mixtral-8x7b"))(m, raw, st)
+    return _set(st, "model", lookup_model("mixtral-8x7b"))
 
 
 def _size(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -151,21 +149,21 @@ def _size(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 def _seq(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _number(m["n"], raw) * (1024 if m["k"] else 1)
     seq = _whole(value, 1, 10_000_000, raw, "Sequence length")
-    return _sets("seq_len", seq)(m, raw, st)
+    return _set(st, "seq_len", seq)
 
 
 def _tokens(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _number(m["n"], raw) * lex.TOKEN_UNITS.get(m["u"] or "", 1.0)
     if not 0 < value <= 1e15:
         raise _bad(raw, "A token budget must be positive and below 1e15")
-    return _sets("tokens", value)(m, raw, st)
+    return _set(st, "tokens", value)
 
 
 def _budget(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _number(m["n"], raw) * lex.MONEY_UNITS.get(m["u"] or "", 1.0)
     if not 0 < value <= 1e9:
         raise _bad(raw, "A budget must be a positive amount below $1B")
-    return _sets("budget_usd", value)(m, raw, st)
+    return _set(st, "budget_usd", value)
 
 
 def _duration(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -173,17 +171,17 @@ def _duration(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     hours = amount * lex.DURATION_HOURS[m["u"]]
     if not 0 < hours <= 24 * 366:
         raise _bad(raw, "A duration must be positive and at most a year")
-    return _sets("duration_hours", hours)(m, raw, st)
+    return _set(st, "duration_hours", hours)
 
 
 def _micro_batch(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _whole(_number(m["n"], raw), 1, 65_536, raw, "Micro-batch")
-    return _sets("micro_batch", value)(m, raw, st)
+    return _set(st, "micro_batch", value)
 
 
 def _lora_rank(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _whole(_number(m["n"], raw), 1, 4096, raw, "LoRA rank")
-    return _sets("lora_rank", value)(m, raw, st)
+    return _set(st, "lora_rank", value)
 
 
 def _unsupported(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -198,7 +196,7 @@ def _fine_tune(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 
 def _zero(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     stages = (Sharding.DDP, Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
-    return _sets("sharding", stages[int(m["z"])])(m, raw, st)
+    return _set(st, "sharding", stages[int(m["z"])])
 
 
 def _provider(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:

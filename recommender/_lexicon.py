@@ -166,7 +166,6 @@ MONEY_UNITS: dict[str, float] = {
 
 
 # ------------------------------------------------------------------ phrase patterns
-# (The ADAMW_8BIT alternatives need "_either" to bind before the shared "paged" prefix.)
 # Regexes over the normalised text: tokens are case-folded, joined by single spaces, with
 # "_" folded to "-"; so "[- ]" between words accepts "fine tune", "fine-tune", "fine_tune".
 # Named groups are the contract with the handlers in ``parse``: ``n`` a number, ``u`` a
@@ -252,6 +251,7 @@ BF16 = r"bf16|bfloat16"
 FP8 = r"(?:fp8|float8)(?:[- ](?:mixed|training))?"
 FP32 = r"fp32|float32|tf32|full[- ]precision"
 MIXED = _MIXED
+# "_either" adds no group, so the "paged" prefix belongs to the first alternative only.
 ADAMW_8BIT = r"(?:paged[- ])?" + _either(
     r"adamw?[- ]?8[- ]?bit|8[- ]?bit[- ]adamw?",
     r"(?:adamw?[- ])?bnb[- ]?(?:adamw?[- ]?)?(?:8[- ]?bit)?",  # bitsandbytes

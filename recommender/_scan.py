@@ -51,11 +51,6 @@ def _keeps(word: str, at: int, *, leading: bool) -> bool:
 
 
 def _normalise(raw: str) -> str:
-    if raw.isascii() and raw.isprintable() and " " not in raw:
-        # The common case, the same result sooner: NFKC leaves ASCII as it is, casefold is
-        # lower, the fold table's only ASCII entry is "_", and there is no space to replace.
-        s = raw.lower().replace("_", "-")
-        return (_DIGIT_COMMA.sub("", s) if "," in s else s) or raw.casefold()
     s = unicodedata.normalize("NFKC", raw).casefold().translate(_FOLD)
     s = _SPACES.sub("-", _DIGIT_COMMA.sub("", s))
     return s or raw.casefold()

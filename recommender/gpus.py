@@ -107,7 +107,12 @@ def _table() -> tuple[GpuSpec, ...]:
 
 _VENDOR_WORDS = re.compile(r"\b(nvidia|amd|intel|tesla|geforce|instinct|tensor core|gpu)\b")
 _SXM = re.compile(r"\bsxm[2-6]?\b")
-_GB = re.compile(r"(\d+)\s*gb\b")
+# "(?<!\d)": a match can only start where a run of digits starts. Without it a search retries
+# from every digit of a long run and scans the rest of the run each time, so a 2,000-digit
+# word took ~60 ms (quadratic). A run that can match is matched from its first digit
+# anyway, so what these match is unchanged.
+_GB = re.compile(r"(?<!\d)(\d+)\s*gb\b")
+_MEMORY_SUFFIX = re.compile(r"(?<!\d)(\d+)gb$")
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
@@ -154,10 +159,10 @@ def try_normalize(name: str) -> str | None:
     if stripped in index:
         return index[stripped]
     # "H100 80GB HBM3 SXM" → try without the memory suffix too
-    no_mem = re.sub(r"\d+gb$", "", stripped)
+    no_mem = _MEMORY_SUFFIX.sub("", stripped)
     if no_mem and no_mem in index:
         candidate = index[no_mem]
-        mem = re.search(r"(\d+)gb$", stripped)
+        mem = _MEMORY_SUFFIX.search(stripped)
         if mem is None or abs(get_gpu(candidate).memory_gb - float(mem.group(1))) < 2:
             return candidate
     return None

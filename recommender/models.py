@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import lru_cache
@@ -20,7 +19,6 @@ __all__ = [
     "infer_architecture",
     "lookup_family",
     "lookup_model",
-    "model_span_bound",
 ]
 
 
@@ -234,36 +232,6 @@ _SPELLINGS_KEPT = 1024
 def lookup_model(text: str) -> Architecture | None:
     """A known architecture for a spelling: ``llama-3-8b``, ``meta-llama/Llama-2-7b-hf``."""
     return _INDEX.get(_model_key(text))
-
-
-#: Every leading part of every known spelling's key (the empty one included).
-_KEY_PREFIXES = frozenset(key[:n] for key in _INDEX for n in range(len(key) + 1))
-
-
-@lru_cache(maxsize=_SPELLINGS_KEPT)
-def _word_key(word: str) -> str:
-    return _model_key(word)
-
-
-def model_span_bound(words: Sequence[str]) -> int:
-    """How many of the leading ``words`` at most can spell a known model: for every larger
-    ``n``, ``lookup_model(" ".join(words[:n]))`` is ``None``.
-
-    Without a ``/`` among them the key of words joined by spaces is their keys run together
-    (every step of :func:`_model_key` but the ``/`` split works within a word, and the
-    spaces are dropped), so a run can be a known key only while its leading words' keys stay
-    a prefix of one. The parser tries every run of up to five words of a question as a model
-    name; most runs hold a number that is new to the spelling cache, and this rules them out
-    without their key.
-    """
-    if any("/" in word for word in words):
-        return len(words)
-    key = ""
-    for n, word in enumerate(words):
-        key += _word_key(word)
-        if key not in _KEY_PREFIXES:
-            return n
-    return len(words)
 
 
 # A family word plus a size ("llama 70b", "qwen 14b") means that family's newest model of

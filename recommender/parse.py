@@ -31,12 +31,7 @@ from recommender._draft import Draft, finish
 from recommender._scan import Tokens, clean, tokenize
 from recommender.errors import WorkloadError
 from recommender.gpus import normalize, try_normalize
-from recommender.models import (
-    infer_architecture,
-    lookup_family,
-    lookup_model,
-    model_span_bound,
-)
+from recommender.models import infer_architecture, lookup_family, lookup_model
 from recommender.workload import Method, Offload, Optimizer, Sharding, SpotPolicy, Workload
 
 __all__ = ["parse_workload"]
@@ -56,104 +51,18 @@ class _Rule(NamedTuple):
 # ------------------------------------------------------------------ helpers for rules
 
 
-class _Rx:
+def _rx(pattern: str, handle: Handler) -> Matcher:
     """A matcher for a regex over the normalised text that ends on a token boundary."""
+    compiled = re.compile(rf"(?:{pattern})(?= |$)")
 
-    __slots__ = ("compiled", "handle", "source")
-
-    def __init__(self, pattern: str, handle: Handler) -> None:
-        self.source = rf"(?:{pattern})(?= |$)"
-        self.compiled = re.compile(self.source)
-        self.handle = handle
-
-    def __call__(self, toks: Tokens, i: int, st: Draft) -> int:
-        m = self.compiled.match(toks.text, toks.starts[i])
+    def match(toks: Tokens, i: int, st: Draft) -> int:
+        m = compiled.match(toks.text, toks.starts[i])
         if m is None:
             return 0
         end = toks.index_after(m.end())
-        return end - i if self.handle(m, toks.raw[i:end], st) else 0
+        return end - i if handle(m, toks.raw[i:end], st) else 0
 
-
-def _uncaptured(pattern: str) -> str:
-    """``pattern`` with every capturing group, named or not, made non-capturing; what it
-    matches is unchanged. (:class:`_Alternatives` checks that no group is left; a
-    back-reference would fail to compile there: both loudly, at import.)"""
-    out: list[str] = []
-    i, n, in_class = 0, len(pattern), False
-    while i < n:
-        c = pattern[i]
-        if c == "\\":
-            out.append(pattern[i : i + 2])
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-            # "]" first in a class ("[]...]", "[^]...]") is a literal, not its end.
-            head = 2 if pattern.startswith("^", i + 1) else 1
-            if pattern.startswith("]", i + head):
-                head += 1
-            out.append(pattern[i : i + head])
-            i += head
-            continue
-        elif c == "(" and pattern.startswith("(?P<", i):
-            out.append("(?:")
-            i = pattern.index(">", i) + 1
-            continue
-        elif c == "(" and not pattern.startswith("(?", i):
-            out.append("(?:")
-            i += 1
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
-class _Alternatives:
-    """Consecutive regex rules tried as one: a single regex, the alternation of theirs, finds
-    the first of them that matches at the token (in C, where trying each in turn costs a
-    Python call apiece); its handler then decides as before, and when it declines the rules
-    after it are tried in turn. So the outcome is that of trying every rule in order."""
-
-    __slots__ = ("any", "rules")
-
-    def __init__(self, rules: tuple[_Rx, ...]) -> None:
-        self.rules = rules
-        # One capturing group per rule, empty, at its end, and none inside: the group that
-        # matched is ``lastindex``. At the end, not around the rule, so each alternative
-        # starts with its rule's own first character test, which the regex engine uses to
-        # skip an alternative at once.
-        self.any = re.compile("|".join(f"{_uncaptured(r.source)}()" for r in rules))
-        if self.any.groups != len(rules):
-            raise ValueError(f"a rule's pattern keeps a capturing group: {self.any.pattern!r}")
-
-    def __call__(self, toks: Tokens, i: int, st: Draft) -> int:
-        m = self.any.match(toks.text, toks.starts[i])
-        if m is None:
-            return 0
-        for rule in self.rules[(m.lastindex or 1) - 1 :]:
-            if used := rule(toks, i, st):
-                return used
-        return 0
-
-
-def _dispatch(rules: tuple[_Rule, ...]) -> tuple[Matcher, ...]:
-    """The rule table as matchers, each run of consecutive regex rules as one
-    :class:`_Alternatives`: the same outcome as trying ``rules`` in order."""
-    steps: list[Matcher] = []
-    run: list[_Rx] = []
-    for rule in rules:
-        if isinstance(rule.match, _Rx):
-            run.append(rule.match)
-            continue
-        if run:
-            steps.append(_Alternatives(tuple(run)))
-            run = []
-        steps.append(rule.match)
-    if run:
-        steps.append(_Alternatives(tuple(run)))
-    return tuple(steps)
+    return match
 
 
 def _ok(current: object, new: object) -> bool:
@@ -161,14 +70,18 @@ def _ok(current: object, new: object) -> bool:
     return current is None or current == new
 
 
-def _sets(attr: str, value: object) -> Handler:
-    def handle(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-        if not _ok(getattr(st, attr), value):
-            return False
-        setattr(st, attr, value)
-        return True
+def _set(st: Draft, attr: str, value: object) -> bool:
+    """Record ``value`` for ``attr``; ``False`` (the phrase is not taken) when a different
+    value was stated first."""
+    if not _ok(getattr(st, attr), value):
+        return False
+    setattr(st, attr, value)
+    return True
 
-    return handle
+
+def _sets(attr: str, value: object) -> Handler:
+    """A handler for a phrase that always means the same value."""
+    return lambda m, raw, st: _set(st, attr, value)
 
 
 def _bad(raw: tuple[str, ...], what: str) -> WorkloadError:
@@ -193,17 +106,14 @@ def _whole(value: float, low: float, high: float, raw: tuple[str, ...], what: st
 
 
 def _model_name(toks: Tokens, i: int, st: Draft) -> int:
-    for span in range(model_span_bound(toks.norm[i : i + 5]), 0, -1):
+    for span in range(min(5, len(toks.norm) - i), 0, -1):
         if span == 1 and (taken := _model_family(toks, i, st)):
             # A family word and a size say more than the word alone: "gpt2 1.5b" is GPT-2 XL,
             # though "gpt2" by itself names the 124M model.
             return taken
         arch = lookup_model(" ".join(toks.norm[i : i + span]))
         if arch is not None:
-            if not _ok(st.model, arch):
-                return 0
-            st.model = arch
-            return span
+            return span if _set(st, "model", arch) else 0
     return _model_family(toks, i, st)
 
 
@@ -219,14 +129,11 @@ def _model_family(toks: Tokens, i: int, st: Draft) -> int:
         return 0
     params = float(size["n"]) * (1e9 if size["u"] == "b" else 1e6)
     arch = lookup_family(toks.norm[i], params)
-    if arch is None or not _ok(st.model, arch):
-        return 0
-    st.model = arch
-    return 2
+    return 2 if arch is not None and _set(st, "model", arch) else 0
 
 
 def _mixtral(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    return _sets("model", lookup_model("mixtral-8x7b"))(m, raw, st)
+    return _set(st, "model", lookup_model("mixtral-8x7b"))
 
 
 def _size(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -242,21 +149,21 @@ def _size(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 def _seq(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _number(m["n"], raw) * (1024 if m["k"] else 1)
     seq = _whole(value, 1, 10_000_000, raw, "Sequence length")
-    return _sets("seq_len", seq)(m, raw, st)
+    return _set(st, "seq_len", seq)
 
 
 def _tokens(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _number(m["n"], raw) * lex.TOKEN_UNITS.get(m["u"] or "", 1.0)
     if not 0 < value <= 1e15:
         raise _bad(raw, "A token budget must be positive and below 1e15")
-    return _sets("tokens", value)(m, raw, st)
+    return _set(st, "tokens", value)
 
 
 def _budget(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _number(m["n"], raw) * lex.MONEY_UNITS.get(m["u"] or "", 1.0)
     if not 0 < value <= 1e9:
         raise _bad(raw, "A budget must be a positive amount below $1B")
-    return _sets("budget_usd", value)(m, raw, st)
+    return _set(st, "budget_usd", value)
 
 
 def _duration(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -264,17 +171,17 @@ def _duration(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     hours = amount * lex.DURATION_HOURS[m["u"]]
     if not 0 < hours <= 24 * 366:
         raise _bad(raw, "A duration must be positive and at most a year")
-    return _sets("duration_hours", hours)(m, raw, st)
+    return _set(st, "duration_hours", hours)
 
 
 def _micro_batch(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _whole(_number(m["n"], raw), 1, 65_536, raw, "Micro-batch")
-    return _sets("micro_batch", value)(m, raw, st)
+    return _set(st, "micro_batch", value)
 
 
 def _lora_rank(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _whole(_number(m["n"], raw), 1, 4096, raw, "LoRA rank")
-    return _sets("lora_rank", value)(m, raw, st)
+    return _set(st, "lora_rank", value)
 
 
 def _unsupported(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -289,7 +196,7 @@ def _fine_tune(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 
 def _zero(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     stages = (Sharding.DDP, Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
-    return _sets("sharding", stages[int(m["z"])])(m, raw, st)
+    return _set(st, "sharding", stages[int(m["z"])])
 
 
 def _provider(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -381,63 +288,61 @@ def _hardware(toks: Tokens, i: int, st: Draft) -> int:
 
 _RULES: tuple[_Rule, ...] = (
     _Rule("model name", _model_name),
-    _Rule("mixtral 8x7b", _Rx(lex.MIXTRAL, _mixtral)),
-    _Rule("seq N", _Rx(lex.SEQ_FIRST, _seq)),
-    _Rule("N context", _Rx(lex.SEQ_AFTER, _seq)),
-    _Rule("N tokens", _Rx(lex.TOKENS, _tokens)),
-    _Rule("$N", _Rx(lex.MONEY_DOLLAR, _budget)),
-    _Rule("N usd", _Rx(lex.MONEY_WORD, _budget)),
-    _Rule("budget N", _Rx(lex.MONEY_BUDGET, _budget)),
-    _Rule("have Nk", _Rx(lex.MONEY_HAVE, _budget)),
-    _Rule("N hours", _Rx(lex.DURATION, _duration)),
-    _Rule("a day", _Rx(lex.DURATION_ONE, _duration)),
-    _Rule("global batch", _Rx(lex.GLOBAL_BATCH, _unsupported)),
-    _Rule("micro-batch", _Rx(lex.MICRO_BATCH, _micro_batch)),
-    _Rule("lora rank", _Rx(lex.LORA_RANK, _lora_rank)),
-    _Rule("lora on attention", _Rx(lex.LORA_ATTENTION, _sets("lora_targets", "attention"))),
-    _Rule("lora all linear", _Rx(lex.LORA_ALL, _sets("lora_targets", "all"))),
-    _Rule("4-bit", _Rx(lex.FOUR_BIT, _sets("four_bit", True))),
-    _Rule("no double quant", _Rx(lex.NO_DOUBLE_QUANT, _sets("double_quant", False))),
-    _Rule("double quant", _Rx(lex.DOUBLE_QUANT, _sets("double_quant", True))),
-    _Rule("pure bf16", _Rx(lex.PURE_BF16, _sets("precision", "bf16-true"))),
-    _Rule("bf16 mixed", _Rx(lex.BF16_MIXED, _sets("precision", "bf16-mixed"))),
-    _Rule("fp16", _Rx(lex.FP16, _sets("precision", "fp16"))),
-    _Rule("bf16", _Rx(lex.BF16, _sets("precision", "bf16"))),
-    _Rule("fp8", _Rx(lex.FP8, _sets("precision", "fp8"))),
-    _Rule("fp32", _Rx(lex.FP32, _sets("precision", "fp32"))),
-    _Rule("mixed", _Rx(lex.MIXED, _sets("precision", "mixed"))),
-    _Rule("adamw 8bit", _Rx(lex.ADAMW_8BIT, _sets("optimizer", Optimizer.ADAMW_8BIT))),
-    _Rule("sgd momentum", _Rx(lex.SGD_MOMENTUM, _sets("optimizer", Optimizer.SGD_MOMENTUM))),
-    _Rule("sgd", _Rx(lex.SGD, _sets("optimizer", Optimizer.SGD))),
-    _Rule("adafactor", _Rx("adafactor", _sets("optimizer", Optimizer.ADAFACTOR))),
-    _Rule("lion", _Rx("lion", _sets("optimizer", Optimizer.LION))),
-    _Rule("adamw", _Rx(lex.ADAMW, _sets("optimizer", Optimizer.ADAMW))),
-    _Rule("no checkpointing", _Rx(lex.NO_CHECKPOINTING, _sets("checkpointing", False))),
-    _Rule("checkpointing", _Rx(lex.CHECKPOINTING, _sets("checkpointing", True))),
-    _Rule("no offload", _Rx(lex.NO_OFFLOAD, _sets("offload", Offload.NONE))),
-    _Rule("offload params", _Rx(lex.OFFLOAD_PARAMS, _sets("offload", Offload.PARAMS))),
-    _Rule("offload optimizer", _Rx(lex.OFFLOAD_OPTIMIZER, _sets("offload", Offload.OPTIMIZER))),
-    _Rule("fsdp grad op", _Rx(lex.FSDP_GRAD_OP, _sets("sharding", Sharding.FSDP_GRAD_OP))),
-    _Rule("hsdp", _Rx(lex.HSDP, _sets("sharding", Sharding.HSDP))),
-    _Rule("fsdp", _Rx(lex.FSDP, _sets("sharding", Sharding.FSDP))),
-    _Rule("zero N", _Rx(lex.ZERO, _zero)),
-    _Rule("ddp", _Rx(lex.DDP, _sets("sharding", Sharding.DDP))),
-    _Rule("spot only", _Rx(lex.SPOT_ONLY, _sets("spot", SpotPolicy.ONLY))),
-    _Rule("no spot", _Rx(lex.NO_SPOT, _sets("spot", SpotPolicy.NEVER))),
-    _Rule("spot ok", _Rx(lex.SPOT_OK, _sets("spot", SpotPolicy.ALLOW))),
-    _Rule("provider", _Rx(lex.PROVIDER, _provider)),
-    _Rule("region", _Rx(lex.REGION, _region)),
+    _Rule("mixtral 8x7b", _rx(lex.MIXTRAL, _mixtral)),
+    _Rule("seq N", _rx(lex.SEQ_FIRST, _seq)),
+    _Rule("N context", _rx(lex.SEQ_AFTER, _seq)),
+    _Rule("N tokens", _rx(lex.TOKENS, _tokens)),
+    _Rule("$N", _rx(lex.MONEY_DOLLAR, _budget)),
+    _Rule("N usd", _rx(lex.MONEY_WORD, _budget)),
+    _Rule("budget N", _rx(lex.MONEY_BUDGET, _budget)),
+    _Rule("have Nk", _rx(lex.MONEY_HAVE, _budget)),
+    _Rule("N hours", _rx(lex.DURATION, _duration)),
+    _Rule("a day", _rx(lex.DURATION_ONE, _duration)),
+    _Rule("global batch", _rx(lex.GLOBAL_BATCH, _unsupported)),
+    _Rule("micro-batch", _rx(lex.MICRO_BATCH, _micro_batch)),
+    _Rule("lora rank", _rx(lex.LORA_RANK, _lora_rank)),
+    _Rule("lora on attention", _rx(lex.LORA_ATTENTION, _sets("lora_targets", "attention"))),
+    _Rule("lora all linear", _rx(lex.LORA_ALL, _sets("lora_targets", "all"))),
+    _Rule("4-bit", _rx(lex.FOUR_BIT, _sets("four_bit", True))),
+    _Rule("no double quant", _rx(lex.NO_DOUBLE_QUANT, _sets("double_quant", False))),
+    _Rule("double quant", _rx(lex.DOUBLE_QUANT, _sets("double_quant", True))),
+    _Rule("pure bf16", _rx(lex.PURE_BF16, _sets("precision", "bf16-true"))),
+    _Rule("bf16 mixed", _rx(lex.BF16_MIXED, _sets("precision", "bf16-mixed"))),
+    _Rule("fp16", _rx(lex.FP16, _sets("precision", "fp16"))),
+    _Rule("bf16", _rx(lex.BF16, _sets("precision", "bf16"))),
+    _Rule("fp8", _rx(lex.FP8, _sets("precision", "fp8"))),
+    _Rule("fp32", _rx(lex.FP32, _sets("precision", "fp32"))),
+    _Rule("mixed", _rx(lex.MIXED, _sets("precision", "mixed"))),
+    _Rule("adamw 8bit", _rx(lex.ADAMW_8BIT, _sets("optimizer", Optimizer.ADAMW_8BIT))),
+    _Rule("sgd momentum", _rx(lex.SGD_MOMENTUM, _sets("optimizer", Optimizer.SGD_MOMENTUM))),
+    _Rule("sgd", _rx(lex.SGD, _sets("optimizer", Optimizer.SGD))),
+    _Rule("adafactor", _rx("adafactor", _sets("optimizer", Optimizer.ADAFACTOR))),
+    _Rule("lion", _rx("lion", _sets("optimizer", Optimizer.LION))),
+    _Rule("adamw", _rx(lex.ADAMW, _sets("optimizer", Optimizer.ADAMW))),
+    _Rule("no checkpointing", _rx(lex.NO_CHECKPOINTING, _sets("checkpointing", False))),
+    _Rule("checkpointing", _rx(lex.CHECKPOINTING, _sets("checkpointing", True))),
+    _Rule("no offload", _rx(lex.NO_OFFLOAD, _sets("offload", Offload.NONE))),
+    _Rule("offload params", _rx(lex.OFFLOAD_PARAMS, _sets("offload", Offload.PARAMS))),
+    _Rule("offload optimizer", _rx(lex.OFFLOAD_OPTIMIZER, _sets("offload", Offload.OPTIMIZER))),
+    _Rule("fsdp grad op", _rx(lex.FSDP_GRAD_OP, _sets("sharding", Sharding.FSDP_GRAD_OP))),
+    _Rule("hsdp", _rx(lex.HSDP, _sets("sharding", Sharding.HSDP))),
+    _Rule("fsdp", _rx(lex.FSDP, _sets("sharding", Sharding.FSDP))),
+    _Rule("zero N", _rx(lex.ZERO, _zero)),
+    _Rule("ddp", _rx(lex.DDP, _sets("sharding", Sharding.DDP))),
+    _Rule("spot only", _rx(lex.SPOT_ONLY, _sets("spot", SpotPolicy.ONLY))),
+    _Rule("no spot", _rx(lex.NO_SPOT, _sets("spot", SpotPolicy.NEVER))),
+    _Rule("spot ok", _rx(lex.SPOT_OK, _sets("spot", SpotPolicy.ALLOW))),
+    _Rule("provider", _rx(lex.PROVIDER, _provider)),
+    _Rule("region", _rx(lex.REGION, _region)),
     _Rule("hardware", _hardware),
-    _Rule("qlora", _Rx(lex.QLORA, _sets("method", Method.QLORA))),
-    _Rule("lora", _Rx(lex.LORA, _sets("method", Method.LORA))),
-    _Rule("pretrain", _Rx(lex.PRETRAIN, _sets("method", Method.PRETRAIN))),
-    _Rule("full fine-tune", _Rx(lex.FULL, _sets("method", Method.FULL))),
-    _Rule("fine-tune", _Rx(lex.FINE_TUNE, _fine_tune)),
-    _Rule("size", _Rx(lex.SIZE, _size)),
-    _Rule("N params", _Rx(lex.SIZE_PARAMS, _size)),
+    _Rule("qlora", _rx(lex.QLORA, _sets("method", Method.QLORA))),
+    _Rule("lora", _rx(lex.LORA, _sets("method", Method.LORA))),
+    _Rule("pretrain", _rx(lex.PRETRAIN, _sets("method", Method.PRETRAIN))),
+    _Rule("full fine-tune", _rx(lex.FULL, _sets("method", Method.FULL))),
+    _Rule("fine-tune", _rx(lex.FINE_TUNE, _fine_tune)),
+    _Rule("size", _rx(lex.SIZE, _size)),
+    _Rule("N params", _rx(lex.SIZE_PARAMS, _size)),
 )
-#: The table as :func:`_parse` runs it (see :func:`_dispatch`).
-_STEPS = _dispatch(_RULES)
 
 
 def parse_workload(text: str) -> Workload:
@@ -455,22 +360,18 @@ def parse_workload(text: str) -> Workload:
             f"That message is {len(text):,} characters long; describe the job in under "
             f"{MAX_CHARS:,}."
         )
-    return _parse(text, _STEPS)
-
-
-def _parse(text: str, steps: tuple[Matcher, ...]) -> Workload:
-    """:func:`parse_workload` with the rule table given as ``steps`` (matchers tried in
-    order at each token)."""
     toks = tokenize(clean(text))
     if not toks.raw:
         raise WorkloadError("The message is empty: describe the training job.")
     st = Draft()
     i = 0
     while i < len(toks.raw):
-        used = next((u for step in steps if (u := step(toks, i, st))), 0)
-        if not used:
+        for rule in _RULES:
+            if used := rule.match(toks, i, st):
+                i += used
+                break
+        else:
             if toks.norm[i] not in lex.FILLER:
                 st.ignored.append(toks.raw[i])
-            used = 1
-        i += used
+            i += 1
     return finish(st, text)

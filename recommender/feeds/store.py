@@ -22,7 +22,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 import httpx
@@ -32,6 +32,7 @@ from recommender.errors import CatalogError, StoreError
 from recommender.feeds.base import ParsedFeed
 from recommender.feeds.bundled import BUNDLED_SOURCE, load_bundled
 from recommender.feeds.cache import DEFAULT_PREFIX, RedisSnapshots, SnapshotMeta
+from recommender.feeds.clock import utc_now
 from recommender.feeds.detect import parse_any
 from recommender.feeds.fetch import (
     DEFAULT_MAX_BYTES,
@@ -65,10 +66,6 @@ _PROVIDER_NAMES = frozenset(CLOUDS) | GPUHUNT_PROVIDERS | {"lambda", "vast"}
 
 #: Errors that mean "Redis is not there right now" (as opposed to a bug).
 _UNREACHABLE = (RedisError, OSError)
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +191,7 @@ class PriceStore:
         self,
         snapshots: RedisSnapshots,
         *,
-        clock: Clock = _utcnow,
+        clock: Clock = utc_now,
         seed_bundled: bool = True,
         recheck_s: float = 0.0,
         monotonic: Callable[[], float] = time.monotonic,
@@ -224,7 +221,7 @@ class PriceStore:
         url: str,
         *,
         prefix: str = DEFAULT_PREFIX,
-        clock: Clock = _utcnow,
+        clock: Clock = utc_now,
         recheck_s: float = 0.0,
     ) -> PriceStore:
         return cls(RedisSnapshots.from_url(url, prefix=prefix), clock=clock, recheck_s=recheck_s)

@@ -1,4 +1,7 @@
-"""Offers as JSON: how a snapshot stores them in Redis (``recommender.feeds.cache``).
+"""A snapshot as Redis stores it (``recommender.feeds.cache``): its metadata hash and its offers.
+
+:class:`SnapshotMeta` is stored as a hash of strings (:func:`meta_fields`,
+:func:`meta_from_fields`); the offers as JSON, in one of two formats.
 
 Format 2 (written since this version; :func:`snapshot_json`, :func:`snapshot_offers`) is one
 object: each instance shape's twelve shared fields once, then the offers in the snapshot's
@@ -22,7 +25,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 
 from recommender.gpus import IntraNode
@@ -30,11 +34,83 @@ from recommender.offers import Fabric, Offer
 
 __all__ = [
     "SNAPSHOT_FORMAT",
+    "SnapshotMeta",
+    "meta_fields",
+    "meta_from_fields",
     "offer_from_dict",
     "offer_to_dict",
     "snapshot_json",
     "snapshot_offers",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotMeta:
+    """What Redis knows about one source's last good snapshot and latest attempt."""
+
+    name: str
+    fetched_at: datetime | None
+    as_of: datetime | None
+    rows: int
+    rejected: int
+    offers: int
+    sha256: str
+    error: str | None = None
+    error_at: datetime | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    locations: tuple[str, ...] = ()
+    bundled: bool = False
+    #: Rejection reasons of the snapshot's parse (first few).
+    errors: tuple[str, ...] = ()
+
+    @property
+    def has_snapshot(self) -> bool:
+        return self.offers > 0
+
+
+def _time(value: datetime | None) -> str:
+    return value.isoformat() if value else ""
+
+
+def _parse_time(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def meta_fields(meta: SnapshotMeta) -> dict[Any, Any]:
+    return {
+        "name": meta.name,
+        "fetched_at": _time(meta.fetched_at),
+        "as_of": _time(meta.as_of),
+        "rows": str(meta.rows),
+        "rejected": str(meta.rejected),
+        "offers": str(meta.offers),
+        "sha256": meta.sha256,
+        "etag": meta.etag or "",
+        "last_modified": meta.last_modified or "",
+        "locations": json.dumps(list(meta.locations)),
+        "bundled": "1" if meta.bundled else "0",
+        "errors": json.dumps(list(meta.errors)),
+    }
+
+
+def meta_from_fields(name: str, fields: Mapping[Any, Any]) -> SnapshotMeta:
+    return SnapshotMeta(
+        name=name,
+        fetched_at=_parse_time(fields.get("fetched_at")),
+        as_of=_parse_time(fields.get("as_of")),
+        rows=int(fields.get("rows") or 0),
+        rejected=int(fields.get("rejected") or 0),
+        offers=int(fields.get("offers") or 0),
+        sha256=fields.get("sha256", ""),
+        error=fields.get("error") or None,
+        error_at=_parse_time(fields.get("error_at")),
+        etag=fields.get("etag") or None,
+        last_modified=fields.get("last_modified") or None,
+        locations=tuple(json.loads(fields.get("locations") or "[]")),
+        bundled=fields.get("bundled") == "1",
+        errors=tuple(json.loads(fields.get("errors") or "[]")),
+    )
 
 
 def offer_to_dict(offer: Offer) -> dict[str, Any]:

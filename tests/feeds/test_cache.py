@@ -17,10 +17,10 @@ from recommender.feeds.cache import (
     HISTORY_LIMIT,
     RedisSnapshots,
     SnapshotMeta,
-    _meta_fields,
     start_embedded_redis,
 )
 from recommender.feeds.offer_codec import (
+    meta_fields,
     offer_from_dict,
     offer_to_dict,
     snapshot_json,
@@ -171,7 +171,7 @@ async def put_format_1(store: RedisSnapshots, meta: SnapshotMeta, items: tuple[O
     async with store.client.pipeline(transaction=True) as pipe:
         pipe.set(f"test:feed:snap:{meta.name}", body)
         pipe.delete(f"test:feed:meta:{meta.name}")
-        pipe.hset(f"test:feed:meta:{meta.name}", mapping=_meta_fields(meta))
+        pipe.hset(f"test:feed:meta:{meta.name}", mapping=meta_fields(meta))
         pipe.sadd("test:feed:sources", meta.name)
         pipe.incr("test:feed:version")
         await pipe.execute()

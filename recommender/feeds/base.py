@@ -13,7 +13,7 @@ Format detection is by content, not by file name or URL: a feed may be served as
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 
@@ -28,6 +28,7 @@ __all__ = [
     "ParsedFeed",
     "RowError",
     "looks_like_native",
+    "owned_by",
     "resolve_gpu",
 ]
 
@@ -79,6 +80,14 @@ class ParsedFeed:
     def accepted(self) -> int:
         """Rows that became offers."""
         return self.rows - self.rejected
+
+
+def owned_by(offer: Offer, name: str) -> Offer:
+    """The offer attributed to the source ``name`` (``Offer.source`` matches
+    ``SourceInfo.name``); where the feed said it came from is kept as its ``citation``."""
+    if offer.source == name:
+        return offer
+    return replace(offer, source=name, citation=offer.citation or offer.source)
 
 
 # `{` then, within the first few keys, `"format": "gpufit-feed"`. JSON allows any key order and

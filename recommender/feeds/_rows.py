@@ -1,44 +1,35 @@
 """Row-level helpers shared by the CSV adapters (SkyPilot catalog, gpuhunt catalog).
 
-A CSV catalog is read row by row: a row that cannot be read raises :class:`RowError`, which
-the adapter records in a :class:`RowLog` and moves on. Nothing here does I/O.
+A CSV catalog is read row by row: a row that cannot be read raises
+:class:`~recommender.feeds.base.RowError`, which the adapter records in a :class:`RowLog` and
+moves on. Nothing here does I/O.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import math
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from recommender.errors import CatalogError
-from recommender.feeds.base import MAX_REPORTED_ERRORS
-from recommender.feeds.fast_parse import csv_rows
-from recommender.feeds.native import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR
-from recommender.gpus import GpuSpec, get_gpu, try_normalize
+from recommender.feeds.base import (
+    MAX_REPORTED_ERRORS,
+    MAX_USD_PER_GPU_HOUR,
+    MIN_USD_PER_GPU_HOUR,
+    RowError,
+)
 
 __all__ = [
-    "RowError",
     "RowLog",
     "check_price",
     "decode",
     "optional_float",
     "price_cell",
     "read_csv",
-    "read_csv_cells",
-    "resolve_gpu",
     "whole_count",
 ]
-
-#: Relative slack when comparing a catalog's GPU memory with the spec table; why: catalogs
-#: round and mix the vendor's GB label with GiB (80 GB = 74.5 GiB, a 7 % gap).
-_MEMORY_TOLERANCE = 0.10
-
-
-class RowError(ValueError):
-    """One row could not be read; the message says why (without the row number)."""
 
 
 @dataclass(slots=True)
@@ -70,48 +61,33 @@ def decode(text: str | bytes, source: str) -> str:
 
 
 def read_csv(text: str, log: RowLog) -> tuple[list[str], Iterator[tuple[int, dict[str, str]]]]:
-    """The header and an iterator of ``(row number, {column: cell})``.
+    """The header and an iterator of ``(row number, {column: cell})``, blank lines left out.
 
     A row whose field count differs from the header's (a truncated download, a stray comma)
-    is rejected into ``log``; a quote left open at the end of the data ends the iteration
-    with one rejected row.
+    is rejected into ``log`` as the iteration reaches it; a quote left open at the end of the
+    data ends the iteration with one rejected row. A column named twice means its last one.
     """
-    header, rows = read_csv_cells(text, log)
-    return header, ((number, dict(zip(header, cells, strict=True))) for number, cells in rows)
-
-
-def read_csv_cells(text: str, log: RowLog) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
-    """Like :func:`read_csv`, with each row as its list of cells in header order.
-
-    For adapters that read cells by column index (``header.index``): no dict per row.
-    """
-    reader = csv_rows(text)
+    reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [name.strip() for name in next(reader, [])]
     except csv.Error:
         header = []
-    width = len(header)
 
-    def rows() -> Iterator[tuple[int, list[str]]]:
+    def rows() -> Iterator[tuple[int, dict[str, str]]]:
         number = 0
         try:
             for cells in reader:
-                # A row whose first cell has text is not blank: no scan of the other cells.
-                if not (cells and cells[0].strip()):
-                    for cell in cells:
-                        if cell.strip():
-                            break
-                    else:
-                        continue  # blank line (or no cells at all)
+                if not any(cell.strip() for cell in cells):
+                    continue  # a blank line
                 number += 1
-                if len(cells) != width:
+                if len(cells) != len(header):
                     log.rows += 1
                     log.reject(
                         f"row {number}",
-                        f"has {len(cells)} fields, the header has {width} (truncated?)",
+                        f"has {len(cells)} fields, the header has {len(header)} (truncated?)",
                     )
                     continue
-                yield number, cells
+                yield number, dict(zip(header, cells, strict=True))
         except csv.Error as exc:
             number += 1
             log.rows += 1
@@ -163,54 +139,3 @@ def whole_count(cell: str | None, column: str) -> int:
     if not value.is_integer() or value < 1:
         raise RowError(f"{column} {cell!r} is not a whole number of GPUs")
     return int(value)
-
-
-def _memory_matches(spec: GpuSpec, memory_gib: float) -> bool:
-    # Accept the GiB value, or the vendor's GB label written as GiB.
-    return any(
-        abs(memory_gib - reference) <= _MEMORY_TOLERANCE * reference
-        for reference in (spec.memory_gib, spec.memory_gb)
-    )
-
-
-def resolve_gpu(name: str, *, memory_gib: float | None = None, pcie: bool = False) -> str:
-    """The canonical GPU id for a catalog's GPU name.
-
-    ``memory_gib`` (per GPU) picks the memory variant ("A100" with 80 GiB → A100 80GB) and
-    ``pcie`` the PCIe form factor when the catalog says so only in an instance or card name.
-    """
-    gpu_id, error = _resolve_gpu(name, memory_gib, pcie)
-    if gpu_id is None:
-        raise RowError(error)
-    return gpu_id
-
-
-#: Distinct (name, memory, PCIe) triples remembered; why: a catalog names a few dozen GPU
-#: variants, repeated on every region and zone row, and the spec table never changes.
-_RESOLVE_CACHE_SIZE = 4096
-
-
-@lru_cache(maxsize=_RESOLVE_CACHE_SIZE)
-def _resolve_gpu(name: str, memory_gib: float | None, pcie: bool) -> tuple[str | None, str]:
-    """``(gpu id, "")``, or ``(None, why not)``: pure, so remembered per distinct input."""
-    stem = re.sub(r"[-_ ]?\d+\s*gb$", "", name.strip(), flags=re.IGNORECASE)
-    labels: list[str] = []
-    base = try_normalize(name)
-    if base is not None:
-        labels.append(f"{get_gpu(base).memory_gb:g}")
-    if memory_gib is not None:
-        labels += [f"{round(memory_gib)}", f"{round(memory_gib * 2**30 / 1e9)}"]
-    candidates: list[str] = []
-    if pcie:
-        candidates += [f"{stem} PCIe {label}GB" for label in labels] + [f"{stem} PCIe"]
-    candidates.append(name)
-    candidates += [f"{stem} {label}GB" for label in labels]
-    for candidate in dict.fromkeys(candidates):
-        gpu_id = try_normalize(candidate)
-        if gpu_id is None:
-            continue
-        if memory_gib is None or _memory_matches(get_gpu(gpu_id), memory_gib):
-            return gpu_id, ""
-    if base is None:
-        return None, f"unknown GPU {name!r}"
-    return None, f"GPU {name!r} with {memory_gib:g} GiB matches no known variant"

@@ -12,10 +12,11 @@ from functools import cache
 from importlib import resources
 
 from recommender.errors import CatalogError
-from recommender.feeds.base import ParsedFeed
+from recommender.feeds.base import ParsedFeed, owned_by
 from recommender.feeds.native import parse_native
+from recommender.offers import Catalog, SourceInfo
 
-__all__ = ["BUNDLED_SOURCE", "load_bundled"]
+__all__ = ["BUNDLED_SOURCE", "bundled_catalog", "load_bundled"]
 
 #: The name the bundled snapshot goes by in errors, ``feed status`` and answers' footers.
 BUNDLED_SOURCE = "bundled snapshot"
@@ -40,3 +41,26 @@ def load_bundled() -> ParsedFeed:
             hint="Reinstall gpufit, or point it at a live feed with --catalog.",
         ) from None
     return parse_native(data, source=BUNDLED_SOURCE)
+
+
+@cache
+def bundled_catalog() -> Catalog:
+    """The bundled snapshot as a one-source catalog, the only place it is built.
+
+    Every offer names :data:`BUNDLED_SOURCE` as its source (the snapshot's own citation of
+    where the price was read is kept in ``citation``), and the source is dated by the
+    snapshot's ``as_of`` and marked ``bundled``, so answers say the prices are not live.
+
+    Raises:
+        CatalogError: the packaged file is missing or broken (a packaging bug).
+    """
+    parsed = load_bundled()
+    assert parsed.as_of is not None  # a gpufit feed always states as_of
+    info = SourceInfo(
+        name=BUNDLED_SOURCE,
+        as_of=parsed.as_of,
+        rows=parsed.rows,
+        rejected=parsed.rejected,
+        bundled=True,
+    )
+    return Catalog(tuple(owned_by(o, BUNDLED_SOURCE) for o in parsed.offers), (info,))

@@ -41,6 +41,9 @@ from typing import TYPE_CHECKING, Any
 from recommender.errors import StoreError
 from recommender.feeds.offer_codec import (
     SNAPSHOT_FORMAT,
+    SnapshotMeta,
+    meta_fields,
+    meta_from_fields,
     offer_from_dict,
     snapshot_json,
     snapshot_offers,
@@ -144,42 +147,9 @@ return 0
 
 
 @dataclass(frozen=True, slots=True)
-class SnapshotMeta:
-    """What Redis knows about one source's last good snapshot and latest attempt."""
-
-    name: str
-    fetched_at: datetime | None
-    as_of: datetime | None
-    rows: int
-    rejected: int
-    offers: int
-    sha256: str
-    error: str | None = None
-    error_at: datetime | None = None
-    etag: str | None = None
-    last_modified: str | None = None
-    locations: tuple[str, ...] = ()
-    bundled: bool = False
-    #: Rejection reasons of the snapshot's parse (first few).
-    errors: tuple[str, ...] = ()
-
-    @property
-    def has_snapshot(self) -> bool:
-        return self.offers > 0
-
-
-@dataclass(frozen=True, slots=True)
 class PricePoint:
     at: datetime
     price_usd_per_hour: float
-
-
-def _time(value: datetime | None) -> str:
-    return value.isoformat() if value else ""
-
-
-def _parse_time(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value) if value else None
 
 
 # A command on a pooled connection that a Redis restart closed fails with "Connection closed
@@ -252,7 +222,7 @@ class RedisSnapshots:
         if not offers:
             raise ValueError("refusing to store an empty snapshot")
         body = snapshot_json(offers)
-        fields = {**_meta_fields(meta), _FORMAT_FIELD: str(SNAPSHOT_FORMAT)}
+        fields = {**meta_fields(meta), _FORMAT_FIELD: str(SNAPSHOT_FORMAT)}
         # The format-1 key of an older version is left alone, not deleted: older replicas
         # still running during a rolling upgrade read only that key, and would otherwise find
         # no offers and answer from the bundled snapshot (or seed it). The format field in the
@@ -272,7 +242,7 @@ class RedisSnapshots:
     async def touch(self, name: str, *, fetched_at: datetime) -> None:
         """Mark a source as checked and unchanged (HTTP 304): new fetch time, error cleared."""
         async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hset(self._key("meta", name), mapping={"fetched_at": _time(fetched_at)})
+            pipe.hset(self._key("meta", name), mapping={"fetched_at": fetched_at.isoformat()})
             pipe.hdel(self._key("meta", name), "error", "error_at")
             pipe.incr(self._key("version"))
             await pipe.execute()
@@ -281,7 +251,7 @@ class RedisSnapshots:
         self, name: str, error: str, *, at: datetime, locations: Sequence[str] = ()
     ) -> None:
         """Record a failed refresh; the last good snapshot (if any) stays."""
-        fields: dict[Any, Any] = {"name": name, "error": error, "error_at": _time(at)}
+        fields: dict[Any, Any] = {"name": name, "error": error, "error_at": at.isoformat()}
         if locations:
             fields["locations"] = json.dumps(list(locations))
         async with self.client.pipeline(transaction=True) as pipe:
@@ -295,7 +265,7 @@ class RedisSnapshots:
 
     async def meta(self, name: str) -> SnapshotMeta | None:
         fields = await self.client.hgetall(self._key("meta", name))
-        return _meta_from_fields(name, fields) if fields else None
+        return meta_from_fields(name, fields) if fields else None
 
     async def load_all(self) -> tuple[int, list[tuple[SnapshotMeta, tuple[Offer, ...]]]]:
         """The version and every source's metadata and offers (sources without one: no offers)."""
@@ -436,44 +406,8 @@ def _decode_snapshots(
             offers = tuple(offer_from_dict(d) for d in json.loads(body1))
         else:
             offers = snapshot_offers(body) if body else ()
-        loaded.append((_meta_from_fields(name, fields), offers))
+        loaded.append((meta_from_fields(name, fields), offers))
     return loaded
-
-
-def _meta_fields(meta: SnapshotMeta) -> dict[Any, Any]:
-    return {
-        "name": meta.name,
-        "fetched_at": _time(meta.fetched_at),
-        "as_of": _time(meta.as_of),
-        "rows": str(meta.rows),
-        "rejected": str(meta.rejected),
-        "offers": str(meta.offers),
-        "sha256": meta.sha256,
-        "etag": meta.etag or "",
-        "last_modified": meta.last_modified or "",
-        "locations": json.dumps(list(meta.locations)),
-        "bundled": "1" if meta.bundled else "0",
-        "errors": json.dumps(list(meta.errors)),
-    }
-
-
-def _meta_from_fields(name: str, fields: Mapping[Any, Any]) -> SnapshotMeta:
-    return SnapshotMeta(
-        name=name,
-        fetched_at=_parse_time(fields.get("fetched_at")),
-        as_of=_parse_time(fields.get("as_of")),
-        rows=int(fields.get("rows") or 0),
-        rejected=int(fields.get("rejected") or 0),
-        offers=int(fields.get("offers") or 0),
-        sha256=fields.get("sha256", ""),
-        error=fields.get("error") or None,
-        error_at=_parse_time(fields.get("error_at")),
-        etag=fields.get("etag") or None,
-        last_modified=fields.get("last_modified") or None,
-        locations=tuple(json.loads(fields.get("locations") or "[]")),
-        bundled=fields.get("bundled") == "1",
-        errors=tuple(json.loads(fields.get("errors") or "[]")),
-    )
 
 
 # ------------------------------------------------------------------ embedded Redis

@@ -31,6 +31,7 @@ from tenacity import (
 )
 
 from recommender.errors import CatalogError, PriceFeedError
+from recommender.feeds.clock import utc_now
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -252,7 +253,7 @@ async def _get(
     if validators and validators.last_modified:
         headers["If-Modified-Since"] = validators.last_modified
     async with client.stream("GET", url, headers=headers) as response:
-        now = datetime.now(UTC)
+        now = utc_now()
         status = response.status_code
         if status == 304:
             return Fetched(
@@ -333,7 +334,7 @@ def _retry_after(value: str | None, now: datetime) -> float | None:
 
 def _read_file(location: str, validators: Validators | None, max_bytes: int) -> Fetched:
     path = Path(location).expanduser()
-    now = datetime.now(UTC)
+    now = utc_now()
     try:
         stat = path.stat()
         if not path.is_file():

@@ -20,17 +20,15 @@ from urllib.parse import urlsplit
 
 from recommender.errors import CatalogError
 from recommender.feeds._rows import (
-    RowError,
     RowLog,
     check_price,
     decode,
     optional_float,
     price_cell,
     read_csv,
-    resolve_gpu,
     whole_count,
 )
-from recommender.feeds.base import ParsedFeed
+from recommender.feeds.base import ParsedFeed, RowError, resolve_gpu
 from recommender.feeds.fabrics import fabric_for
 from recommender.offers import Offer
 

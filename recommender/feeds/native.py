@@ -21,41 +21,29 @@ import json
 import math
 from collections.abc import Mapping
 from datetime import datetime
-from functools import lru_cache
 from typing import Any, TypeVar
 
 from recommender.errors import CatalogError
-from recommender.feeds.base import MAX_REPORTED_ERRORS, NATIVE_FORMAT, ParsedFeed
-from recommender.gpus import GpuSpec, IntraNode, get_gpu, try_normalize
+from recommender.feeds.base import (
+    MAX_REPORTED_ERRORS,
+    MAX_USD_PER_GPU_HOUR,
+    MIN_USD_PER_GPU_HOUR,
+    NATIVE_FORMAT,
+    ParsedFeed,
+    RowError,
+    resolve_gpu,
+)
+from recommender.gpus import IntraNode
 from recommender.offers import Fabric, Offer
 
-__all__ = [
-    "MAX_GPUS_PER_INSTANCE",
-    "MAX_USD_PER_GPU_HOUR",
-    "MIN_USD_PER_GPU_HOUR",
-    "SUPPORTED_VERSION",
-    "parse_native",
-]
+__all__ = ["MAX_GPUS_PER_INSTANCE", "SUPPORTED_VERSION", "parse_native"]
 
 #: The one document version this reader understands; why: docs/feed-format.md ("Versioning").
 SUPPORTED_VERSION = 1
 
-#: Lowest believable price per GPU-hour; why: the cheapest marketplace GPUs (T4, RTX 3060)
-#: rent for a few cents an hour, so anything below a cent is a unit error or a placeholder.
-MIN_USD_PER_GPU_HOUR = 0.01
-
-#: Highest believable price per GPU-hour; why: the dearest on-demand list price (B300/B200 on a
-#: hyperscaler) is under $20/GPU-hour, so 100 leaves headroom yet catches per-month or per-cents
-#: prices and catalog sentinels such as SkyPilot's 700.0 for unavailable TPU zones.
-MAX_USD_PER_GPU_HOUR = 100.0
-
 #: Most GPUs one rentable unit can have; why: a GB200 NVL72 rack (72 GPUs) is the largest
 #: single shape any provider sells.
 MAX_GPUS_PER_INSTANCE = 72
-
-#: Relative slack when comparing a stated GPU memory with the spec table; why: publishers
-#: round, and mix up GB (the vendor label) with GiB (80 GB = 74.5 GiB, a 7 % gap).
-_MEMORY_TOLERANCE = 0.10
 
 _HINT = (
     'A gpufit feed is a JSON object: {"format": "gpufit-feed", "version": 1, '
@@ -64,10 +52,6 @@ _HINT = (
 
 
 _E = TypeVar("_E", IntraNode, Fabric)
-
-
-class _RowError(ValueError):
-    """One offer row could not be read; the message says why (without the row number)."""
 
 
 def parse_native(text: str | bytes, *, source: str) -> ParsedFeed:
@@ -115,10 +99,10 @@ def parse_native(text: str | bytes, *, source: str) -> ParsedFeed:
             offer, offer_as_of = _parse_offer(row, default_source=default_source)
             first = seen.get(offer.key)
             if first is not None:
-                raise _RowError(
+                raise RowError(
                     f"duplicate of row {first} (same provider, instance_type, region, zone, spot)"
                 )
-        except _RowError as exc:
+        except RowError as exc:
             rejected += 1
             if len(errors) < MAX_REPORTED_ERRORS:
                 errors.append(f"row {number}: {exc}")
@@ -207,7 +191,7 @@ def _document_header(document: Mapping[str, Any], source: str) -> datetime:
         )
     try:
         return _timestamp(document.get("as_of"), "as_of")
-    except _RowError as exc:
+    except RowError as exc:
         raise CatalogError(f"{source}: {exc}.", source=source, hint=_HINT) from None
 
 
@@ -216,7 +200,7 @@ def _document_header(document: Mapping[str, Any], source: str) -> datetime:
 
 def _parse_offer(row: object, *, default_source: str) -> tuple[Offer, datetime | None]:
     if not isinstance(row, dict):
-        raise _RowError(f"an offer must be an object; got {_kind(row)}")
+        raise RowError(f"an offer must be an object; got {_kind(row)}")
 
     provider = _required_text(row, "provider").lower()
     instance_type = _required_text(row, "instance_type")
@@ -225,25 +209,25 @@ def _parse_offer(row: object, *, default_source: str) -> tuple[Offer, datetime |
 
     gpu_count = _gpu_count(row)
     memory_gib = _optional_number(row, "gpu_memory_gib", upper=1024.0)
-    gpu_id = _resolve_gpu(_required_text(row, "gpu"), memory_gib)
+    gpu_id = resolve_gpu(_required_text(row, "gpu"), memory_gib=memory_gib)
 
     price = _required_number(row, "price_usd_per_hour")
     per_gpu = price / gpu_count
     if not MIN_USD_PER_GPU_HOUR <= per_gpu <= MAX_USD_PER_GPU_HOUR:
-        raise _RowError(
+        raise RowError(
             f"price_usd_per_hour {price:g} is ${per_gpu:g} per GPU-hour, outside the believable "
             f"${MIN_USD_PER_GPU_HOUR:g}-${MAX_USD_PER_GPU_HOUR:g} (whole-instance USD per hour?)"
         )
 
     spot = row.get("spot")
     if not isinstance(spot, bool):
-        raise _RowError(f"spot must be true or false; got {spot!r}")
+        raise RowError(f"spot must be true or false; got {spot!r}")
 
     intra_node = _optional_enum(row, "intra_node", IntraNode)
     fabric = _optional_enum(row, "fabric", Fabric) or Fabric.NONE
     fabric_gbps = _optional_number(row, "fabric_gbps", upper=100_000.0)
     if fabric_gbps is not None and fabric is Fabric.NONE:
-        raise _RowError("fabric_gbps is set but fabric is 'none'; name the fabric too")
+        raise RowError("fabric_gbps is set but fabric is 'none'; name the fabric too")
 
     offer_as_of = _timestamp(row["as_of"], "as_of") if row.get("as_of") is not None else None
     try:
@@ -265,68 +249,28 @@ def _parse_offer(row: object, *, default_source: str) -> tuple[Offer, datetime |
             source=_optional_text(row, "source") or default_source,
         )
     except ValueError as exc:  # Offer's own invariants; the checks above should catch them first
-        raise _RowError(str(exc)) from None
+        raise RowError(str(exc)) from None
     return offer, offer_as_of
-
-
-def _resolve_gpu(name: str, memory_gib: float | None) -> str:
-    """The canonical GPU id, using the stated memory to pick a variant ("A100" + 80 → 80 GB)."""
-    gpu_id, error = _resolve_gpu_cached(name, memory_gib)
-    if gpu_id is None:
-        raise _RowError(error)
-    return gpu_id
-
-
-#: Distinct (name, memory) pairs remembered; why: a feed names a few dozen GPU variants, one
-#: per offer row, and the spec table never changes.
-_RESOLVE_CACHE_SIZE = 1024
-
-
-@lru_cache(maxsize=_RESOLVE_CACHE_SIZE)
-def _resolve_gpu_cached(name: str, memory_gib: float | None) -> tuple[str | None, str]:
-    """``(gpu id, "")`` or ``(None, why not)``: pure, so remembered per distinct input."""
-    gpu_id = try_normalize(name)
-    if gpu_id is None:
-        return None, f"unknown GPU {name!r}"
-    spec = get_gpu(gpu_id)
-    if memory_gib is None or _memory_matches(spec, memory_gib):
-        return gpu_id, ""
-    for label_gb in dict.fromkeys((round(memory_gib), round(memory_gib * 2**30 / 1e9))):
-        variant = try_normalize(f"{name} {label_gb}GB")
-        if variant is not None and _memory_matches(get_gpu(variant), memory_gib):
-            return variant, ""
-    return None, (
-        f"gpu_memory_gib {memory_gib:g} does not match GPU {name!r} = {gpu_id} "
-        f"({spec.memory_gib:.1f} GiB); name the variant, e.g. 'A100 80GB'"
-    )
-
-
-def _memory_matches(spec: GpuSpec, memory_gib: float) -> bool:
-    # Accept the GiB value, or the vendor's GB label written into the GiB field.
-    return any(
-        abs(memory_gib - reference) <= _MEMORY_TOLERANCE * reference
-        for reference in (spec.memory_gib, spec.memory_gb)
-    )
 
 
 def _gpu_count(row: Mapping[str, Any]) -> int:
     value = row.get("gpu_count")
     if value is None:
-        raise _RowError("gpu_count is missing")
+        raise RowError("gpu_count is missing")
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _RowError(f"gpu_count must be a whole number; got {value!r}")
+        raise RowError(f"gpu_count must be a whole number; got {value!r}")
     if isinstance(value, float) and not value.is_integer():
-        raise _RowError(f"gpu_count must be a whole number; got {value!r}")
+        raise RowError(f"gpu_count must be a whole number; got {value!r}")
     count = int(value)
     if not 1 <= count <= MAX_GPUS_PER_INSTANCE:
-        raise _RowError(f"gpu_count {count} is outside 1-{MAX_GPUS_PER_INSTANCE}")
+        raise RowError(f"gpu_count {count} is outside 1-{MAX_GPUS_PER_INSTANCE}")
     return count
 
 
 def _required_text(row: Mapping[str, Any], key: str) -> str:
     value = _optional_text(row, key)
     if value is None:
-        raise _RowError(f"{key} is missing")
+        raise RowError(f"{key} is missing")
     return value
 
 
@@ -335,7 +279,7 @@ def _optional_text(row: Mapping[str, Any], key: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise _RowError(f"{key} must be a string; got {value!r}")
+        raise RowError(f"{key} must be a string; got {value!r}")
     stripped = value.strip()
     if not stripped:
         return None
@@ -345,7 +289,7 @@ def _optional_text(row: Mapping[str, Any], key: str) -> str | None:
 def _required_number(row: Mapping[str, Any], key: str) -> float:
     value = _optional_number(row, key, upper=math.inf)
     if value is None:
-        raise _RowError(f"{key} is missing")
+        raise RowError(f"{key} is missing")
     return value
 
 
@@ -354,12 +298,12 @@ def _optional_number(row: Mapping[str, Any], key: str, *, upper: float) -> float
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _RowError(f"{key} must be a number; got {value!r}")
+        raise RowError(f"{key} must be a number; got {value!r}")
     number = float(value)
     if not math.isfinite(number) or number <= 0:
-        raise _RowError(f"{key} must be a positive number; got {value!r}")
+        raise RowError(f"{key} must be a positive number; got {value!r}")
     if number > upper:
-        raise _RowError(f"{key} {value!r} is implausibly large")
+        raise RowError(f"{key} {value!r} is implausibly large")
     return number
 
 
@@ -369,26 +313,26 @@ def _optional_enum(row: Mapping[str, Any], key: str, kind: type[_E]) -> _E | Non
         return None
     allowed = ", ".join(member.value for member in kind)
     if not isinstance(value, str):
-        raise _RowError(f"{key} must be one of {allowed}; got {value!r}")
+        raise RowError(f"{key} must be one of {allowed}; got {value!r}")
     try:
         return kind(value.strip().lower())
     except ValueError:
-        raise _RowError(f"{key} {value!r} is not one of {allowed}") from None
+        raise RowError(f"{key} {value!r} is not one of {allowed}") from None
 
 
 def _timestamp(value: object, key: str) -> datetime:
     """An ISO 8601 date-time with a UTC offset ("2026-11-20T00:00:00Z")."""
     example = '"2026-11-20T00:00:00Z"'
     if value is None:
-        raise _RowError(f"{key} is missing; give the collection time, e.g. {example}")
+        raise RowError(f"{key} is missing; give the collection time, e.g. {example}")
     if not isinstance(value, str):
-        raise _RowError(f"{key} must be an ISO 8601 date-time string such as {example}")
+        raise RowError(f"{key} must be an ISO 8601 date-time string such as {example}")
     try:
         moment = datetime.fromisoformat(value.strip())
     except ValueError:
-        raise _RowError(f"{key} {value!r} is not an ISO 8601 date-time such as {example}") from None
+        raise RowError(f"{key} {value!r} is not an ISO 8601 date-time such as {example}") from None
     if moment.tzinfo is None or moment.utcoffset() is None:
-        raise _RowError(f"{key} {value!r} has no UTC offset; write it as {example}")
+        raise RowError(f"{key} {value!r} has no UTC offset; write it as {example}")
     return moment
 
 

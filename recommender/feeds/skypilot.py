@@ -26,14 +26,14 @@ This module tells the format and the cloud and drives the reading; rows become o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from recommender.errors import CatalogError
-from recommender.feeds._rows import RowLog, decode, read_csv_cells
+from recommender.feeds._rows import RowLog, decode, read_csv
 from recommender.feeds.base import MAX_REPORTED_ERRORS, ParsedFeed
-from recommender.feeds.skypilot_builder import Builder, column_index
-from recommender.feeds.skypilot_gcp import GcpBuilder
+from recommender.feeds.skypilot_builder import Builder, Row
+from recommender.feeds.skypilot_gcp import add_gcp
 
 __all__ = ["CLOUDS", "looks_like_skypilot", "parse_skypilot"]
 
@@ -80,10 +80,10 @@ def parse_skypilot(
     # Rows are read as the builder consumes them; CSV-level rejections are logged apart and
     # reported first (as when every document was read before any row was built).
     read_log = RowLog()
-    tables: list[tuple[str, list[str], Iterator[tuple[int, list[str]]]]] = []
+    tables: list[tuple[str, Iterable[tuple[int, Row]]]] = []
     cloud = provider.lower() if provider else None
     for index, part in enumerate(texts):
-        header, rows = read_csv_cells(decode(part, source), read_log)
+        header, rows = read_csv(decode(part, source), read_log)
         missing = [name for name in _REQUIRED if name not in header]
         if missing:
             raise CatalogError(
@@ -96,9 +96,9 @@ def parse_skypilot(
             cloud = _cloud_from_header(header)
         if cloud is None:
             table = list(rows)
-            cloud = _cloud_from_rows(header, table)
+            cloud = _cloud_from_rows(table)
             rows = iter(table)
-        tables.append((where, header, rows))
+        tables.append((where, rows))
     if cloud is None:
         raise CatalogError(
             f"{source}: cannot tell which cloud this SkyPilot catalog is for.",
@@ -107,15 +107,12 @@ def parse_skypilot(
         )
 
     build_log = RowLog()
-    builder: Builder
+    builder = Builder(cloud, source, build_log)
     if cloud == "gcp":
-        gcp = GcpBuilder(cloud, source, build_log)
-        gcp.add_gcp(tables)
-        builder = gcp
+        add_gcp(builder, tables)
     else:
-        builder = Builder(cloud, source, build_log)
-        for where, header, table_rows in tables:
-            builder.add_table(where, header, table_rows)
+        for where, table_rows in tables:
+            builder.add_table(where, table_rows)
     log = RowLog(
         rows=read_log.rows + build_log.rows,
         rejected=read_log.rejected + build_log.rejected,
@@ -148,10 +145,9 @@ def _cloud_from_header(header: list[str]) -> str | None:
     return None
 
 
-def _cloud_from_rows(header: list[str], table: list[tuple[int, list[str]]]) -> str | None:
-    column = column_index(header)["InstanceType"]
-    for _, cells in table:
-        name = cells[column]
+def _cloud_from_rows(table: Sequence[tuple[int, Row]]) -> str | None:
+    for _, row in table:
+        name = row["InstanceType"]
         if re.match(r"^(gpu|cpu)_\d+x_", name):
             return "lambda"
         if re.match(r"^(gpu|cpu)-[a-z0-9-]+_\d+(gpu|vcpu)-", name):

@@ -16,33 +16,34 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import math
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
-from enum import StrEnum
+from datetime import datetime, timedelta
 
 import httpx
 from redis.exceptions import RedisError
 
-from recommender.errors import CatalogError, StoreError
-from recommender.feeds.base import ParsedFeed
-from recommender.feeds.bundled import BUNDLED_SOURCE, load_bundled
+from recommender.errors import StoreError
+from recommender.feeds.bundled import BUNDLED_SOURCE, bundled_catalog, load_bundled
 from recommender.feeds.cache import DEFAULT_PREFIX, RedisSnapshots, SnapshotMeta
-from recommender.feeds.detect import parse_any
+from recommender.feeds.clock import utc_now
 from recommender.feeds.fetch import (
     DEFAULT_MAX_BYTES,
     FetchTimeouts,
     RetryPolicy,
-    Validators,
-    fetch_all,
     make_client,
 )
-from recommender.feeds.gpuhunt import GPUHUNT_PROVIDERS, provider_from_location
-from recommender.feeds.skypilot import CLOUDS
+from recommender.feeds.refresh import refresh_source
+from recommender.feeds.sources import (
+    FeedSource,
+    RefreshOutcome,
+    RefreshReport,
+    SourceRefresh,
+    SourceStatus,
+    parse_sources,
+)
 from recommender.offers import Catalog, Offer, SourceInfo
 
 __all__ = [
@@ -60,56 +61,8 @@ __all__ = [
 Clock = Callable[[], datetime]
 Progress = Callable[["SourceRefresh", int, int], None]
 
-#: Names that double as the provider id of a CSV source (``aws=https://…/vms.csv``).
-_PROVIDER_NAMES = frozenset(CLOUDS) | GPUHUNT_PROVIDERS | {"lambda", "vast"}
-
 #: Errors that mean "Redis is not there right now" (as opposed to a bug).
 _UNREACHABLE = (RedisError, OSError)
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class FeedSource:
-    """A named price source: one document, or several read together (GCP hosts + GPUs)."""
-
-    name: str
-    locations: tuple[str, ...]
-    #: The cloud of a CSV source when neither content nor file name tells it.
-    provider: str | None = None
-
-    @classmethod
-    def parse(cls, spec: str) -> FeedSource:
-        """``[name=]location[;location…]``; the name defaults to the (first) location.
-
-        ``aws=https://host/aws/vms.csv`` names the source "aws" (and, being a provider id,
-        tells the CSV adapters the provider); ``gcp=hosts.csv;gpus.csv`` reads two files as
-        one GCP catalog.
-
-        Raises:
-            CatalogError: the spec names no location.
-        """
-        spec = spec.strip()
-        name = ""
-        head, sep, rest = spec.partition("=")
-        if sep and re.fullmatch(r"[A-Za-z0-9_.-]+", head):
-            name, spec = head, rest
-        locations = tuple(part.strip() for part in spec.split(";") if part.strip())
-        if not locations:
-            raise CatalogError(
-                f"Price source {spec!r} names no file or URL.",
-                hint="Try: --catalog https://example.com/prices.json or --catalog aws=./vms.csv",
-            )
-        name = name or locations[0]
-        provider = name.lower() if name.lower() in _PROVIDER_NAMES else None
-        return cls(name=name, locations=locations, provider=provider)
-
-
-def parse_sources(value: str) -> tuple[FeedSource, ...]:
-    """Sources from a setting such as ``GPUFIT_FEEDS`` (specs separated by spaces or commas)."""
-    return tuple(FeedSource.parse(spec) for spec in re.split(r"[\s,]+", value) if spec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,58 +71,6 @@ class LoadedCatalog:
     #: True when Redis could not be read and this is the in-process (or bundled) copy.
     degraded: bool = False
     reason: str | None = None
-
-
-class RefreshOutcome(StrEnum):
-    UPDATED = "updated"
-    UNCHANGED = "unchanged"
-    FAILED = "failed"
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRefresh:
-    """What one source's refresh did."""
-
-    name: str
-    outcome: RefreshOutcome
-    rows: int = 0
-    rejected: int = 0
-    offers: int = 0
-    error: str | None = None
-    #: Reasons for the first few rejected rows.
-    errors: tuple[str, ...] = ()
-    #: Whether a last good snapshot is still being answered from (after a failure).
-    kept_previous: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class RefreshReport:
-    sources: tuple[SourceRefresh, ...]
-    #: True when another replica held the refresh lock, so nothing was done.
-    locked_out: bool = False
-
-    @property
-    def failed(self) -> tuple[SourceRefresh, ...]:
-        return tuple(s for s in self.sources if s.outcome is RefreshOutcome.FAILED)
-
-
-@dataclass(frozen=True, slots=True)
-class SourceStatus:
-    """One line of ``gpufit feed status``."""
-
-    name: str
-    locations: tuple[str, ...]
-    as_of: datetime | None
-    fetched_at: datetime | None
-    age_hours: float | None
-    rows: int
-    rejected: int
-    offers: int
-    error: str | None
-    error_at: datetime | None
-    bundled: bool
-    sha256: str
-    errors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +95,7 @@ class PriceStore:
         self,
         snapshots: RedisSnapshots,
         *,
-        clock: Clock = _utcnow,
+        clock: Clock = utc_now,
         seed_bundled: bool = True,
         recheck_s: float = 0.0,
         monotonic: Callable[[], float] = time.monotonic,
@@ -211,10 +112,9 @@ class PriceStore:
         self._trusted_until = -math.inf
         self._version: int | None = None
         self._catalog: Catalog | None = None
-        #: While Redis is down: the bundled fallback (when nothing was ever read) and the last
-        #: degraded catalog with the note it was made for, so an outage does not rebuild the
-        #: catalog (and, downstream, its ranking index and cached answers) on every question.
-        self._fallback: Catalog | None = None
+        #: While Redis is down: the last degraded catalog with the note it was made for, so an
+        #: outage does not rebuild the catalog (and, downstream, its cached answers) on every
+        #: question.
         self._degraded_last: tuple[Catalog, str, Catalog] | None = None
         self._pending: tuple[asyncio.AbstractEventLoop, asyncio.Future[Catalog]] | None = None
 
@@ -224,7 +124,7 @@ class PriceStore:
         url: str,
         *,
         prefix: str = DEFAULT_PREFIX,
-        clock: Clock = _utcnow,
+        clock: Clock = utc_now,
         recheck_s: float = 0.0,
     ) -> PriceStore:
         return cls(RedisSnapshots.from_url(url, prefix=prefix), clock=clock, recheck_s=recheck_s)
@@ -285,7 +185,7 @@ class PriceStore:
     async def _load_catalog_now(self) -> Catalog:
         started = self._monotonic()
         version, loaded = await self._load_all()
-        catalog = await asyncio.to_thread(_indexed_catalog, loaded)
+        catalog = await asyncio.to_thread(_build_catalog, loaded)
         self._version, self._catalog = version, catalog
         self._trusted_until = started + self._recheck_s
         return catalog
@@ -310,11 +210,7 @@ class PriceStore:
     def _degraded(self, reason: str) -> LoadedCatalog:
         if self._catalog is not None:
             return LoadedCatalog(self._catalog, degraded=True, reason=reason)
-        if self._fallback is None:
-            bundled = load_bundled()
-            info = _bundled_info(bundled, BUNDLED_SOURCE)
-            self._fallback = Catalog(bundled.offers, (info,))
-        return LoadedCatalog(self._fallback, degraded=True, reason=reason)
+        return LoadedCatalog(bundled_catalog(), degraded=True, reason=reason)
 
     async def _load_all(self) -> tuple[int, list[tuple[SnapshotMeta, tuple[Offer, ...]]]]:
         """Every snapshot; seeds the bundled one first when Redis holds no offers at all."""
@@ -337,7 +233,7 @@ class PriceStore:
             bundled=True,
             errors=bundled.errors,
         )
-        await self.snapshots.put_snapshot(meta, bundled.offers)
+        await self.snapshots.put_snapshot(meta, bundled_catalog().offers)
 
     async def status(self) -> tuple[SourceStatus, ...]:
         """Every known source, for ``gpufit feed status``.
@@ -424,7 +320,9 @@ class PriceStore:
 
         async def one(source: FeedSource) -> SourceRefresh:
             nonlocal done
-            result = await self._refresh_one(source, http, policy, timeouts, max_bytes)
+            result = await refresh_source(
+                self.snapshots, source, http, policy, timeouts, max_bytes, self._clock
+            )
             done += 1
             if progress is not None:
                 progress(result, done, len(sources))
@@ -443,131 +341,12 @@ class PriceStore:
                 await self.snapshots.release_lock(token)
         return RefreshReport(sources=tuple(results))
 
-    async def _refresh_one(
-        self,
-        source: FeedSource,
-        http: httpx.AsyncClient,
-        policy: RetryPolicy | None,
-        timeouts: FetchTimeouts,
-        max_bytes: int,
-    ) -> SourceRefresh:
-        previous = await self.snapshots.meta(source.name)
-        has_previous = previous is not None and previous.has_snapshot
-        validators: dict[str, Validators] = {}
-        if previous is not None and has_previous and len(source.locations) == 1:
-            # Conditional requests only for one-document sources: with several, one 304
-            # would leave no body to re-parse the others with.
-            validators[source.locations[0]] = Validators(previous.etag, previous.last_modified)
-        results = await fetch_all(
-            source.locations,
-            client=http,
-            policy=policy,
-            validators=validators,
-            max_bytes=max_bytes,
-            timeouts=timeouts,
-        )
-        now = self._clock()
-        failures = [r.error.message for r in results if r.error is not None]
-        if failures:
-            return await self._failed(source, "; ".join(failures), has_previous, now)
-        fetched = [r.fetched for r in results if r.fetched is not None]
-        if all(f.not_modified for f in fetched) and previous is not None:
-            await self.snapshots.touch(source.name, fetched_at=now)
-            return _unchanged(source.name, previous)
-        bodies = [f.body or b"" for f in fetched]
-        digest = hashlib.sha256(b"\0".join(bodies)).hexdigest()
-        if previous is not None and has_previous and previous.sha256 == digest:
-            await self.snapshots.touch(source.name, fetched_at=now)
-            return _unchanged(source.name, previous)
-        stamps = [f.modified_at for f in fetched if f.modified_at is not None]
-        try:
-            parsed = await asyncio.to_thread(
-                parse_any,
-                bodies,
-                source=source.name,
-                as_of=min(stamps) if len(stamps) == len(fetched) else None,
-                provider=source.provider or provider_from_location(source.locations[0]),
-            )
-        except CatalogError as exc:
-            return await self._failed(source, exc.message, has_previous, now)
-        offers = tuple(_owned(o, source.name) for o in parsed.offers)
-        single = fetched[0] if len(fetched) == 1 else None
-        meta = SnapshotMeta(
-            name=source.name,
-            fetched_at=now,
-            # CSV catalogs state no as-of; without Last-Modified, the fetch time is the bound.
-            as_of=parsed.as_of or now,
-            rows=parsed.rows,
-            rejected=parsed.rejected,
-            offers=len(offers),
-            sha256=digest,
-            etag=single.validators.etag if single else None,
-            last_modified=single.validators.last_modified if single else None,
-            locations=source.locations,
-            errors=parsed.errors,
-        )
-        await self.snapshots.put_snapshot(meta, offers, history_at=now)
-        return SourceRefresh(
-            name=source.name,
-            outcome=RefreshOutcome.UPDATED,
-            rows=parsed.rows,
-            rejected=parsed.rejected,
-            offers=len(offers),
-            errors=parsed.errors,
-        )
-
-    async def _failed(
-        self, source: FeedSource, error: str, has_previous: bool, now: datetime
-    ) -> SourceRefresh:
-        await self.snapshots.record_error(source.name, error, at=now, locations=source.locations)
-        return SourceRefresh(
-            name=source.name,
-            outcome=RefreshOutcome.FAILED,
-            error=error,
-            kept_previous=has_previous,
-        )
-
-
-def _unchanged(name: str, previous: SnapshotMeta) -> SourceRefresh:
-    return SourceRefresh(
-        name=name,
-        outcome=RefreshOutcome.UNCHANGED,
-        rows=previous.rows,
-        rejected=previous.rejected,
-        offers=previous.offers,
-        errors=previous.errors,
-    )
-
-
-def _owned(offer: Offer, name: str) -> Offer:
-    """The offer attributed to its source (``Offer.source`` matches ``SourceInfo.name``)."""
-    if offer.source == name:
-        return offer
-    return replace(offer, source=name, citation=offer.citation or offer.source)
-
-
-def _bundled_info(parsed: ParsedFeed, name: str) -> SourceInfo:
-    assert parsed.as_of is not None  # a gpufit feed always states as_of
-    return SourceInfo(
-        name=name,
-        as_of=parsed.as_of,
-        rows=parsed.rows,
-        rejected=parsed.rejected,
-        bundled=True,
-    )
-
-
-def _indexed_catalog(loaded: Sequence[tuple[SnapshotMeta, tuple[Offer, ...]]]) -> Catalog:
-    """The catalog of the loaded snapshots."""
-    return _build_catalog(loaded)
-
 
 def _build_catalog(loaded: Sequence[tuple[SnapshotMeta, tuple[Offer, ...]]]) -> Catalog:
     live = [(m, o) for m, o in loaded if o and not m.bundled]
     chosen = live or [(m, o) for m, o in loaded if o and m.bundled]
     if not chosen:
-        bundled = load_bundled()
-        return Catalog(bundled.offers, (_bundled_info(bundled, BUNDLED_SOURCE),))
+        return bundled_catalog()
     offers: list[Offer] = []
     infos: list[SourceInfo] = []
     for meta, source_offers in chosen:

@@ -14,12 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recommender.errors import CatalogError
-from recommender.feeds.base import MAX_REPORTED_ERRORS, ParsedFeed, looks_like_native
-from recommender.feeds.native import (
+from recommender.feeds.base import (
+    MAX_REPORTED_ERRORS,
     MAX_USD_PER_GPU_HOUR,
     MIN_USD_PER_GPU_HOUR,
-    parse_native,
+    ParsedFeed,
+    looks_like_native,
 )
+from recommender.feeds.native import parse_native
 from recommender.gpus import IntraNode
 from recommender.offers import Fabric
 
@@ -236,7 +238,7 @@ class TestBadRows:
             ({"spot": ...}, "spot must be true or false"),
             ({"spot": "yes"}, "spot must be true or false"),
             ({"gpu_memory_gib": -80}, "gpu_memory_gib must be a positive number"),
-            ({"gpu": "A100 40GB", "gpu_memory_gib": 80}, "gpu_memory_gib 80 does not match"),
+            ({"gpu": "A100 40GB", "gpu_memory_gib": 80}, "GPU memory 80 GiB does not match"),
             ({"intra_node": "nvswitch"}, "intra_node 'nvswitch' is not one of"),
             ({"fabric": "omnipath"}, "fabric 'omnipath' is not one of"),
             ({"fabric_gbps": 400}, "fabric_gbps is set but fabric is 'none'"),

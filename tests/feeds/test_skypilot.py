@@ -282,3 +282,31 @@ class TestHugeInstances:
         feed = aws(huge, fine)
         assert (feed.rows, feed.rejected, len(feed.offers)) == (2, 1, 2)
         assert feed.errors == ("row 1: price 11520 USD/h for the instance is implausible",)
+
+
+def test_on_demand_rows_of_a_region_become_one_offer_or_one_per_zone() -> None:
+    """Equal prices (to 1e-6) across a region's zones are one regional offer; differing ones
+    stay per zone, a repeated zone's last row winning, in first-seen order, with its shape."""
+    rows = [
+        aws_row(price="55.0400001", region="us-east-1", zone="a"),
+        aws_row(price="55.0400002", region="us-east-1", zone="b"),
+        aws_row(price="50", region="eu-west-1", zone="x"),
+        aws_row(price="51", region="eu-west-1", zone="y"),
+        aws_row(price="52", region="eu-west-1", zone="x").replace(",192.0,", ",96.0,"),
+        aws_row(price="60", region="ap-south-1", zone="z"),
+    ]
+    feed = aws(*rows)
+    assert [(o.region, o.zone, o.price_usd_per_hour, o.vcpus) for o in feed.offers] == [
+        ("us-east-1", "", 55.0400001, 192.0),
+        ("eu-west-1", "x", 52.0, 96.0),
+        ("eu-west-1", "y", 51.0, 192.0),
+        ("ap-south-1", "", 60.0, 192.0),
+    ]
+
+
+def test_a_gpu_name_stating_its_memory_is_not_overridden_by_gpu_info() -> None:
+    """ "A100-40GB" with 80 GiB in GpuInfo contradicts itself: rejected, not made an 80 GB."""
+    info = "\"{'Gpus': [{'Name': 'A100', 'MemoryInfo': {'SizeInMiB': 81920}}]}\""
+    feed = aws(aws_row(), aws_row(instance="p4de.24xlarge", gpu="A100-40GB", info=info))
+    assert feed.rejected == 1
+    assert "GPU memory 80 GiB does not match GPU 'A100-40GB'" in feed.errors[0]

@@ -152,6 +152,7 @@ def priced_offers(
             link=link,
             fast_fabric=fast,
             checkpoint_size_gib=ckpt,
+            gpu_id=offer.gpu_id,
         )
         return PricedGroup(plan, econ, offer, int(demoted(workload, plan)))
 
@@ -298,7 +299,7 @@ def _indexed(
     #: Per shape: its plan, the training hours on it (the same for every provider), and
     #: whether it ranks after the plans without offload.
     plans: dict[ShapeKey, tuple[Plan | None, float | None, int]] = {}
-    econs: dict[tuple[str, bool, int, float | None], Economics] = {}
+    econs: dict[tuple[str, bool, int, float | None, str], Economics] = {}
     ckpt = checkpoint_gib(workload)
     prefixes = workload.regions
     allowed_region: dict[str, bool] = {}
@@ -335,17 +336,23 @@ def _indexed(
             plans[shape] = plan, computed, last
         if plan is None:
             continue
-        # Economics read of the plan only its node count: groups of one provider and spot
-        # flag share them when their runs take as long on as many nodes (with a stated
-        # duration, every shape's run does).
-        econ_key = (entry.provider, offer.spot, plan.nodes, computed)
+        # Economics read of the plan only its node count: groups of one provider, spot flag
+        # and GPU (spot rates and capacity waits are per GPU class) share them when their
+        # runs take as long on as many nodes (with a stated duration, every shape's run does).
+        econ_key = (entry.provider, offer.spot, plan.nodes, computed, offer.gpu_id)
         econ = econs.get(econ_key)
         if econ is None:
             rule = rules.get(entry.provider)
             if rule is None:
                 rule = rule_for(entry.provider)
             econ = econs[econ_key] = economics_of_hours(
-                workload, plan, computed, rule=rule, spot=offer.spot, checkpoint_size_gib=ckpt
+                workload,
+                plan,
+                computed,
+                rule=rule,
+                spot=offer.spot,
+                checkpoint_size_gib=ckpt,
+                gpu_id=offer.gpu_id,
             )
         scale = econ.billed_hours * econ.nodes
         if not scale > 0 or econ.storage_usd > _MAX_STORAGE_RATIO * scale * prices[0]:

@@ -13,12 +13,17 @@ from dataclasses import dataclass
 from datetime import date
 from types import MappingProxyType
 
+from recommender.spot import BAND_LIFETIME_HOURS, SpotRange, band_to_hourly, capacity_wait
+from recommender.spot import interruption_range as _interruption_range
+
 __all__ = [
     "DEFAULT_RULE",
     "RULES",
     "BillingRule",
+    "SpotCase",
     "SpotEconomics",
     "billed_hours",
+    "interruption_range",
     "interruptions_per_hour",
     "rule_for",
     "spot_economics",
@@ -53,44 +58,13 @@ HOUR_S = 3600
 MINUTE_S = 60
 HOURS_PER_MONTH = 730  # 365 × 24 / 12, the convention every cloud price page uses
 
-# AWS Spot Instance Advisor publishes "frequency of interruption" as monthly bands (<5 %, 5-10 %,
-# 10-15 %, 15-20 %, >20 %); large GPU instances (p4d, p5) sit in the top band in most regions.
-# The top band is open-ended, so gpufit takes twice its floor, 40 %/month:
-# λ = −ln(1 − 0.40) / 730 h ≈ 7.0e-4 per hour (MTBF ≈ 60 days per instance).
-_AWS_GPU_SPOT_MONTHLY = 0.40  # aws.amazon.com/ec2/spot/instance-advisor band ">20 %"; 2× its floor
-# GCP publishes no rate; Spot VMs can be preempted at any time with 30 s notice. gpufit assumes
-# one preemption per ~3 days of GPU Spot time (ours: community reports for A100/H100 spot).
-_GCP_SPOT_PER_HOUR = 1 / 72  # source: cloud.google.com/compute/docs/instances/spot (no SLA); ours
-# Azure Spot: evicted at any time with 30 s notice; same documented default as GCP (ours).
-_AZURE_SPOT_PER_HOUR = 1 / 72  # source: learn.microsoft.com/azure/virtual-machines/spot-vms; ours
+# Spot interruption rates per GPU class live in recommender/spot.py, as (optimistic, expected,
+# pessimistic) ranges with their sources. A rule's own rate is the expected figure for a
+# training-class GPU, used when an offer names no GPU; 0 means the provider sells no spot.
+# A monthly band is read over a typical spot lifetime, not a 730-hour month (see spot.py).
+_BAND_SPOT_PER_HOUR = band_to_hourly(0.30, BAND_LIFETIME_HOURS[1])  # ">20 %" band, 1-day life
 # Marketplace/community spot (RunPod interruptible, Vast interruptible bids) is outbid often.
-_MARKET_SPOT_PER_HOUR = 1 / 12  # ours: interruptible pods are reclaimed when outbid (RunPod docs)
-
-
-def _monthly_to_hourly(p: float) -> float:
-    return -math.log(1 - p) / HOURS_PER_MONTH
-
-
-# AWS Spot Instance Advisor rates each instance type by a monthly interruption band. gpufit's
-# defaults per GPU, taking each band's middle (the open top band ">20 %" as 40 %). Ours:
-# typical bands for the instance family that carries the GPU, not a live reading; a feed that
-# carries advisor data should override them. Training-class parts are the most contended.
-_AWS_MONTHLY_BAND_BY_GPU: Mapping[str, float] = MappingProxyType(
-    {
-        "H100-SXM-80GB": _AWS_GPU_SPOT_MONTHLY,  # p5: ">20 %" band
-        "H200-SXM-141GB": _AWS_GPU_SPOT_MONTHLY,  # p5e / p5en: ">20 %"
-        "B200-180GB": _AWS_GPU_SPOT_MONTHLY,  # p6-b200: ">20 %"
-        "B300-288GB": _AWS_GPU_SPOT_MONTHLY,  # p6-b300: ">20 %"
-        "A100-SXM-80GB": _AWS_GPU_SPOT_MONTHLY,  # p4de: ">20 %"
-        "A100-SXM-40GB": _AWS_GPU_SPOT_MONTHLY,  # p4d: ">20 %"
-        "V100-SXM-16GB": 0.125,  # p3: "10-15 %"
-        "V100-SXM-32GB": 0.125,  # p3dn: "10-15 %"
-        "L40S": 0.075,  # g6e: "5-10 %"
-        "L4": 0.075,  # g6: "5-10 %"
-        "A10G": 0.075,  # g5: "5-10 %"
-        "T4": 0.025,  # g4dn: "<5 %"
-    }
-)
+_MARKET_SPOT_PER_HOUR = 1 / 12  # ours: interruptible pods are reclaimed when outbid (spot.py)
 
 
 _READ = date(2026, 11, 20)
@@ -105,7 +79,7 @@ RULES: Mapping[str, BillingRule] = MappingProxyType(
                 minimum_s=MINUTE_S,  # "minimum of 60 seconds"
                 spot_available=True,
                 per_gpu_pricing=False,
-                spot_interruptions_per_hour=_monthly_to_hourly(_AWS_GPU_SPOT_MONTHLY),
+                spot_interruptions_per_hour=_BAND_SPOT_PER_HOUR,
                 checkpoint_write_gb_per_s=1.0,  # EBS gp3 max 1,000 MB/s per volume (AWS EBS docs)
                 storage_usd_per_gb_month=0.023,  # S3 Standard, first 50 TB, us-east-1
                 source="aws.amazon.com/ec2/pricing/on-demand (per-second billing, 60 s minimum)",
@@ -117,7 +91,7 @@ RULES: Mapping[str, BillingRule] = MappingProxyType(
                 minimum_s=MINUTE_S,  # "with a one-minute minimum"
                 spot_available=True,
                 per_gpu_pricing=True,  # GPUs are priced per accelerator on top of the host VM
-                spot_interruptions_per_hour=_GCP_SPOT_PER_HOUR,
+                spot_interruptions_per_hour=_BAND_SPOT_PER_HOUR,
                 checkpoint_write_gb_per_s=1.2,  # pd-balanced/hyperdisk per-VM write ceiling (ours)
                 storage_usd_per_gb_month=0.020,  # Cloud Storage Standard, us-central1
                 source="cloud.google.com/compute/vm-instance-pricing (1 s increments, 1 min min.)",
@@ -129,7 +103,7 @@ RULES: Mapping[str, BillingRule] = MappingProxyType(
                 minimum_s=MINUTE_S,
                 spot_available=True,
                 per_gpu_pricing=False,
-                spot_interruptions_per_hour=_AZURE_SPOT_PER_HOUR,
+                spot_interruptions_per_hour=_BAND_SPOT_PER_HOUR,
                 checkpoint_write_gb_per_s=1.0,  # Premium SSD v2 per-disk throughput class (ours)
                 storage_usd_per_gb_month=0.018,  # Blob hot LRS
                 source="azure.microsoft.com/pricing/details/virtual-machines (per-minute metering)",
@@ -165,7 +139,7 @@ RULES: Mapping[str, BillingRule] = MappingProxyType(
                 minimum_s=0,
                 spot_available=True,  # "preemptible" VMs
                 per_gpu_pricing=True,
-                spot_interruptions_per_hour=_GCP_SPOT_PER_HOUR,  # ours: like other clouds' spot
+                spot_interruptions_per_hour=_BAND_SPOT_PER_HOUR,  # ours: like other clouds' spot
                 checkpoint_write_gb_per_s=1.0,  # network SSD (ours)
                 storage_usd_per_gb_month=0.015,  # object storage standard
                 source="nebius.com/prices (per-second metering, preemptible VMs)",
@@ -230,40 +204,107 @@ def billed_hours(rule: BillingRule, hours: float) -> float:
     return units * rule.granularity_s / HOUR_S
 
 
-def interruptions_per_hour(rule: BillingRule, nodes: int, gpu_id: str | None = None) -> float:
-    """Preemptions per hour of a job on ``nodes`` spot instances (any one stops the job).
+def interruption_range(rule: BillingRule, nodes: int, gpu_id: str | None = None) -> SpotRange:
+    """Preemptions per hour of a job on ``nodes`` spot instances, as a range with its source.
 
-    AWS rates come from the per-GPU Spot Advisor band table when the GPU is in it; every
-    other provider uses its rule's documented default.
+    A synchronous job stops when any one node is preempted, so the per-node rate is multiplied
+    by the node count (independent nodes: the minimum of n exponential lifetimes has n × the
+    rate).
     """
-    per_node = rule.spot_interruptions_per_hour
-    if rule.provider == "aws" and gpu_id is not None and gpu_id in _AWS_MONTHLY_BAND_BY_GPU:
-        per_node = _monthly_to_hourly(_AWS_MONTHLY_BAND_BY_GPU[gpu_id])
-    return per_node * max(1, nodes)
+    per_node = _interruption_range(rule.provider, gpu_id, rule.spot_interruptions_per_hour)
+    return per_node.scaled(max(1, nodes))
 
 
-# Restarting after a preemption: get new capacity, pull the image, load the checkpoint and
+def interruptions_per_hour(rule: BillingRule, nodes: int, gpu_id: str | None = None) -> float:
+    """Expected preemptions per hour of a job on ``nodes`` spot instances (any one stops it)."""
+    return interruption_range(rule, nodes, gpu_id).expected
+
+
+# Restarting after a preemption once capacity is back: pull the image, load the checkpoint and
 # warm up. 10 minutes is typical for a single node (ours; SkyPilot managed-job recovery logs).
+# It is billed; the wait for capacity before it (spot.capacity_wait) is not.
 RESTART_S = 600
+# Beyond this exponent a case never finishes in practice; capping it keeps figures finite.
+_MAX_EXPONENT = 50.0
 
 
 @dataclass(frozen=True, slots=True)
-class SpotEconomics:
-    """Expected cost of preemptions for a job on spot capacity."""
+class SpotCase:
+    """One end of the spot range for a run of ``hours`` of training compute."""
 
     interruptions_per_hour: float
-    checkpoint_gib: float
-    checkpoint_write_s: float
-    #: Young/Daly optimum √(2·C·MTBF), in hours.
-    checkpoint_interval_hours: float
-    restart_s: float
-    #: Fraction of extra wall time: checkpoint writes + lost work + restarts.
+    #: Hours each preemption waits for capacity to return (not billed).
+    wait_hours: float
+    #: Fraction of extra billed time: checkpoint writes + lost work + restarts.
     overhead_frac: float
     expected_interruptions: float
+    #: Billed running hours: compute hours × (1 + overhead).
+    run_hours: float
+    #: Wall-clock hours: running hours plus every wait for capacity.
+    elapsed_hours: float
 
     @property
     def mtbf_hours(self) -> float:
         return math.inf if self.interruptions_per_hour <= 0 else 1 / self.interruptions_per_hour
+
+
+@dataclass(frozen=True, slots=True)
+class SpotEconomics:
+    """Cost of preemptions for a job on spot capacity: the expected case in the first
+    fields, the optimistic and pessimistic ends in :attr:`optimistic` / :attr:`pessimistic`."""
+
+    interruptions_per_hour: float
+    checkpoint_gib: float
+    checkpoint_write_s: float
+    #: Young/Daly optimum √(2·C·MTBF) for the expected rate, in hours; every case uses it.
+    checkpoint_interval_hours: float
+    restart_s: float
+    #: Fraction of extra billed time: checkpoint writes + lost work + restarts.
+    overhead_frac: float
+    expected_interruptions: float
+    nodes: int = 1
+    #: Expected hours each preemption waits for capacity to return (not billed).
+    wait_hours: float = 0.0
+    #: Expected billed running hours and wall-clock hours (running + waits) of the run.
+    run_hours: float = 0.0
+    elapsed_hours: float = 0.0
+    optimistic: SpotCase | None = None
+    pessimistic: SpotCase | None = None
+    #: Where the interruption rate and the capacity wait come from.
+    source: str = ""
+
+    @property
+    def mtbf_hours(self) -> float:
+        return math.inf if self.interruptions_per_hour <= 0 else 1 / self.interruptions_per_hour
+
+    @property
+    def pessimistic_hours(self) -> float:
+        """Wall-clock hours of the run at the pessimistic end (rate, wait)."""
+        return self.pessimistic.elapsed_hours if self.pessimistic else self.elapsed_hours
+
+    @property
+    def optimistic_hours(self) -> float:
+        return self.optimistic.elapsed_hours if self.optimistic else self.elapsed_hours
+
+
+def _overhead(rate: float, tau_s: float, write_s: float, restart_s: float) -> float:
+    """Extra time per unit of compute with exponential preemptions at ``rate`` per hour,
+    checkpointing every ``tau_s`` of compute (Daly 2006, eq. 20, complete first-failure model):
+    T_wall / T_solve = (M/τ) · e^(R/M) · (e^((τ+C)/M) − 1), less one. To first order this is
+    Young's C/τ + τ/(2M) + R/M; unlike it, it grows without bound when M nears τ."""
+    if rate <= 0:
+        return write_s / tau_s if math.isfinite(tau_s) else 0.0
+    m = HOUR_S / rate
+    x = min((tau_s + write_s) / m, _MAX_EXPONENT)
+    r = min(restart_s / m, _MAX_EXPONENT)
+    return m / tau_s * math.exp(r) * math.expm1(x) - 1
+
+
+def _case(rate: float, wait_h: float, tau_s: float, write_s: float, hours: float) -> SpotCase:
+    overhead = max(_overhead(rate, tau_s, write_s, RESTART_S), 0.0)
+    run = hours * (1 + overhead)
+    n = rate * run
+    return SpotCase(rate, wait_h, overhead, n, run, run + n * wait_h)
 
 
 def spot_economics(
@@ -274,25 +315,40 @@ def spot_economics(
     hours: float,
     gpu_id: str | None = None,
 ) -> SpotEconomics:
-    """Expected overhead of preemptions (Young 1974 / Daly 2006 first-order model).
+    """Cost of preemptions for ``hours`` of compute on ``nodes`` spot instances of ``gpu_id``.
 
-    With checkpoint write time C and mean time between failures M, checkpointing every
-    τ = √(2·C·M) minimises waste; the expected overhead fraction is then about
-    C/τ (writing) + τ/(2·M) (work redone after a failure) + R/M (restarts).
+    The checkpoint interval is Young's optimum τ = √(2·C·M) for the expected MTBF M and write
+    time C (Young 1974); a team picks it once, so the optimistic and pessimistic ends keep the
+    same τ and only their rate and wait for capacity differ. Each case's overhead is Daly's
+    (2006) complete model; each preemption then waits for capacity (unbilled) and restarts.
     """
-    rate = interruptions_per_hour(rule, nodes, gpu_id)
+    rates = interruption_range(rule, nodes, gpu_id)
+    waits = capacity_wait(gpu_id)
     write_s = checkpoint_gib * 2**30 / 1e9 / rule.checkpoint_write_gb_per_s
-    if rate <= 0:
-        return SpotEconomics(0.0, checkpoint_gib, write_s, math.inf, RESTART_S, 0.0, 0.0)
-    mtbf_s = HOUR_S / rate
-    tau_s = math.sqrt(2 * max(write_s, 1.0) * mtbf_s)
-    overhead = write_s / tau_s + tau_s / (2 * mtbf_s) + RESTART_S / mtbf_s
+    source = f"rate: {rates.source}; wait for capacity: {waits.source}"
+    if rates.expected <= 0:
+        none = _case(0.0, 0.0, math.inf, write_s, hours)
+        return SpotEconomics(
+            0.0, checkpoint_gib, write_s, math.inf, RESTART_S, 0.0, 0.0, max(1, nodes),
+            0.0, hours, hours, none, none, rates.source,
+        )  # fmt: skip
+    tau_s = math.sqrt(2 * max(write_s, 1.0) * HOUR_S / rates.expected)
+    opt = _case(rates.optimistic, waits.optimistic, tau_s, write_s, hours)
+    exp = _case(rates.expected, waits.expected, tau_s, write_s, hours)
+    pess = _case(rates.pessimistic, waits.pessimistic, tau_s, write_s, hours)
     return SpotEconomics(
-        interruptions_per_hour=rate,
+        interruptions_per_hour=rates.expected,
         checkpoint_gib=checkpoint_gib,
         checkpoint_write_s=write_s,
         checkpoint_interval_hours=tau_s / HOUR_S,
         restart_s=RESTART_S,
-        overhead_frac=overhead,
-        expected_interruptions=rate * hours * (1 + overhead),
+        overhead_frac=exp.overhead_frac,
+        expected_interruptions=exp.expected_interruptions,
+        nodes=max(1, nodes),
+        wait_hours=waits.expected,
+        run_hours=exp.run_hours,
+        elapsed_hours=exp.elapsed_hours,
+        optimistic=opt,
+        pessimistic=pess,
+        source=source,
     )

@@ -66,6 +66,10 @@ class Option:
     #: Tokens the run processes: the budget when one was given, else throughput × hours.
     tokens: float = 0.0
     rank: int = 0
+    #: Spot only: wall-clock hours and cost at the pessimistic end of the spot range (equal
+    #: to ``wall_hours`` / ``expected_cost_usd`` on demand). See billing.SpotEconomics.
+    pessimistic_wall_hours: float = 0.0
+    pessimistic_cost_usd: float = 0.0
 
     @property
     def total_gpus(self) -> int:
@@ -132,12 +136,20 @@ class Economics:
     storage_usd: float
     spot: SpotEconomics | None
     meets_deadline: bool
+    #: Spot: wall-clock and billed hours at the pessimistic end (equal to the expected ones
+    #: on demand, or when a stated duration fixes the run's length).
+    pessimistic_wall_hours: float = 0.0
+    pessimistic_billed_hours: float = 0.0
 
     def cost_usd(self, price_usd_per_hour: float) -> float:
         return self.billed_hours * price_usd_per_hour * self.nodes
 
     def expected_cost_usd(self, price_usd_per_hour: float) -> float:
         return self.billed_hours * price_usd_per_hour * self.nodes + self.storage_usd
+
+    def pessimistic_cost_usd(self, price_usd_per_hour: float) -> float:
+        billed = max(self.pessimistic_billed_hours, self.billed_hours)
+        return billed * price_usd_per_hour * self.nodes + self.storage_usd
 
 
 def economics(
@@ -149,6 +161,7 @@ def economics(
     link: IntraNode,
     fast_fabric: bool,
     checkpoint_size_gib: float | None = None,
+    gpu_id: str | None = None,
 ) -> Economics:
     """Hours, billed hours, storage and spot overhead of ``plan`` under ``rule``: what every
     offer of one instance shape from one provider, on-demand or spot alike, shares.
@@ -161,12 +174,17 @@ def economics(
     hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
     ckpt = checkpoint_gib(workload) if checkpoint_size_gib is None else checkpoint_size_gib
     preemption = (
-        spot_economics(rule, nodes=nodes, checkpoint_gib=ckpt, hours=hours) if spot else None
+        spot_economics(rule, nodes=nodes, checkpoint_gib=ckpt, hours=hours, gpu_id=gpu_id)
+        if spot
+        else None
     )
-    overhead = preemption.overhead_frac if preemption else 0.0
     # A token budget takes longer when preempted; a duration is a duration.
-    wall = hours * (1 + overhead) if computed is not None else hours
-    billed = billed_hours(rule, wall)
+    wall = run = pess_wall = pess_run = hours
+    if preemption is not None and computed is not None:
+        wall, run = preemption.elapsed_hours, preemption.run_hours
+        pess = preemption.pessimistic
+        pess_wall, pess_run = (pess.elapsed_hours, pess.run_hours) if pess else (wall, run)
+    billed = billed_hours(rule, run)
     # One checkpoint kept in object storage for the run (at least a month is not assumed:
     # storage is billed pro rata by the hour on every provider in RULES).
     storage = ckpt * 2**30 / 1e9 * rule.storage_usd_per_gb_month * wall / HOURS_PER_MONTH
@@ -178,7 +196,9 @@ def economics(
         billed_hours=billed,
         storage_usd=storage,
         spot=preemption,
-        meets_deadline=deadline is None or wall <= deadline,
+        meets_deadline=deadline is None or pess_wall <= deadline,
+        pessimistic_wall_hours=pess_wall,
+        pessimistic_billed_hours=billed_hours(rule, pess_run),
     )
 
 
@@ -202,13 +222,24 @@ def price_option(
     rule = rules.get(offer.provider.lower(), rule_for(offer.provider))
     link, fast = offer.link, offer.fabric.fast
     if econ is None:
-        econ = economics(workload, plan, rule=rule, spot=offer.spot, link=link, fast_fabric=fast)
+        econ = economics(
+            workload,
+            plan,
+            rule=rule,
+            spot=offer.spot,
+            link=link,
+            fast_fabric=fast,
+            gpu_id=offer.gpu_id,
+        )
     hours = econ.hours
     cost = econ.cost_usd(offer.price_usd_per_hour)
     if workload.tokens is not None:
         tokens = workload.tokens
     else:
         tokens = tokens_per_hour(workload, plan, link=link, fast_fabric=fast) * hours
+        if econ.spot is not None and econ.spot.elapsed_hours > 0:
+            # A stated duration on spot: preemptions and waits eat into the compute done.
+            tokens *= hours / econ.spot.elapsed_hours
     caveats = _caveats(workload, offer, plan, econ, gpu, rule) + extra_caveats
     return Option(
         offer=offer,
@@ -225,6 +256,8 @@ def price_option(
         meets_deadline=econ.meets_deadline,
         tokens=tokens,
         rank=rank,
+        pessimistic_wall_hours=max(econ.pessimistic_wall_hours, econ.wall_hours),
+        pessimistic_cost_usd=econ.pessimistic_cost_usd(offer.price_usd_per_hour),
     )
 
 
@@ -236,12 +269,14 @@ def _caveats(
     if econ.spot is not None:
         s = econ.spot
         every = hours_text(s.checkpoint_interval_hours)
+        worst = f", up to {s.pessimistic.expected_interruptions:.1f}" if s.pessimistic else ""
         out.append(
             Caveat(
                 CaveatKind.PREEMPTION,
                 Severity.WARN,
-                f"spot: ~{s.expected_interruptions:.1f} preemptions expected "
-                f"(MTBF {hours_text(s.mtbf_hours)}); checkpoint every {every} "
+                f"spot: ~{s.expected_interruptions:.1f} preemptions expected{worst} "
+                f"(MTBF {hours_text(s.mtbf_hours)}), each waiting ~{hours_text(s.wait_hours)} "
+                f"for capacity; checkpoint every {every} "
                 f"({s.checkpoint_gib:.0f} GiB, ~{s.checkpoint_write_s:.0f} s to write); "
                 f"+{s.overhead_frac * 100:.1f} % expected overhead",
             )
@@ -309,15 +344,19 @@ def _caveats(
             )
         )
     if not econ.meets_deadline and workload.deadline_hours is not None:
+        late = f"finishes in ~{hours_text(wall)}"
+        if econ.spot is not None and econ.pessimistic_wall_hours > workload.deadline_hours >= wall:
+            late = f"on spot may take up to {hours_text(econ.pessimistic_wall_hours)}"
         out.append(
             Caveat(
                 CaveatKind.DEADLINE,
                 Severity.WARN,
-                f"finishes in ~{hours_text(wall)}, past the {hours_text(workload.deadline_hours)} "
-                "deadline",
+                f"{late}, past the {hours_text(workload.deadline_hours)} deadline",
             )
         )
     billed = econ.billed_hours
+    # Waits for spot capacity are not billed: compare the bill with the hours run.
+    wall = min(wall, econ.spot.run_hours) if econ.spot is not None else wall
     if billed > 0 and (billed - wall) / billed > BILLING_ROUNDUP_FRAC:
         out.append(
             Caveat(

@@ -116,6 +116,7 @@ def priced_offers(
                     link=link,
                     fast_fabric=fast,
                     checkpoint_size_gib=ckpt,
+                    gpu_id=offer.gpu_id,
                 )
                 group = (plan, econ)
             groups[group_key] = group

@@ -118,6 +118,13 @@ def option_doc(o: Option) -> JSON:
             "restart_s": _r(s.restart_s, 0),
             "overhead_frac": _r(s.overhead_frac, 4),
             "expected_interruptions": _r(s.expected_interruptions, 2),
+            "wait_for_capacity_hours": _r(s.wait_hours, 2),
+            "optimistic_hours": _r(s.optimistic_hours, 3),
+            "pessimistic_hours": _r(s.pessimistic_hours, 3),
+            "pessimistic_interruptions": _r(
+                s.pessimistic.expected_interruptions if s.pessimistic else 0.0, 2
+            ),
+            "source": s.source,
         }
     return {
         "rank": o.rank,
@@ -140,6 +147,8 @@ def option_doc(o: Option) -> JSON:
         "cost_usd": _r(o.cost_usd),
         "storage_usd": _r(o.storage_usd),
         "expected_cost_usd": _r(o.expected_cost_usd),
+        "pessimistic_cost_usd": _r(o.pessimistic_cost_usd),
+        "pessimistic_hours": _r(o.pessimistic_wall_hours, 3),
         "meets_deadline": o.meets_deadline,
         "tokens": _r(o.tokens, 0),
         "layout": plan_doc(o.plan),

@@ -75,7 +75,7 @@ class TestSpotEconomics:
         rule = RULES["gcp"]
         econ = spot_economics(rule, nodes=1, checkpoint_gib=100, hours=10)
         c = econ.checkpoint_write_s
-        mtbf_s = 3600 / rule.spot_interruptions_per_hour
+        mtbf_s = econ.mtbf_hours * 3600
         assert econ.checkpoint_interval_hours * 3600 == pytest.approx(math.sqrt(2 * c * mtbf_s))
 
     def test_more_nodes_means_more_interruptions(self) -> None:

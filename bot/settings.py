@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from recommender.errors import GpufitError
+from recommender import GpufitError
 
 __all__ = [
     "ENV_NAMES",

@@ -28,6 +28,7 @@ from recommender.ranking import (
     recommend,
 )
 from recommender.topology import Plan
+from recommender.units import hours_text
 from recommender.workload import (
     HardwareRequest,
     Method,
@@ -75,6 +76,7 @@ __all__ = [
     "all_gpus",
     "estimate",
     "get_gpu",
+    "hours_text",
     "lookup_model",
     "normalize",
     "parse_workload",

@@ -20,7 +20,6 @@ from typing import Any
 from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message, truncate
 from bot.render.text import (
     describe_workload,
-    hours_text,
     layout_text,
     memory_text,
     money,
@@ -33,6 +32,7 @@ from recommender import (
     Option,
     Recommendation,
     SourceInfo,
+    hours_text,
 )
 
 __all__ = [

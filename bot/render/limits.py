@@ -17,8 +17,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from recommender.jsontext import compact_json
-
 __all__ = [
     "Block",
     "Message",
@@ -53,6 +51,12 @@ FALLBACK_TEXT_MAX = 3000  # ours
 ELLIPSIS = "…"
 
 
+def _compact_json(value: object) -> str:
+    """``value`` as JSON without spaces, non-ASCII characters as themselves: the size Slack
+    counts (a character is one, not a ``\\uXXXX`` escape)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     """A Slack message: the notification/screen-reader ``text`` and the Block Kit ``blocks``."""
@@ -70,14 +74,14 @@ class Message:
         ``response_type``, ``blocks`` when there are any): the value Bolt's
         ``ack(response_type=..., **message.kwargs())`` sends, without serializing the blocks a
         second time when :func:`fit_message` did already."""
-        head = f'{{"text":{compact_json(self.text)},'
-        head += f'"response_type":{compact_json(response_type)}'
+        head = f'{{"text":{_compact_json(self.text)},'
+        head += f'"response_type":{_compact_json(response_type)}'
         if not self.blocks:
             body = head + "}"
         else:
             blocks = self.blocks_json
             if blocks is None:
-                blocks = compact_json(self.blocks)
+                blocks = _compact_json(self.blocks)
             body = f'{head},"blocks":{blocks}}}'
         if not body.isascii():
             try:
@@ -127,7 +131,7 @@ def text_size(blocks: Sequence[Block]) -> int:
 
 def payload_size(blocks: Sequence[Block]) -> int:
     """Length of the serialized ``blocks`` (non-ASCII counted as characters, not escapes)."""
-    return len(compact_json(blocks))
+    return len(_compact_json(blocks))
 
 
 def _too_big(blocks: Sequence[Block]) -> bool:
@@ -136,7 +140,7 @@ def _too_big(blocks: Sequence[Block]) -> bool:
 
 def _measured(blocks: Sequence[Block]) -> tuple[bool, str]:
     """Whether ``blocks`` are over a size budget, and their compact JSON."""
-    payload = compact_json(blocks)
+    payload = _compact_json(blocks)
     size = len(payload)
     if size > PAYLOAD_BUDGET:
         return True, payload

@@ -63,11 +63,13 @@ class Message:
 
     text: str
     blocks: tuple[Block, ...] = ()
-    #: ``blocks`` as compact JSON, when :func:`fit_message` serialized them to measure them
-    #: (reused by :meth:`response_json`); not part of the message's value. Not an argument:
-    #: only fit_message sets it, so a copy with other blocks (``dataclasses.replace``) starts
-    #: without it instead of carrying the old blocks' text.
-    blocks_json: str | None = field(default=None, init=False, compare=False, repr=False)
+    #: The blocks :func:`fit_message` serialized to measure them, with their compact JSON
+    #: (reused by :meth:`response_json`); not part of the message's value. Used only while
+    #: ``blocks`` is that very tuple, so a copy with other blocks (``dataclasses.replace``)
+    #: serializes its own instead of sending the old blocks' text.
+    measured: tuple[tuple[Block, ...], str] | None = field(
+        default=None, compare=False, repr=False, kw_only=True
+    )
 
     def response_json(self, response_type: str) -> str:
         """The JSON text of this message as an HTTP response to Slack (``text``,
@@ -79,8 +81,10 @@ class Message:
         if not self.blocks:
             body = head + "}"
         else:
-            blocks = self.blocks_json
-            if blocks is None:
+            measured = self.measured
+            if measured is not None and measured[0] is self.blocks:
+                blocks = measured[1]
+            else:
                 blocks = _compact_json(self.blocks)
             body = f'{head},"blocks":{blocks}}}'
         if not body.isascii():
@@ -331,7 +335,6 @@ def fit_message(blocks: Sequence[Block], text: str) -> Message:
             fitted = [_omitted(len(blocks))]
         blocks_json = None
     fallback = truncate(text.strip(), FALLBACK_TEXT_MAX) or "gpufit"
-    message = Message(text=fallback, blocks=tuple(fitted))
-    # The serialized form of exactly these blocks; the dataclass is frozen, so set the slot.
-    object.__setattr__(message, "blocks_json", blocks_json)
-    return message
+    final = tuple(fitted)
+    measured = None if blocks_json is None else (final, blocks_json)
+    return Message(text=fallback, blocks=final, measured=measured)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -120,7 +121,7 @@ class TestConcurrentAnswers:
         """Answers run in worker threads, several at once, on a catalog whose index none has
         built yet: each equals the answer computed alone on a fresh copy of the catalog."""
         offers, sources = bundled_catalog().offers, bundled_catalog().sources
-        object.__setattr__(services, "catalog", static_catalog(Catalog(offers, sources)))
+        services = replace(services, catalog=static_catalog(Catalog(offers, sources)))
         together = await asyncio.gather(
             *(answer(services, q, top=5, ephemeral=True) for q in self.QUESTIONS * 3)
         )
@@ -142,7 +143,7 @@ class TestConcurrentAnswers:
         indexed = Catalog(offers, sources)
         assert indexed.index.groups is not None
         assert indexed.indexed
-        object.__setattr__(services, "catalog", static_catalog(indexed))
+        services = replace(services, catalog=static_catalog(indexed))
         for q in self.QUESTIONS:
             fresh = Catalog(offers, sources)
             alone = Services(
@@ -162,7 +163,7 @@ class TestConcurrentAnswers:
         refused as answer refuses it."""
         offers, sources = bundled_catalog().offers, bundled_catalog().sources
         at_hand = Catalog(offers, sources)
-        object.__setattr__(services, "catalog_now", lambda: at_hand)
+        services = replace(services, catalog_now=lambda: at_hand)
         assert answer_now(services, self.QUESTIONS[0], top=5, ephemeral=True) is None
         assert at_hand.index.groups is not None  # indexed now
         for q in self.QUESTIONS:

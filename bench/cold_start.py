@@ -1,9 +1,9 @@
 """CLI cold start: ``gpufit ask "..."`` as a fresh process vs ``python -c pass``.
 
-Run: ``.venv/bin/python bench/cold_start.py`` (uses hyperfine when it is on PATH, else
-repeated subprocess runs). The environment is cleared of gpufit/Redis settings so the CLI
-answers from the bundled snapshot, as on a fresh install; ``-X importtime`` then shows which
-imports the time goes to.
+Run: ``.venv/bin/python bench/cold_start.py`` (repeated subprocess runs). The environment
+is cleared of gpufit/Redis settings so the CLI answers from the bundled snapshot, as on a
+fresh install; ``-X importtime`` then shows which imports the time goes to. Guard rail: the
+p50 of ``gpufit ask`` ≤ 0.6 s. The bench prints figures; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import REPO, machine, stats
 
-TARGET_S = 0.6
+#: Guard rail for the p50 of ``gpufit ask`` as a fresh process, seconds.
+GUARD_S = 0.6
 RUNS = 15
 QUESTION = "13B full finetune 2 days"
 
@@ -70,8 +71,8 @@ def main() -> int:
     print(f"python -c 'import bot.cli': {imports.ms()}")
     print(f"gpufit ask {QUESTION!r}: {full.ms()}")
     print(f"  ask over bare python: +{(full.p50_s - base.p50_s) * 1e3:.0f} ms")
-    met = full.p50_s <= TARGET_S
-    print(f"  target ≤ {TARGET_S} s: {'met' if met else 'NOT met'}")
+    within = "within" if full.p50_s <= GUARD_S else "OVER"
+    print(f"  guard rail ≤ {GUARD_S} s: {within}")
     print("slowest imports (cumulative ms) for ask:")
     for micros, name in _imports(ask):
         print(f"  {micros / 1e3:8.1f}  {name}")

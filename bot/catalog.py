@@ -7,8 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from recommender import Catalog, CatalogError, SourceInfo
-from recommender.feeds.base import ParsedFeed
-from recommender.feeds.bundled import load_bundled
+from recommender.feeds import ParsedFeed, load_bundled
 
 __all__ = ["BUNDLED_SOURCE", "bundled_catalog", "catalog_from_parsed", "load_sources", "merge"]
 
@@ -70,9 +69,7 @@ async def load_sources(specs: Sequence[str]) -> Catalog:
     """
     # Fetching (httpx, tenacity) and the store's source specs are imported here, not at the
     # top: answering from the bundled snapshot needs neither (CLI start-up time).
-    from recommender.feeds.detect import parse_any
-    from recommender.feeds.fetch import fetch_all
-    from recommender.feeds.store import FeedSource
+    from recommender.feeds import FeedSource, fetch_all, parse_any
 
     sources = [FeedSource.parse(spec) for spec in specs]
     locations = [loc for src in sources for loc in src.locations]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import TextIO
 
 from bot.feedcli import add_feed_parser, answers_from_bundled, cli_catalog, run_feed
@@ -22,6 +21,7 @@ from recommender import (
     parse_workload,
     recommend,
 )
+from recommender.feeds import utc_now
 
 __all__ = ["main"]
 
@@ -88,10 +88,6 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 def _load_catalog(sources: Sequence[str]) -> Catalog:
     settings = Settings.from_env()
     if answers_from_bundled(settings, sources):
@@ -115,7 +111,7 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     if args.top is not None and not 1 <= args.top <= 100:
         raise WorkloadError("--top must be between 1 and 100.", hint="Try: --top 5")
     catalog = _load_catalog(args.catalog)
-    rec = recommend(workload, catalog, now=_now(), top=args.top or 5)
+    rec = recommend(workload, catalog, now=utc_now(), top=args.top or 5)
     if args.json:
         import json
 
@@ -139,7 +135,7 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
 
         from bot.render.jsonout import estimate_document
 
-        json.dump(estimate_document(est, query=text, now=_now()), out, indent=2)
+        json.dump(estimate_document(est, query=text, now=utc_now()), out, indent=2)
         out.write("\n")
     else:
         from bot.render.terminal import render_estimate
@@ -167,7 +163,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     import asyncio
 
     from bot.logs import configure_logging
-    from bot.server import event_loop_factory, serve
+    from bot.server import serve
     from bot.services import build_services
 
     settings = Settings.from_env()
@@ -182,8 +178,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
             if services.store is not None:
                 await services.store.aclose()
 
-    with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
-        runner.run(_serve())
+    asyncio.run(_serve())
     return EXIT_OK
 
 

@@ -15,7 +15,7 @@ from recommender import Catalog, CatalogError, StoreError
 
 if TYPE_CHECKING:
     # The price store pulls in httpx and redis (~0.2 s): imported only where a store is used.
-    from recommender.feeds.store import FeedSource, SourceRefresh
+    from recommender.feeds import FeedSource, SourceRefresh
 
 __all__ = ["add_feed_parser", "cli_catalog", "refresh_feeds", "run_feed"]
 
@@ -73,7 +73,7 @@ def add_feed_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def _sources(settings: Settings, specs: Sequence[str]) -> tuple[FeedSource, ...]:
-    from recommender.feeds.store import FeedSource
+    from recommender.feeds import FeedSource
 
     sources = tuple(FeedSource.parse(s) for s in specs) if specs else feed_sources(settings)
     if not sources:
@@ -90,7 +90,7 @@ async def refresh_feeds(settings: Settings, specs: Sequence[str], out: TextIO) -
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from recommender.feeds.store import RefreshOutcome
+    from recommender.feeds import RefreshOutcome
 
     sources = _sources(settings, specs)
     store = open_price_store(settings)

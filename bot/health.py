@@ -20,7 +20,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import make_wsgi_app
 
 from bot.metrics import Metrics, default_metrics
-from bot.settings import Settings
+from bot.settings import Settings, SettingsError
 
 __all__ = ["MetricsServer", "healthcheck", "start_metrics_server"]
 
@@ -101,5 +101,16 @@ def healthcheck(settings: Settings, *, timeout_s: float = 3.0) -> bool:
     return False
 
 
+def main() -> int:
+    """The container ``HEALTHCHECK``: 0 when the process answers, 1 otherwise (a bad setting
+    is reported on stderr by its variable name, without a traceback)."""
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        sys.stderr.write(f"gpufit: {exc.user_text()}\n")
+        return 1
+    return 0 if healthcheck(settings) else 1
+
+
 if __name__ == "__main__":  # pragma: no cover - the container HEALTHCHECK entry point
-    sys.exit(0 if healthcheck(Settings.from_env()) else 1)
+    sys.exit(main())

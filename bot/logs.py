@@ -1,30 +1,42 @@
-"""Logs that never leak: request context, redaction of secrets, JSON and text formatters.
+"""Logs that never leak: structlog processors over every record, request context, redaction.
 
-:func:`configure_logging` installs one handler on the root logger: one JSON object per line
-(or plain text) with the request context (:func:`log_context`) and a :class:`RedactingFilter`
-that removes Slack tokens, webhook / ``response_url`` URLs, URL passwords and the configured
-secret values from every record, whichever library logged it. The composition root
-(``gpufit serve`` / ``gpufit worker``) calls it once.
+:func:`configure_logging` installs one handler on the root logger whose formatter is
+structlog's :class:`~structlog.stdlib.ProcessorFormatter`, so records from gpufit's own
+loggers and from its libraries (Bolt, slack_sdk, uvicorn, httpx) go through the same
+processor chain: the request context (:mod:`structlog.contextvars`, bound by
+:func:`log_context` / :func:`start_request_context`), ``extra=`` fields, the rendered
+traceback, then :class:`Redactor` over every value, then a JSON (or console) renderer. The
+composition root (``gpufit serve`` / ``gpufit worker``) calls it once.
+
+A line looks like (docs/operations.md, "Logs")::
+
+    {"ts": "…Z", "level": "INFO", "logger": "bot.listeners.commands", "message": "answered",
+     "request_id": "5f0c…", "kind": "command", "team_id": "T0123", …}
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import sys
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from contextvars import ContextVar, Token
-from datetime import UTC, datetime
 from typing import Any, TextIO
+
+import structlog
+from structlog.contextvars import (
+    bind_contextvars,
+    bound_contextvars,
+    clear_contextvars,
+    get_contextvars,
+)
+from structlog.typing import EventDict, Processor, WrappedLogger
 
 from bot.settings import Settings
 
 __all__ = [
-    "JsonFormatter",
-    "RedactingFilter",
+    "REDACTED",
     "Redactor",
     "configure_logging",
     "current_log_context",
@@ -35,10 +47,8 @@ __all__ = [
 
 # ------------------------------------------------------------------------------ log context
 
-#: The request context fields a log line may carry, in output order.
+#: The request context fields a log line may carry.
 CONTEXT_FIELDS = ("request_id", "kind", "team_id", "channel_id", "user_id", "command")
-
-_context: ContextVar[Mapping[str, str]] = ContextVar("gpufit_log_context", default={})  # noqa: B039 - never mutated
 
 
 def new_request_id() -> str:
@@ -48,16 +58,15 @@ def new_request_id() -> str:
 
 def current_log_context() -> dict[str, str]:
     """The context fields bound in the running task or thread."""
-    return dict(_context.get())
+    bound = get_contextvars()
+    return {key: str(bound[key]) for key in CONTEXT_FIELDS if key in bound}
 
 
-def _bind(fields: Mapping[str, str | None]) -> Token[Mapping[str, str]]:
+def _checked(fields: Mapping[str, str | None]) -> dict[str, str]:
     unknown = set(fields) - set(CONTEXT_FIELDS)
     if unknown:
         raise ValueError(f"unknown log context fields {sorted(unknown)}; use {CONTEXT_FIELDS}")
-    merged = dict(_context.get())
-    merged.update({key: str(value) for key, value in fields.items() if value is not None})
-    return _context.set(merged)
+    return {key: str(value) for key, value in fields.items() if value is not None}
 
 
 def start_request_context(**fields: str | None) -> None:
@@ -67,8 +76,9 @@ def start_request_context(**fields: str | None) -> None:
     block would end too early. Each request runs in its own task (uvicorn, Socket Mode), so
     the context never leaks into another request.
     """
-    _context.set({})
-    _bind(fields)
+    checked = _checked(fields)
+    clear_contextvars()
+    bind_contextvars(**checked)
 
 
 @contextmanager
@@ -78,37 +88,43 @@ def log_context(**fields: str | None) -> Iterator[dict[str, str]]:
     ``with log_context(request_id=new_request_id(), team_id=..., user_id=..., command=...):``.
     Fields given as ``None`` are left out; nesting adds to the outer context.
     """
-    token = _bind(fields)
-    try:
+    with bound_contextvars(**_checked(fields)):
         yield current_log_context()
-    finally:
-        _context.reset(token)
 
 
 # ------------------------------------------------------------------------------ redaction
 
 REDACTED = "[REDACTED]"
 
+#: Names of keys (``key=value``, ``"key": "value"``, query parameters) whose values are
+#: secrets or reply URLs: anything ending in token/secret/password/api key/signature/credential
+#: (``access_token``, ``client_secret``, ``X-Amz-Signature``, ``x-api-key``), and the short
+#: names used in query strings (``key``, ``sig`` as in Azure SAS, ``auth``).
+_SECRET_KEY = (
+    r"(?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|signature|credential)"
+    r"|key|sig|auth|authorization|response_url)"
+)
+
 #: What must never reach a log line, whatever logged it. Character classes stop at quotes and
-#: backslashes so redacting a serialized JSON line cannot break it.
+#: backslashes so redacting text that holds serialized JSON cannot break it.
 _PATTERNS: tuple[re.Pattern[str], ...] = (
     # Slack tokens: bot/user/app/refresh/config tokens (api.slack.com/authentication/token-types).
     re.compile(r"\bxox(?:[abprs]|e(?:\.xox[abprs])?)-[A-Za-z0-9-]+"),
     re.compile(r"\bxapp-[A-Za-z0-9-]+"),
     # Incoming webhooks and slash-command / interaction response_url, plain or URL-encoded.
     re.compile(r"https?(?::|%3A)(?://|%2F%2F)hooks\.slack\.com[^\s\"'<>\\]*", re.IGNORECASE),
-    # key=value / "key": "value" for keys that hold secrets or reply URLs (form bodies, dicts).
+    # key=value / "key": "value" / ?key=value for keys that hold secrets: form bodies, dicts,
+    # headers and the query strings of URLs that libraries log (httpx's request lines).
     re.compile(
-        r"(?P<key>\b(?:response_url|token|signing_secret|client_secret|password|authorization)"
-        r"[\"']?\s*[:=]\s*[\"']?)(?:Bearer\s+)?[^\s\"'&,;}\\]+",
+        rf"(?P<key>\b{_SECRET_KEY}[\"']?\s*[:=]\s*[\"']?)(?:Bearer\s+)?[^\s\"'&,;}}#\\]+",
         re.IGNORECASE,
     ),
     # Credentials inside URLs: scheme://user:password@host.
     re.compile(r"(?P<key>\b[a-z][a-z0-9+.-]*://[^\s:/@\"'\\]*:)[^\s@/\"'\\]+(?=@)", re.IGNORECASE),
 )
 
-#: Extra-field names whose values are dropped whole.
-_SECRET_KEYS = re.compile(r"token|secret|password|authorization|response_url|cookie", re.I)
+#: Field names whose values are dropped whole.
+_SECRET_FIELD = re.compile(r"token|secret|password|authorization|response_url|cookie", re.I)
 
 
 def _replace(match: re.Match[str]) -> str:
@@ -117,7 +133,8 @@ def _replace(match: re.Match[str]) -> str:
 
 
 class Redactor:
-    """Scrubs secrets from text: the fixed patterns plus the configured secret values."""
+    """Scrubs secrets from text (the fixed patterns plus the configured secret values) and,
+    as a structlog processor, from every value of an event dict."""
 
     #: Shorter "secrets" would redact ordinary words; real tokens and secrets are far longer.
     MIN_SECRET_LEN = 8
@@ -136,8 +153,8 @@ class Redactor:
         return text
 
     def value(self, value: Any, key: str = "") -> Any:
-        """Redact a structured value (an ``extra=`` field): strings, mappings, sequences."""
-        if key and _SECRET_KEYS.search(key):
+        """Redact a structured value: strings, mappings, sequences; secret-named keys whole."""
+        if key and _SECRET_FIELD.search(key):
             return REDACTED
         if isinstance(value, str):
             return self(value)
@@ -149,99 +166,81 @@ class Redactor:
             return value
         return self(str(value))
 
-
-#: Attributes every LogRecord has; anything else on a record came from ``extra=``.
-_RECORD_ATTRS = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
-    "message",
-    "asctime",
-    "taskName",
-    "gpufit_context",
-    "gpufit_ctx",
-}
+    def processor(
+        self, logger: WrappedLogger, method_name: str, event_dict: EventDict
+    ) -> EventDict:
+        """The structlog processor: every value of the event dict, redacted."""
+        return {key: self.value(value, key) for key, value in event_dict.items()}
 
 
-class RedactingFilter(logging.Filter):
-    """Rewrites each record in place so no handler after it can see a secret.
-
-    The message is rendered once (``msg % args``) and scrubbed; the traceback and stack are
-    rendered and scrubbed into ``exc_text`` / ``stack_info``; ``extra=`` fields are scrubbed,
-    and dropped whole when their name says they hold a secret. It also captures the request
-    context of the logging task, so the formatter reports the context of the caller.
-    """
-
-    def __init__(self, redactor: Redactor) -> None:
-        super().__init__()
-        self._redact = redactor
-        self._formatter = logging.Formatter()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # a bad format string must not lose the line
-            message = f"{record.msg!s} {record.args!r}"
-        record.msg = self._redact(message)
-        record.args = None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = self._formatter.formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = self._redact(record.exc_text)
-        record.exc_info = None  # the scrubbed exc_text is what formatters print
-        if record.stack_info:
-            record.stack_info = self._redact(record.stack_info)
-        for key, value in list(record.__dict__.items()):
-            if key not in _RECORD_ATTRS:
-                setattr(record, key, self._redact.value(value, key))
-        if not hasattr(record, "gpufit_context"):
-            record.gpufit_context = current_log_context()
-        return True
+# ------------------------------------------------------------------------------ processors
 
 
-class JsonFormatter(logging.Formatter):
-    """One JSON object per line: ``ts``, ``level``, ``logger``, ``message``, the request
-    context fields that are bound, ``exc`` when there is a traceback, and ``extra=`` fields.
-
-    When a :class:`Redactor` is given it also scrubs the finished line (defence in depth).
-    """
-
-    def __init__(self, redactor: Redactor | None = None) -> None:
-        super().__init__()
-        self._redact = redactor
-
-    def format(self, record: logging.LogRecord) -> str:
-        ts = datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
-        doc: dict[str, Any] = {
-            "ts": ts.replace("+00:00", "Z"),
-            "level": record.levelname,
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        context = getattr(record, "gpufit_context", None)
-        if context is None:
-            context = current_log_context()
-        doc.update({key: context[key] for key in CONTEXT_FIELDS if key in context})
-        if record.exc_info and not record.exc_text:
-            record.exc_text = self.formatException(record.exc_info)
-        if record.exc_text:
-            doc["exc"] = record.exc_text
-        if record.stack_info:
-            doc["stack"] = record.stack_info
-        for key, value in record.__dict__.items():
-            if key not in _RECORD_ATTRS and key not in doc:
-                doc[key] = value
-        line = json.dumps(doc, default=str, ensure_ascii=False)
-        return self._redact(line) if self._redact is not None else line
+def _upper_level(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
+    event_dict["level"] = str(event_dict.get("level", method_name)).upper()
+    return event_dict
 
 
-class _TextFormatter(logging.Formatter):
-    def __init__(self, redactor: Redactor) -> None:
-        super().__init__("%(asctime)s %(levelname)-7s %(name)s: %(message)s%(gpufit_ctx)s")
-        self._redact = redactor
+def _rename(old: str, new: str) -> Processor:
+    def rename(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
+        if old in event_dict:
+            event_dict[new] = event_dict.pop(old)
+        return event_dict
 
-    def format(self, record: logging.LogRecord) -> str:
-        context = getattr(record, "gpufit_context", None) or current_log_context()
-        pairs = " ".join(f"{key}={context[key]}" for key in CONTEXT_FIELDS if key in context)
-        record.gpufit_ctx = f" [{pairs}]" if pairs else ""
-        return self._redact(super().format(record))
+    return rename
+
+
+#: Keys a JSON line starts with, in this order (then the context and ``extra=`` fields).
+_LEADING_KEYS = ("ts", "level", "logger", "message")
+
+
+def _leading_keys_first(
+    logger: WrappedLogger, method_name: str, event_dict: EventDict
+) -> EventDict:
+    ordered = {key: event_dict.pop(key) for key in _LEADING_KEYS if key in event_dict}
+    ordered.update(event_dict)
+    return ordered
+
+
+def _shared_chain() -> list[Processor]:
+    """Processors every record passes first, a library's stdlib record or a structlog call."""
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_logger_name,
+        structlog.stdlib.add_log_level,
+        _upper_level,
+        structlog.stdlib.ExtraAdder(),
+        structlog.processors.TimeStamper(fmt="iso", utc=True, key="ts"),
+    ]
+
+
+def _formatter(settings: Settings, redactor: Redactor) -> structlog.stdlib.ProcessorFormatter:
+    renderer: Processor
+    if settings.log_format == "json":
+        # The rendered traceback under ``exc`` and the message under ``message`` (the keys
+        # docs/operations.md documents), then one JSON object per line.
+        finish: list[Processor] = [
+            _rename("exception", "exc"),
+            _rename("event", "message"),
+            _leading_keys_first,
+        ]
+        renderer = structlog.processors.JSONRenderer(ensure_ascii=False, default=str)
+    else:
+        finish = []
+        # Plain tracebacks: the traceback is text by now (format_exc_info), already redacted.
+        renderer = structlog.dev.ConsoleRenderer(
+            colors=False, timestamp_key="ts", exception_formatter=structlog.dev.plain_traceback
+        )
+    return structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=_shared_chain(),
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,  # the traceback as text, so it is scrubbed
+            redactor.processor,
+            *finish,
+            renderer,
+        ],
+    )
 
 
 #: Loggers of libraries that install handlers of their own; theirs go, ours format all.
@@ -249,18 +248,15 @@ _THIRD_PARTY_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "slack_bol
 
 
 def configure_logging(settings: Settings, *, stream: TextIO | None = None) -> logging.Handler:
-    """Send every log record through one redacting handler on the root logger.
+    """Send every log record through one redacting structlog formatter on the root logger.
 
     Idempotent: calling it again replaces the handler it installed before. Returns it.
-    Uvicorn must be started with ``log_config=None`` so it keeps this configuration.
+    ``structlog.get_logger()`` loggers are routed through the same handler. Uvicorn must be
+    started with ``log_config=None`` so it keeps this configuration.
     """
     redactor = Redactor(settings.secret_values())
     handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
-    handler.addFilter(RedactingFilter(redactor))
-    if settings.log_format == "json":
-        handler.setFormatter(JsonFormatter(redactor))
-    else:
-        handler.setFormatter(_TextFormatter(redactor))
+    handler.setFormatter(_formatter(settings, redactor))
     handler.set_name("gpufit")
     root = logging.getLogger()
     for old in [h for h in root.handlers if h.get_name() == "gpufit"]:
@@ -273,4 +269,15 @@ def configure_logging(settings: Settings, *, stream: TextIO | None = None) -> lo
         lib.propagate = True
     # httpx logs every request URL at INFO (response_url included); keep it to warnings.
     logging.getLogger("httpx").setLevel(max(logging.WARNING, root.level))
+    structlog.configure(
+        processors=[
+            structlog.stdlib.filter_by_level,
+            *_shared_chain(),
+            structlog.stdlib.PositionalArgumentsFormatter(),
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=True,
+    )
     return handler

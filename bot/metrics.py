@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -28,6 +28,8 @@ from prometheus_client import (
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+from recommender.feeds import utc_now
 
 __all__ = [
     "REQUEST_KINDS",
@@ -49,10 +51,6 @@ ACK_BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0)
 #: A recommendation is pure CPU work over a catalog of a few thousand offers: tens of ms to a
 #: few seconds; above 10 s something is wrong (measured on the bundled snapshot).
 RECOMMENDATION_BUCKETS_S = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class _FeedAgeCollector(Collector):
@@ -103,7 +101,7 @@ class Metrics:
         self,
         *,
         registry: CollectorRegistry | None = None,
-        clock: Callable[[], datetime] = _utcnow,
+        clock: Callable[[], datetime] = utc_now,
         process_metrics: bool = True,
     ) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()

@@ -49,11 +49,6 @@ def event_claim_key(event_id: str) -> str:
     return f"gpufit:evt:{event_id}"
 
 
-# The middlewares are AsyncMiddleware classes, not functions: Bolt calls a function
-# middleware with keyword arguments built per call (about thirty candidates, the payload parsed
-# eight ways), a class with the request itself.
-
-
 class _MarkVerified(AsyncMiddleware):
     async def async_process(
         self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.settings import Settings
-from recommender.feeds.cache import EMBEDDED_DB_FILE, start_embedded_redis
+from recommender.feeds import EMBEDDED_DB_FILE, start_embedded_redis
 
 if TYPE_CHECKING:
     # The price store pulls in httpx and redis (~0.2 s): imported only when a store is used.
-    from recommender.feeds.store import FeedSource, PriceStore
+    from recommender.feeds import FeedSource, PriceStore
 
 __all__ = [
     "embedded_cache_exists",
@@ -57,7 +57,7 @@ def open_price_store(settings: Settings) -> PriceStore:
     Raises:
         StoreError: the embedded Redis could not be started.
     """
-    from recommender.feeds.store import PriceStore
+    from recommender.feeds import PriceStore
 
     return PriceStore.from_url(redis_url(settings))
 
@@ -68,6 +68,6 @@ def feed_sources(settings: Settings) -> tuple[FeedSource, ...]:
     Raises:
         CatalogError: a spec names no location.
     """
-    from recommender.feeds.store import FeedSource
+    from recommender.feeds import FeedSource
 
     return tuple(FeedSource.parse(spec) for spec in settings.feeds)

@@ -235,38 +235,13 @@ class _Drain:
         return self.server is not None and self.server.draining
 
 
-def event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop's event loop for ``gpufit serve`` when uvloop is installed (a dependency except
-    on Windows), else ``None``: asyncio's own. With it and httptools, which uvicorn takes
-    when installed, a slash command costs the server ~0.15 ms less CPU (docs/benchmarks.md).
-    """
-    try:
-        import uvloop
-    except ImportError:  # pragma: no cover - Windows, or an install without it
-        return None
-    return uvloop.new_event_loop
-
-
-def _loop_name() -> str:
-    """The running event loop's package (``uvloop`` or ``asyncio``), for the start-up log."""
-    return type(asyncio.get_running_loop()).__module__.split(".")[0]
-
-
-def _stack() -> str:
-    """The event loop and HTTP parser this process serves with, for the start-up log."""
-    loop = _loop_name()
-    try:
-        import httptools  # noqa: F401
-    except ImportError:  # pragma: no cover - an install without it
-        return f"{loop} event loop, h11 parser"
-    return f"{loop} event loop, httptools parser"
-
-
 def _uvicorn(settings: Settings, asgi: Starlette, drain: _Drain) -> DrainingServer:
     config = uvicorn.Config(
         asgi,
         host=settings.host,
         port=settings.port,
+        # h11 always, whatever else is installed: the pure-Python parser uvicorn ships with.
+        http="h11",
         log_config=None,  # keep the process's own logging setup
         access_log=False,  # access lines would carry nothing but noise; Bolt logs outcomes
         lifespan="off",
@@ -297,13 +272,7 @@ async def _serve(settings: Settings, services: Services, *, socket_mode: bool) -
                 hint="Set SLACK_SIGNING_SECRET (Basic Information → App Credentials), "
                 "or run `gpufit serve --socket-mode`.",
             )
-        logger.info(
-            "serving Slack over HTTP on %s:%s%s (%s)",
-            settings.host,
-            settings.port,
-            EVENTS_PATH,
-            _stack(),
-        )
+        logger.info("serving Slack over HTTP on %s:%s%s", settings.host, settings.port, EVENTS_PATH)
         asgi = build_asgi(
             services,
             app,
@@ -325,12 +294,7 @@ async def _serve(settings: Settings, services: Services, *, socket_mode: bool) -
         return bool(await socket.client.is_connected())
 
     await socket.connect_async()  # type: ignore[no-untyped-call]
-    logger.info(
-        "connected to Slack in Socket Mode (%s event loop); health on %s:%s",
-        _loop_name(),
-        settings.host,
-        settings.port,
-    )
+    logger.info("connected to Slack in Socket Mode; health on %s:%s", settings.host, settings.port)
     try:
         asgi = build_asgi(
             services, None, connected=connected, metrics=services.metrics, draining=drain

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 import redis.asyncio as aioredis
 from slack_sdk.http_retry.builtin_async_handlers import (
@@ -23,10 +23,9 @@ from bot.metrics import Metrics
 from bot.runtime import redis_url
 from bot.settings import Settings
 from recommender import Catalog
-from recommender.feeds.cache import reconnecting
-from recommender.feeds.store import PriceStore
+from recommender.feeds import PriceStore, reconnecting, utc_now
 
-__all__ = ["Services", "build_services", "build_web_client", "static_catalog", "utc_now"]
+__all__ = ["Services", "build_services", "build_web_client", "static_catalog"]
 
 #: How often slack_sdk retries a call Slack answered with 429 (it sleeps ``Retry-After``).
 RATE_LIMIT_RETRIES = 2  # as seratch/ChatGPT-in-Slack; more would hold a reply for minutes
@@ -52,10 +51,6 @@ class Services:
     #: The catalog when it can be had without waiting (no I/O), else ``None``: then a
     #: question is answered without a task (see :func:`bot.listeners.answers.answer_now`).
     catalog_now: Callable[[], Catalog | None] = field(default=lambda: None)
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def static_catalog(catalog: Catalog) -> Callable[[], Awaitable[Catalog]]:

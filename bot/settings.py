@@ -1,20 +1,30 @@
 """Every setting gpufit reads, read once from the environment into one validated object.
 
-This is the only module that touches ``os.environ``; everything else receives a
-:class:`Settings`. The README's settings table is checked against :data:`FIELDS` by a test.
+:class:`Settings` is a pydantic-settings model: ``GPUFIT_<FIELD>`` variables (the prefix), plus
+the names Slack and Redis users already know (``SLACK_*``, ``REDIS_URL``) as aliases. This is
+the only module that reads the environment (:meth:`Settings.from_env`, once, at start-up);
+everything else receives a :class:`Settings`. The README's settings table is generated from
+the model (:func:`settings_table_markdown`) and checked against it by a test.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+from pydantic_settings import SettingsError as SourceError
 
-from recommender.errors import GpufitError
+from recommender import GpufitError
 
 __all__ = [
     "ENV_NAMES",
@@ -30,14 +40,37 @@ class SettingsError(GpufitError):
     """A setting in the environment has an invalid value."""
 
 
-class Settings(BaseModel):
-    """gpufit's configuration. Field docs become the README settings table."""
+#: The prefix of gpufit's own variables: field ``port`` is ``GPUFIT_PORT``.
+ENV_PREFIX = "GPUFIT_"
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+
+def _env(name: str) -> AliasChoices:
+    """A variable outside the ``GPUFIT_`` namespace (the field name stays valid in code)."""
+    return AliasChoices(name)
+
+
+class Settings(BaseSettings):
+    """gpufit's configuration. Field docs become the README settings table.
+
+    ``Settings()`` is the defaults (the environment is read only by :meth:`from_env`), so a
+    test or a library caller never picks up the process's variables by accident.
+    """
+
+    model_config = SettingsConfigDict(
+        frozen=True,
+        extra="ignore",  # other processes' variables are none of our business
+        env_prefix=ENV_PREFIX,
+        env_ignore_empty=True,  # ``GPUFIT_PORT=`` (compose's unset variable) means unset
+        case_sensitive=False,
+        populate_by_name=True,
+    )
 
     redis_url: Annotated[
         str | None,
-        Field(description="Redis server URL; unset starts an embedded Redis in the state dir."),
+        Field(
+            validation_alias=_env("REDIS_URL"),
+            description="Redis server URL; unset starts an embedded Redis in the state dir.",
+        ),
     ] = None
     state_dir: Annotated[
         Path | None,
@@ -45,6 +78,7 @@ class Settings(BaseModel):
     ] = None
     feeds: Annotated[
         tuple[str, ...],
+        NoDecode,  # a comma-separated list, not JSON (split by ``_split`` below)
         Field(description="Comma-separated price sources (paths or http(s) URLs)."),
     ] = ()
     feed_timeout_s: Annotated[
@@ -67,16 +101,29 @@ class Settings(BaseModel):
         ),
     ] = 1.0
     slack_bot_token: Annotated[
-        SecretStr | None, Field(description="Slack bot token (xoxb-...).")
+        SecretStr | None,
+        Field(validation_alias=_env("SLACK_BOT_TOKEN"), description="Slack bot token (xoxb-...)."),
     ] = None
     slack_signing_secret: Annotated[
-        SecretStr | None, Field(description="Slack signing secret for HTTP mode.")
+        SecretStr | None,
+        Field(
+            validation_alias=_env("SLACK_SIGNING_SECRET"),
+            description="Slack signing secret for HTTP mode.",
+        ),
     ] = None
     slack_app_token: Annotated[
-        SecretStr | None, Field(description="Slack app-level token (xapp-...) for Socket Mode.")
+        SecretStr | None,
+        Field(
+            validation_alias=_env("SLACK_APP_TOKEN"),
+            description="Slack app-level token (xapp-...) for Socket Mode.",
+        ),
     ] = None
     slack_api_url: Annotated[
-        str, Field(description="Slack Web API base URL (point at a fake Slack in tests).")
+        str,
+        Field(
+            validation_alias=_env("SLACK_API_URL"),
+            description="Slack Web API base URL (point at a fake Slack in tests).",
+        ),
     ] = "https://slack.com/api/"
     host: Annotated[str, Field(description="HTTP bind address for `gpufit serve`.")] = "0.0.0.0"
     port: Annotated[int, Field(ge=1, le=65535, description="HTTP port for `gpufit serve`.")] = 3000
@@ -130,50 +177,58 @@ class Settings(BaseModel):
         return tuple(values)
 
     @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Only the values passed in: from_env() runs the environment source itself, so that
+        # it can read a given mapping (a ConfigMap, .env.example) as well as os.environ.
+        return (init_settings,)
+
+    @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Read every setting from ``environ`` (default: the process environment).
 
         Raises:
             SettingsError: a value is invalid; the message names the variable.
         """
-        env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for field_name, env_name in ENV_NAMES.items():
-            raw = env.get(env_name)
-            if raw is not None and raw != "":
-                values[field_name] = raw
+        source = EnvSettingsSource(cls)
+        if environ is not None:
+            # The same source over the given mapping, keyed the way it keys os.environ
+            # (case-insensitive, empty values dropped: the settings above).
+            source.env_vars = {k.lower(): v for k, v in environ.items() if v != ""}
         try:
-            return cls(**values)
+            return cls(**source())
+        except SourceError as exc:
+            raise SettingsError(str(exc), hint=_HINT) from None
         except ValidationError as exc:
             first = exc.errors()[0]
-            field_name = str(first["loc"][0]) if first["loc"] else "?"
-            env_name = ENV_NAMES.get(field_name, field_name)
+            # The error is located by field name, or by alias for the non-GPUFIT_ names.
+            where = str(first["loc"][0]) if first["loc"] else "?"
+            env_name = ENV_NAMES.get(where, where)
             raise SettingsError(
                 f"Invalid setting {env_name}: {first['msg']}",
                 hint=f"Fix or unset {env_name}; see the settings table in the README.",
             ) from None
 
 
-#: Settings field → environment variable.
-ENV_NAMES: dict[str, str] = {
-    "redis_url": "REDIS_URL",
-    "state_dir": "GPUFIT_STATE_DIR",
-    "feeds": "GPUFIT_FEEDS",
-    "feed_timeout_s": "GPUFIT_FEED_TIMEOUT_S",
-    "refresh_interval_s": "GPUFIT_REFRESH_INTERVAL_S",
-    "price_recheck_s": "GPUFIT_PRICE_RECHECK_S",
-    "slack_bot_token": "SLACK_BOT_TOKEN",
-    "slack_signing_secret": "SLACK_SIGNING_SECRET",
-    "slack_app_token": "SLACK_APP_TOKEN",
-    "slack_api_url": "SLACK_API_URL",
-    "host": "GPUFIT_HOST",
-    "port": "GPUFIT_PORT",
-    "log_level": "GPUFIT_LOG_LEVEL",
-    "log_format": "GPUFIT_LOG_FORMAT",
-    "metrics_enabled": "GPUFIT_METRICS_ENABLED",
-    "metrics_port": "GPUFIT_METRICS_PORT",
-    "top": "GPUFIT_TOP",
-}
+_HINT = "See the settings table in the README."
+
+
+def env_name(field_name: str) -> str:
+    """The environment variable of a :class:`Settings` field."""
+    alias = Settings.model_fields[field_name].validation_alias
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    return ENV_PREFIX + field_name.upper()
+
+
+#: Settings field → environment variable, in declaration order.
+ENV_NAMES: dict[str, str] = {name: env_name(name) for name in Settings.model_fields}
 
 
 #: Where the settings table lives in the README (and docs/operations.md), between these markers.

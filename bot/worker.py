@@ -3,7 +3,7 @@
 One pass (``run_once``) is:
 
 1. **refresh** — ``catalog_source()``: in production, the feed layer's
-   :meth:`~recommender.feeds.store.PriceStore.refresh` under its Redis refresh lock (one
+   :meth:`~recommender.feeds.PriceStore.refresh` under its Redis refresh lock (one
    refresher across replicas; the others get ``locked_out`` and just load), then the catalog;
 2. **evaluate** — each enabled watch's current price goes through the hysteresis rules in one
    Redis transaction, which claims an alert key on a crossing (:mod:`bot.alerts.store`);
@@ -44,9 +44,7 @@ from bot.metrics import Metrics, default_metrics
 from bot.runtime import redis_url
 from bot.settings import Settings, SettingsError
 from recommender import Catalog, GpufitError
-from recommender.feeds.cache import reconnecting
-from recommender.feeds.fetch import FetchTimeouts
-from recommender.feeds.store import FeedSource, PriceStore
+from recommender.feeds import FeedSource, FetchTimeouts, PriceStore, reconnecting
 
 __all__ = ["DIGEST_HOUR_UTC", "CatalogSource", "PassReport", "Worker", "run_worker"]
 

@@ -1,8 +1,15 @@
-"""The public surface of ``recommender``: ``__all__`` is sorted and complete."""
+"""The public surfaces of ``recommender`` and ``recommender.feeds``: ``__all__`` is sorted and
+complete, and the feed package loads its heavy modules only when a name needs them."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
+import pytest
+
 import recommender
+import recommender.feeds
 
 
 def test_all_is_sorted_and_unique() -> None:
@@ -20,3 +27,30 @@ def test_all_matches_public_names() -> None:
         if not name.startswith("_") and type(value).__name__ != "module"
     }
     assert public == set(recommender.__all__)
+
+
+def test_feeds_all_is_sorted_and_every_name_resolves() -> None:
+    """``recommender.feeds.__all__`` is sorted, unique, and each name loads."""
+    names = list(recommender.feeds.__all__)
+    assert names == sorted(set(names))
+    for name in names:
+        assert getattr(recommender.feeds, name) is not None, name
+
+
+def test_feeds_rejects_an_unknown_name() -> None:
+    """A name the package does not export is an AttributeError, as for any module."""
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = recommender.feeds.no_such_name  # type: ignore[attr-defined]
+
+
+def test_importing_feeds_loads_no_network_or_redis_client() -> None:
+    """``import recommender.feeds`` stays cheap: httpx and redis load with the store."""
+    code = (
+        "import sys, recommender.feeds\n"
+        "from recommender.feeds import utc_now, load_bundled\n"
+        "print(sorted(m for m in ('httpx', 'redis', 'tenacity') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"

@@ -3,6 +3,9 @@
 - ``recommender/`` outside ``recommender/feeds/`` does no I/O: it imports no httpx, redis,
   slack or socket-ish module, never reads the environment and never reads the clock.
 - Imports point downwards only: ``recommender`` never imports ``bot``.
+- ``bot/`` uses only the exported API: ``from recommender import …`` and
+  ``from recommender.feeds import …``, never a module behind them.
+- ``bot/`` reads the clock through ``recommender.feeds.utc_now`` only.
 """
 
 from __future__ import annotations
@@ -11,6 +14,9 @@ import ast
 from pathlib import Path
 
 import pytest
+
+import recommender
+import recommender.feeds
 
 ROOT = Path(__file__).resolve().parent.parent
 PURE = sorted(p for p in (ROOT / "recommender").rglob("*.py") if "feeds" not in p.parts)
@@ -105,3 +111,76 @@ class TestSettingsOnlyReadOnce:
         """Only bot/settings.py reads the environment; everything else gets a Settings."""
         uses = _attribute_uses(ast.parse(path.read_text(encoding="utf-8")))
         assert not uses & {("os", "getenv"), ("os", "environ")}
+
+
+BOT = sorted((ROOT / "bot").rglob("*.py"))
+#: The only ``recommender`` modules bot/ may name: the two packages' public faces.
+PUBLIC_PACKAGES = {"recommender", "recommender.feeds"}
+
+
+def _recommender_imports(tree: ast.AST) -> list[str]:
+    """Every ``recommender…`` module an import statement names, as written."""
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(a.name for a in node.names if a.name.split(".")[0] == "recommender")
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            module = node.module or ""
+            if module.split(".")[0] != "recommender":
+                continue
+            names.append(module)
+            # From a package face, only what its ``__all__`` exports (``feeds`` is the
+            # subpackage itself): ``from recommender.feeds import store`` reaches behind it.
+            if module in EXPORTS:
+                exported = EXPORTS[module] | {"feeds"}
+                names.extend(f"{module}.{a.name}" for a in node.names if a.name not in exported)
+    return names
+
+
+#: What each package face exports.
+EXPORTS = {
+    "recommender": frozenset(recommender.__all__),
+    "recommender.feeds": frozenset(recommender.feeds.__all__),
+}
+
+
+class TestBotUsesThePublicApi:
+    @pytest.mark.parametrize("path", BOT, ids=_rel)
+    def test_imports_only_the_exported_names(self, path: Path) -> None:
+        """bot/ imports ``recommender`` and ``recommender.feeds``, never a module behind them."""
+        imported = _recommender_imports(ast.parse(path.read_text(encoding="utf-8")))
+        bad = sorted(m for m in imported if m not in PUBLIC_PACKAGES)
+        assert not bad, f"{_rel(path)} imports {bad}; export the name from the package instead"
+
+    @pytest.mark.parametrize(
+        ("source", "bad"),
+        [
+            ("from recommender.errors import GpufitError", ["recommender.errors"]),
+            ("import recommender.ranking", ["recommender.ranking"]),
+            ("from recommender.feeds.store import PriceStore", ["recommender.feeds.store"]),
+            ("import recommender.feeds.cache as c", ["recommender.feeds.cache"]),
+            ("from recommender.feeds import store", ["recommender.feeds.store"]),
+            (
+                "def f():\n    from recommender.jsontext import compact_json",
+                ["recommender.jsontext"],
+            ),
+            ("from recommender import Catalog\nfrom recommender.feeds import PriceStore", []),
+            ("from recommender import estimate, feeds", []),
+            ("from recommender import jsontext", ["recommender.jsontext"]),
+        ],
+    )
+    def test_the_check_catches_deep_imports(self, source: str, bad: list[str]) -> None:
+        """The scan flags deep imports (top level or inside a function) and passes the faces."""
+        found = [m for m in _recommender_imports(ast.parse(source)) if m not in PUBLIC_PACKAGES]
+        assert found == bad
+
+    def test_the_check_sees_modules(self) -> None:
+        """The scan covers bot/'s modules, including its subpackages."""
+        names = {_rel(p) for p in BOT}
+        assert {"bot/cli.py", "bot/worker.py", "bot/render/limits.py"} <= names
+
+    @pytest.mark.parametrize("path", BOT, ids=_rel)
+    def test_reads_the_clock_through_utc_now(self, path: Path) -> None:
+        """bot/ never calls ``datetime.now``/``utcnow`` itself: ``recommender.feeds.utc_now``."""
+        uses = _attribute_uses(ast.parse(path.read_text(encoding="utf-8")))
+        assert not uses & {("datetime", "now"), ("datetime", "utcnow"), ("datetime", "today")}

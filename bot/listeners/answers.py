@@ -1,7 +1,8 @@
 """The one service the listeners call: a question (and its refinements) in, a message out.
 
-Slack-side text handling lives here too: Slack sends ``&``, ``<`` and ``>`` as entities and
-mentions as ``<@U…>``; the parser wants the words the user typed.
+Slack-side text handling lives here too (:func:`slack_text`, the one place gpufit decodes
+Slack's markup): Slack sends ``&``, ``<`` and ``>`` as entities, mentions as ``<@U…>`` and links
+as ``<url|label>``; the parser wants the words the user typed.
 """
 
 from __future__ import annotations
@@ -44,15 +45,24 @@ _FOLLOW_UP_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-def slack_text(raw: str, bot_user_id: str | None = None) -> str:
-    """The words a user typed, from Slack's wire format.
+#: Mentions: users ``<@U123>`` (the bot's own included), ``<@U123|bob>``, channels
+#: ``<#C1|general>``, specials ``<!channel>``, ``<!here>``, ``<!subteam^S1>``, dates ``<!date…>``.
+_MENTION = re.compile(r"<[@!#][^<>]*>")
+#: Links: ``<https://x.example|label>`` keeps its label, ``<https://x.example>`` its URL.
+_LINK = re.compile(r"<([^<>|]*)(?:\|([^<>]*))?>")
 
-    Removes the bot's own mention and decodes the three entities Slack encodes. Other
-    mentions stay as text; the parser ignores what it does not understand.
+
+def slack_text(raw: str) -> str:
+    """The words a user typed, from Slack's wire format ("Formatting text for app surfaces":
+    api.slack.com/reference/surfaces/formatting).
+
+    Mentions are dropped, links keep their label (or URL), then the three entities Slack
+    encodes are decoded: ``&lt;``, ``&gt;`` and, last, ``&amp;`` (so a typed ``&lt;`` stays
+    ``&lt;``). Only ``<…>`` is markup: a ``<`` the user typed arrives as ``&lt;``, so it is
+    decoded after the markup is gone and never read as markup.
     """
-    text = raw
-    if bot_user_id:
-        text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text)
+    text = _MENTION.sub(" ", raw)
+    text = _LINK.sub(lambda m: f" {m.group(2) or m.group(1)} ", text)
     text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
     return " ".join(text.split())
 

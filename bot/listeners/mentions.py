@@ -44,7 +44,7 @@ async def on_app_mention(
     Events are acknowledged when this returns, so the reply is posted after the ack.
     """
     services.background.spawn(
-        _reply(event, body, context.bot_user_id, context.team_id, client, services, top),
+        _reply(event, body, context.team_id, client, services, top),
         name="gpufit-mention",
     )
 
@@ -52,7 +52,6 @@ async def on_app_mention(
 async def _reply(
     event: dict[str, Any],
     body: dict[str, Any],
-    bot_user_id: str | None,
     team_id: str | None,
     client: AsyncWebClient,
     services: Services,
@@ -61,7 +60,7 @@ async def _reply(
     async with reported(body, None, client):
         channel = event["channel"]
         thread_ts = event.get("thread_ts") or event["ts"]
-        text = slack_text(event.get("text") or "", bot_user_id)
+        text = slack_text(event.get("text") or "")
         if text.lower() in ("", "help"):
             await client.chat_postMessage(
                 channel=channel, thread_ts=thread_ts, **render_help().kwargs()

@@ -20,7 +20,6 @@ from typing import Any
 from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message, truncate
 from bot.render.text import (
     describe_workload,
-    hours_text,
     layout_text,
     memory_text,
     money,
@@ -33,6 +32,7 @@ from recommender import (
     Option,
     Recommendation,
     SourceInfo,
+    hours_text,
 )
 
 __all__ = [
@@ -112,13 +112,9 @@ def _button(text: str, action_id: str, value: str, *, style: str | None = None) 
 # ----------------------------------------------------------------- button values
 
 
-#: ``json.dumps(..., separators=(",", ":"))``, built once (dumps builds one per call).
-_BUTTON_JSON = json.JSONEncoder(separators=(",", ":"))
-
-
 def encode_watch_value(query: str, offer_key: str) -> str:
     """The value of a "watch this price" button: the query and the offer's stable key."""
-    return _BUTTON_JSON.encode({"q": query, "offer": offer_key})
+    return json.dumps({"q": query, "offer": offer_key}, separators=(",", ":"))
 
 
 def decode_watch_value(value: str) -> tuple[str, str]:

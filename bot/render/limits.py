@@ -17,8 +17,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from recommender.jsontext import compact_json
-
 __all__ = [
     "Block",
     "Message",
@@ -53,31 +51,41 @@ FALLBACK_TEXT_MAX = 3000  # ours
 ELLIPSIS = "…"
 
 
+def _compact_json(value: object) -> str:
+    """``value`` as JSON without spaces, non-ASCII characters as themselves: the size Slack
+    counts (a character is one, not a ``\\uXXXX`` escape)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     """A Slack message: the notification/screen-reader ``text`` and the Block Kit ``blocks``."""
 
     text: str
     blocks: tuple[Block, ...] = ()
-    #: ``blocks`` as compact JSON, when :func:`fit_message` serialized them to measure them
-    #: (reused by :meth:`response_json`); not part of the message's value. Not an argument:
-    #: only fit_message sets it, so a copy with other blocks (``dataclasses.replace``) starts
-    #: without it instead of carrying the old blocks' text.
-    blocks_json: str | None = field(default=None, init=False, compare=False, repr=False)
+    #: The blocks :func:`fit_message` serialized to measure them, with their compact JSON
+    #: (reused by :meth:`response_json`); not part of the message's value. Used only while
+    #: ``blocks`` is that very tuple, so a copy with other blocks (``dataclasses.replace``)
+    #: serializes its own instead of sending the old blocks' text.
+    measured: tuple[tuple[Block, ...], str] | None = field(
+        default=None, compare=False, repr=False, kw_only=True
+    )
 
     def response_json(self, response_type: str) -> str:
         """The JSON text of this message as an HTTP response to Slack (``text``,
         ``response_type``, ``blocks`` when there are any): the value Bolt's
         ``ack(response_type=..., **message.kwargs())`` sends, without serializing the blocks a
         second time when :func:`fit_message` did already."""
-        head = f'{{"text":{compact_json(self.text)},'
-        head += f'"response_type":{compact_json(response_type)}'
+        head = f'{{"text":{_compact_json(self.text)},'
+        head += f'"response_type":{_compact_json(response_type)}'
         if not self.blocks:
             body = head + "}"
         else:
-            blocks = self.blocks_json
-            if blocks is None:
-                blocks = compact_json(self.blocks)
+            measured = self.measured
+            if measured is not None and measured[0] is self.blocks:
+                blocks = measured[1]
+            else:
+                blocks = _compact_json(self.blocks)
             body = f'{head},"blocks":{blocks}}}'
         if not body.isascii():
             try:
@@ -127,7 +135,7 @@ def text_size(blocks: Sequence[Block]) -> int:
 
 def payload_size(blocks: Sequence[Block]) -> int:
     """Length of the serialized ``blocks`` (non-ASCII counted as characters, not escapes)."""
-    return len(compact_json(blocks))
+    return len(_compact_json(blocks))
 
 
 def _too_big(blocks: Sequence[Block]) -> bool:
@@ -136,7 +144,7 @@ def _too_big(blocks: Sequence[Block]) -> bool:
 
 def _measured(blocks: Sequence[Block]) -> tuple[bool, str]:
     """Whether ``blocks`` are over a size budget, and their compact JSON."""
-    payload = compact_json(blocks)
+    payload = _compact_json(blocks)
     size = len(payload)
     if size > PAYLOAD_BUDGET:
         return True, payload
@@ -327,7 +335,6 @@ def fit_message(blocks: Sequence[Block], text: str) -> Message:
             fitted = [_omitted(len(blocks))]
         blocks_json = None
     fallback = truncate(text.strip(), FALLBACK_TEXT_MAX) or "gpufit"
-    message = Message(text=fallback, blocks=tuple(fitted))
-    # The serialized form of exactly these blocks; the dataclass is frozen, so set the slot.
-    object.__setattr__(message, "blocks_json", blocks_json)
-    return message
+    final = tuple(fitted)
+    measured = None if blocks_json is None else (final, blocks_json)
+    return Message(text=fallback, blocks=final, measured=measured)

@@ -10,13 +10,12 @@ from rich.text import Text
 
 from bot.render.text import (
     describe_workload,
-    hours_text,
     layout_text,
     memory_text,
     money,
     tokens_text,
 )
-from recommender import Estimate, Option, Recommendation, SourceInfo, get_gpu
+from recommender import Estimate, Option, Recommendation, SourceInfo, get_gpu, hours_text
 
 __all__ = ["render_estimate", "render_recommendation"]
 

@@ -6,11 +6,10 @@ the same wherever it is shown.
 
 from __future__ import annotations
 
-from recommender import Plan, Workload, get_gpu
+from recommender import Plan, Workload, get_gpu, hours_text
 
 __all__ = [
     "describe_workload",
-    "hours_text",
     "layout_text",
     "memory_text",
     "money",
@@ -22,14 +21,6 @@ def money(usd: float) -> str:
     if usd >= 100:
         return f"${usd:,.0f}"
     return f"${usd:,.2f}"
-
-
-def hours_text(hours: float) -> str:
-    if hours < 1:
-        return f"{hours * 60:.0f} min"
-    if hours < 48:
-        return f"{hours:.1f} h"
-    return f"{hours / 24:.1f} d"
 
 
 def tokens_text(tokens: float) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -121,7 +122,7 @@ class TestConcurrentAnswers:
         """Answers run in worker threads, several at once, on a catalog whose index none has
         built yet: each equals the answer computed alone on a fresh copy of the catalog."""
         offers, sources = bundled_catalog().offers, bundled_catalog().sources
-        object.__setattr__(services, "catalog", static_catalog(Catalog(offers, sources)))
+        services = replace(services, catalog=static_catalog(Catalog(offers, sources)))
         together = await asyncio.gather(
             *(answer(services, q, top=5, ephemeral=True) for q in self.QUESTIONS * 3)
         )
@@ -140,7 +141,7 @@ class TestConcurrentAnswers:
         """A small catalog's answers are computed on the event loop; each equals the answer
         a worker thread computes for a catalog over the limit."""
         offers, sources = bundled_catalog().offers, bundled_catalog().sources
-        object.__setattr__(services, "catalog", static_catalog(Catalog(offers, sources)))
+        services = replace(services, catalog=static_catalog(Catalog(offers, sources)))
         for q in self.QUESTIONS:
             fresh = Catalog(offers, sources)
             alone = Services(
@@ -159,7 +160,7 @@ class TestConcurrentAnswers:
         it it gives none, and bad input is refused as answer refuses it."""
         offers, sources = bundled_catalog().offers, bundled_catalog().sources
         at_hand = Catalog(offers, sources)
-        object.__setattr__(services, "catalog_now", lambda: at_hand)
+        services = replace(services, catalog_now=lambda: at_hand)
         for q in self.QUESTIONS:
             alone = Services(
                 redis=services.redis,
@@ -171,5 +172,5 @@ class TestConcurrentAnswers:
             assert got == await answer(alone, q, top=5, ephemeral=True), q
         with pytest.raises(WorkloadError):
             answer_now(services, "make it fast please", top=5, ephemeral=True)
-        object.__setattr__(services, "catalog_now", lambda: None)
+        services = replace(services, catalog_now=lambda: None)
         assert answer_now(services, self.QUESTIONS[0], top=5, ephemeral=True) is None

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+import structlog
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.health import healthcheck, start_metrics_server
@@ -374,6 +375,29 @@ LEAKS = [
         "hunter2-pass",
         id="redis-url-password",
     ),
+    pytest.param(
+        "GET https://prices.example.org/v1/gpus?api_key=sk-live-9f8e7d&region=us",
+        "sk-live-9f8e7d",
+        id="query-api-key",
+    ),
+    pytest.param(
+        "GET https://example.org/feed.json?region=eu&access_token=ya29.a0AfB_Zz",
+        "ya29.a0AfB_Zz",
+        id="query-access-token",
+    ),
+    pytest.param(
+        "GET https://b.s3.amazonaws.com/vms.csv?X-Amz-Credential=AKIA1%2F2&X-Amz-Signature=ab12cd",
+        "ab12cd",
+        id="query-presigned-signature",
+    ),
+    pytest.param(
+        "GET https://a.blob.core.windows.net/c/vms.csv?sv=2024-01-01&sig=Zm9vYmFy%3D",
+        "Zm9vYmFy",
+        id="query-sas-sig",
+    ),
+    pytest.param("GET https://maps.example/api?key=AIzaSyA-1234xyz", "AIzaSyA", id="query-key"),
+    pytest.param("login user=bob password=Tr0ub4dor", "Tr0ub4dor", id="password-key"),
+    pytest.param("client_secret=abc123def456 sent", "abc123def456", id="client-secret"),
 ]
 
 
@@ -399,7 +423,10 @@ class TestRedaction:
 
     def test_ordinary_text_is_left_alone(self, log_stream: io.StringIO) -> None:
         """Workload text, ids and URLs of price feeds pass through unchanged."""
-        text = "13B full finetune 2 days team_id=T1 feed=https://example.org/catalog.csv"
+        text = (
+            "13B full finetune 2 days team_id=T1 feed=https://example.org/catalog.csv"
+            "?region=us max_tokens=2048 keyword=lora"
+        )
         logging.getLogger("gpufit.test").info(text)
         (line,) = _lines(log_stream)
         assert line["message"] == text
@@ -436,6 +463,30 @@ class TestRedaction:
         assert "AbCdEf123" not in output
         assert BOT_TOKEN not in output
         assert len(_lines(log_stream, "httpx")) == len(_lines(log_stream, "slack_sdk.web")) == 1
+
+    @pytest.mark.parametrize("library", ["httpx", "uvicorn.error", "slack_bolt.App"])
+    def test_query_secrets_in_a_library_record_are_redacted(
+        self, log_stream: io.StringIO, library: str
+    ) -> None:
+        """A stdlib logger's record (httpx's request line) loses ``?api_key=`` and the like,
+        and keeps the parameters that are not secret."""
+        url = "https://prices.example.org/catalog.csv?region=us-east-1&api_key=S3cr3tK3y9"
+        logging.getLogger(library).warning('HTTP Request: GET %s "HTTP/1.1 200 OK"', url)
+        (line,) = _lines(log_stream, library)
+        assert "S3cr3tK3y9" not in log_stream.getvalue()
+        assert line["message"] == (
+            "HTTP Request: GET https://prices.example.org/catalog.csv"
+            f'?region=us-east-1&api_key={REDACTED} "HTTP/1.1 200 OK"'
+        )
+
+    def test_structlog_loggers_share_the_chain(self, log_stream: io.StringIO) -> None:
+        """``structlog.get_logger()`` lines carry the context and are redacted like the rest."""
+        with log_context(request_id="r9", team_id="T9"):
+            structlog.get_logger("gpufit.test").warning("calling", url=RESPONSE_URL, n=3)
+        (line,) = _lines(log_stream)
+        assert (line["message"], line["team_id"], line["n"]) == ("calling", "T9", 3)
+        assert line["url"] == REDACTED
+        assert line["level"] == "WARNING"
 
     def test_text_format_is_redacted_as_well(self) -> None:
         """GPUFIT_LOG_FORMAT=text trades JSON for readability, never redaction."""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -111,6 +114,56 @@ class TestFromEnv:
         settings = _settings()
         with pytest.raises(ValueError, match="frozen"):
             settings.port = 1
+
+    def test_the_non_gpufit_names_are_read_too(self) -> None:
+        """``REDIS_URL`` and ``SLACK_*`` keep the names Redis and Slack users know."""
+        settings = _settings(REDIS_URL="redis://r:6379/1", SLACK_API_URL="http://127.0.0.1:9/api/")
+        assert settings.redis_url == "redis://r:6379/1"
+        assert settings.slack_api_url == "http://127.0.0.1:9/api/"
+
+    def test_the_process_environment_is_the_default_source(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """``from_env()`` with no mapping reads os.environ (through pydantic-settings)."""
+        monkeypatch.setenv("GPUFIT_TOP", "7")
+        monkeypatch.setenv("SLACK_BOT_TOKEN", SECRET_ENV["SLACK_BOT_TOKEN"])
+        settings = Settings.from_env()
+        assert settings.top == 7
+        assert settings.slack_bot_token == SecretStr(SECRET_ENV["SLACK_BOT_TOKEN"])
+
+    def test_the_constructor_alone_reads_no_environment(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """``Settings()`` is the defaults: only from_env() reads variables."""
+        monkeypatch.setenv("GPUFIT_TOP", "7")
+        assert Settings().top == 5
+
+
+class TestProcessStops:
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["-c", "import sys; from bot.cli import main; sys.exit(main(['serve']))"],
+            ["-m", "bot.health"],
+        ],
+        ids=["gpufit serve", "health check"],
+    )
+    def test_a_bad_variable_stops_the_process_with_its_name(self, argv: list[str]) -> None:
+        """Exit 1 and one line naming the variable on stderr, never a traceback."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUFIT_", "SLACK_"))}
+        env["GPUFIT_PORT"] = "http"
+        done = subprocess.run(
+            [sys.executable, *argv],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 1
+        assert "Invalid setting GPUFIT_PORT" in done.stderr
+        assert "Traceback" not in done.stderr
 
 
 class TestSecrets:

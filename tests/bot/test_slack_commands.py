@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from slack_bolt.async_app import AsyncApp
 
+from bot.app import build_app
 from bot.listeners import commands
 from bot.services import Services
+from bot.settings import Settings
 from recommender import Catalog
 from tests.bot.slack_requests import FORM, command_body, request
 from tests.fake_slack import FakeSlack
@@ -24,6 +26,11 @@ def services(request: pytest.FixtureRequest, services: Services, catalog: Catalo
     if request.param == "catalog at hand":
         return replace(services, catalog_now=lambda: catalog)
     return services
+
+
+def _app_with(settings: Settings, services: Services, **changes: Any) -> AsyncApp:
+    """The app built on a copy of ``services`` with ``changes`` (services are frozen)."""
+    return build_app(settings, replace(services, **changes))
 
 
 def _ack(response: Any) -> dict[str, Any]:
@@ -88,7 +95,11 @@ class TestAsk:
         assert services.answers.hits >= 1
 
     async def test_with_the_catalog_at_hand_nothing_is_awaited_for_it(
-        self, app: AsyncApp, fake_slack: FakeSlack, services: Services, catalog: Catalog
+        self,
+        settings: Settings,
+        fake_slack: FakeSlack,
+        services: Services,
+        catalog: Catalog,
     ) -> None:
         """Between two price checks a question is answered from the catalog at hand: the
         catalog source (a Redis read when the window has passed) is not called."""
@@ -98,18 +109,17 @@ class TestAsk:
             awaited.append("catalog")
             return catalog
 
-        object.__setattr__(services, "catalog", counted)
-        object.__setattr__(services, "catalog_now", lambda: catalog)
-        ack = await _command(app, fake_slack, "7B lora 3 days")
+        at_hand = _app_with(settings, services, catalog=counted, catalog_now=lambda: catalog)
+        ack = await _command(at_hand, fake_slack, "7B lora 3 days")
         assert ack["text"].startswith("gpufit: ")
         assert awaited == []
-        object.__setattr__(services, "catalog_now", lambda: None)
-        assert (await _command(app, fake_slack, "7B lora 4 days"))["text"].startswith("gpufit")
+        loading = _app_with(settings, services, catalog=counted, catalog_now=lambda: None)
+        assert (await _command(loading, fake_slack, "7B lora 4 days"))["text"].startswith("gpufit")
         assert awaited == ["catalog"]
 
     async def test_an_answer_past_the_ack_budget_is_acked_then_posted(
         self,
-        app: AsyncApp,
+        settings: Settings,
         fake_slack: FakeSlack,
         services: Services,
         monkeypatch: pytest.MonkeyPatch,
@@ -118,14 +128,14 @@ class TestAsk:
         as "Working on it…" inside Slack's window and follows at response_url."""
         monkeypatch.setattr(commands, "ACK_BUDGET_S", 0.05)
         current = services.catalog
-        object.__setattr__(services, "catalog_now", lambda: None)  # to be loaded, slowly
 
         async def slow() -> Any:
             await asyncio.sleep(0.3)
             return await current()
 
-        object.__setattr__(services, "catalog", slow)
-        ack = await _command(app, fake_slack, "13B full finetune 2 days")
+        # Not at hand: to be loaded, slowly.
+        slow_app = _app_with(settings, services, catalog=slow, catalog_now=lambda: None)
+        ack = await _command(slow_app, fake_slack, "13B full finetune 2 days")
         assert ack["response_type"] == "ephemeral"
         assert "Working on it" in ack["text"]
         [hook] = await fake_slack.wait_for("hook")
@@ -199,7 +209,7 @@ class TestBadInput:
         assert "Traceback" not in text
 
     async def test_an_unexpected_failure_is_an_apology_with_an_incident_id(
-        self, app: AsyncApp, fake_slack: FakeSlack, services: Any, caplog: Any
+        self, settings: Settings, fake_slack: FakeSlack, services: Services, caplog: Any
     ) -> None:
         """A bug is logged with an incident id and the user sees only a generic apology."""
 
@@ -209,10 +219,9 @@ class TestBadInput:
         def broken_now() -> Any:
             raise RuntimeError("catalog exploded")
 
-        object.__setattr__(services, "catalog", broken)
-        object.__setattr__(services, "catalog_now", broken_now)
+        broken_app = _app_with(settings, services, catalog=broken, catalog_now=broken_now)
         with caplog.at_level("ERROR"):
-            text = _all_text(await _command(app, fake_slack, "13B full finetune 2 days"))
+            text = _all_text(await _command(broken_app, fake_slack, "13B full finetune 2 days"))
         assert "Sorry, something went wrong" in text
         assert "catalog exploded" not in text
         assert "Traceback" not in text

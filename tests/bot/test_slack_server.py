@@ -207,8 +207,8 @@ class TestServeProcess:
                 )
             assert response.status_code == 200
             assert response.json()["text"].startswith("gpufit: ")
-            # On uvloop with uvicorn's C parser, as the dependencies install them.
-            assert "(uvloop event loop, httptools parser)" in log.read_text()
+            served_at = base.removeprefix("http://") + EVENTS_PATH
+            assert f"serving Slack over HTTP on {served_at}" in log.read_text()
         finally:
             process.terminate()  # starts the drain ...
             await asyncio.sleep(0.2)

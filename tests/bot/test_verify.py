@@ -60,4 +60,4 @@ def test_any_header_text_is_an_answer_never_an_exception(
     timestamp: str, signature: str, body: bytes
 ) -> None:
     headers = {"x-slack-request-timestamp": timestamp, "x-slack-signature": signature}
-    VERIFIER.verify(headers, body, time.time())  # must not raise
+    assert VERIFIER.verify(headers, body, time.time()) in (True, False)  # never raises

@@ -27,8 +27,9 @@ import redis.asyncio as aioredis
 from bot.alerts import WatchStore
 from bot.app import build_app
 from bot.server import build_asgi
-from bot.services import Services, build_services, build_web_client, utc_now
+from bot.services import Services, build_services, build_web_client
 from bot.settings import Settings
+from recommender.feeds import utc_now
 from recommender.feeds.cache import RedisSnapshots
 from recommender.feeds.fetch import FetchTimeouts, RetryPolicy, make_client
 from recommender.feeds.store import FeedSource, PriceStore, RefreshOutcome

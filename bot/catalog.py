@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 
 from recommender import Catalog, CatalogError, SourceInfo
-from recommender.feeds import ParsedFeed, load_bundled
+from recommender.feeds import BUNDLED_SOURCE, ParsedFeed, bundled_catalog, owned_by
 
 __all__ = ["BUNDLED_SOURCE", "bundled_catalog", "catalog_from_parsed", "load_sources", "merge"]
-
-BUNDLED_SOURCE = "bundled snapshot"
 
 
 def catalog_from_parsed(
@@ -26,14 +23,7 @@ def catalog_from_parsed(
     as_of = feed.as_of or fetched_at or fallback_as_of
     if as_of is None:
         raise ValueError("a source needs an as-of time")
-    # An offer that already names this source is kept as it is (replacing would copy it
-    # unchanged): adapters set the source they were given, so this is the common case.
-    offers = feed.offers
-    if {o.source for o in offers} != {name}:  # one set test instead of a generator per offer
-        offers = tuple(
-            o if o.source == name else replace(o, source=name, citation=o.citation or o.source)
-            for o in offers
-        )
+    offers = tuple(owned_by(o, name) for o in feed.offers)
     info = SourceInfo(
         name=name,
         as_of=as_of,
@@ -43,11 +33,6 @@ def catalog_from_parsed(
         bundled=bundled,
     )
     return Catalog(offers, (info,))
-
-
-def bundled_catalog() -> Catalog:
-    """The snapshot shipped inside the package: works offline, always dated."""
-    return catalog_from_parsed(BUNDLED_SOURCE, load_bundled(), bundled=True)
 
 
 def merge(catalogs: Sequence[Catalog]) -> Catalog:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from recommender.feeds.clock import utc_now
 
 if TYPE_CHECKING:
-    from recommender.feeds.base import ParsedFeed
-    from recommender.feeds.bundled import BUNDLED_SOURCE, load_bundled
+    from recommender.feeds.base import ParsedFeed, owned_by
+    from recommender.feeds.bundled import BUNDLED_SOURCE, bundled_catalog, load_bundled
     from recommender.feeds.cache import EMBEDDED_DB_FILE, reconnecting, start_embedded_redis
     from recommender.feeds.detect import parse_any
     from recommender.feeds.fetch import FetchTimeouts, fetch_all
@@ -43,8 +43,10 @@ __all__ = [
     "RefreshReport",
     "SourceRefresh",
     "SourceStatus",
+    "bundled_catalog",
     "fetch_all",
     "load_bundled",
+    "owned_by",
     "parse_any",
     "reconnecting",
     "start_embedded_redis",
@@ -54,7 +56,9 @@ __all__ = [
 #: Exported name → the module that defines it (imported when the name is first used).
 _LAZY = {
     "ParsedFeed": "recommender.feeds.base",
+    "owned_by": "recommender.feeds.base",
     "BUNDLED_SOURCE": "recommender.feeds.bundled",
+    "bundled_catalog": "recommender.feeds.bundled",
     "load_bundled": "recommender.feeds.bundled",
     "EMBEDDED_DB_FILE": "recommender.feeds.cache",
     "reconnecting": "recommender.feeds.cache",

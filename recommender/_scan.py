@@ -1,9 +1,9 @@
 """Text → tokens for the workload parser.
 
-Slack mentions (``<@U123>``, ``<!channel>``) are dropped, links keep their label, and
-``&lt;``/``&gt;``/``&amp;`` are unescaped. Tokens are slices of the cleaned text (so every
-token is a substring of the input); each also has a normalised form for matching: NFKC,
-case-folded, ``_`` and dashes folded to ``-``, digit-group commas removed, no spaces.
+The text arrives as the user typed it: Slack's markup (mentions, links, ``&lt;``) is decoded
+once, by the Slack face (``bot.listeners.answers.slack_text``). Tokens are slices of the text
+(so every token is a substring of the input); each also has a normalised form for matching:
+NFKC, case-folded, ``_`` and dashes folded to ``-``, digit-group commas removed, no spaces.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["Tokens", "clean", "tokenize"]
+__all__ = ["Tokens", "tokenize"]
 
 
 @dataclass(frozen=True, slots=True)
 class Tokens:
-    raw: tuple[str, ...]  # slices of the cleaned text, as typed
+    raw: tuple[str, ...]  # slices of the text, as typed
     norm: tuple[str, ...]  # normalised forms, no spaces inside
     text: str  # the normalised forms joined by single spaces
     starts: tuple[int, ...]  # offset of each token in ``text``
@@ -28,18 +28,10 @@ class Tokens:
         return bisect.bisect_left(self.starts, offset)
 
 
-_SLACK_ENTITY = re.compile(r"<[@!#][^<>]*>")  # <@U123>, <!channel>, <#C1|general>
-_SLACK_LINK = re.compile(r"<([^<>|]*)(?:\|([^<>]*))?>")  # <url|label>
 _TOKEN = re.compile(r"(?:[^\s;()\[\]{}<>\"|!?&=:+*,`“”«»]|(?<=[0-9]),(?=[0-9]{3}(?![0-9])))+")
 _FOLD = str.maketrans({"’": "'", "‘": "'", "´": "'", "×": "x", "_": "-", "–": "-", "—": "-"})
 _DIGIT_COMMA = re.compile(r"(?<=[0-9]),(?=[0-9]{3})")
 _SPACES = re.compile(r"\s+")
-
-
-def clean(text: str) -> str:
-    text = _SLACK_ENTITY.sub(" ", text)
-    text = _SLACK_LINK.sub(lambda m: f" {m.group(2) or m.group(1)} ", text)
-    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 def _keeps(word: str, at: int, *, leading: bool) -> bool:

@@ -1,6 +1,6 @@
 """Free text → :class:`~recommender.workload.Workload`.
 
-The text is cleaned and split into tokens (:mod:`recommender._scan`). An ordered table of
+The text is split into tokens (:mod:`recommender._scan`). An ordered table of
 small named rules is then tried at each token; the first rule that matches consumes a span
 of tokens and records what it understood in a :class:`~recommender._draft.Draft`. A token no
 rule takes is either a filler word (consumed silently) or reported in ``Workload.ignored``.
@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from recommender import _lexicon as lex
 from recommender._draft import Draft, finish
-from recommender._scan import Tokens, clean, tokenize
+from recommender._scan import Tokens, tokenize
 from recommender.errors import WorkloadError
 from recommender.gpus import normalize, try_normalize
 from recommender.models import infer_architecture, lookup_family, lookup_model
@@ -360,7 +360,7 @@ def parse_workload(text: str) -> Workload:
             f"That message is {len(text):,} characters long; describe the job in under "
             f"{MAX_CHARS:,}."
         )
-    toks = tokenize(clean(text))
+    toks = tokenize(text)
     if not toks.raw:
         raise WorkloadError("The message is empty: describe the training job.")
     st = Draft()

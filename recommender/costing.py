@@ -14,7 +14,7 @@ from recommender.billing import BillingRule, SpotEconomics, billed_hours, rule_f
 from recommender.caveats import Caveat, CaveatKind, Severity
 from recommender.gpus import GpuSpec, IntraNode, get_gpu
 from recommender.model_states import lora_params
-from recommender.offers import Offer, SourceInfo
+from recommender.offers import Fabric, Offer, SourceInfo
 from recommender.throughput import tokens_per_hour, train_hours
 from recommender.topology import Plan
 from recommender.units import hours_text
@@ -162,6 +162,8 @@ def economics(
     fast_fabric: bool,
     checkpoint_size_gib: float | None = None,
     gpu_id: str | None = None,
+    fabric: Fabric | None = None,
+    fabric_gbps: float | None = None,
 ) -> Economics:
     """Hours, billed hours, storage and spot overhead of ``plan`` under ``rule``: what every
     offer of one instance shape from one provider, on-demand or spot alike, shares.
@@ -169,7 +171,9 @@ def economics(
     ``checkpoint_size_gib`` is :func:`checkpoint_gib` of the workload (pass it when pricing
     many shapes for one workload; it is computed when omitted).
     """
-    computed = train_hours(workload, plan, link=link, fast_fabric=fast_fabric)
+    computed = train_hours(
+        workload, plan, link=link, fast_fabric=fast_fabric, fabric=fabric, fabric_gbps=fabric_gbps
+    )
     nodes = plan.nodes
     hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
     ckpt = checkpoint_gib(workload) if checkpoint_size_gib is None else checkpoint_size_gib
@@ -230,13 +234,23 @@ def price_option(
             link=link,
             fast_fabric=fast,
             gpu_id=offer.gpu_id,
+            fabric=offer.fabric,
+            fabric_gbps=offer.fabric_gbps,
         )
     hours = econ.hours
     cost = econ.cost_usd(offer.price_usd_per_hour)
     if workload.tokens is not None:
         tokens = workload.tokens
     else:
-        tokens = tokens_per_hour(workload, plan, link=link, fast_fabric=fast) * hours
+        rate = tokens_per_hour(
+            workload,
+            plan,
+            link=link,
+            fast_fabric=fast,
+            fabric=offer.fabric,
+            fabric_gbps=offer.fabric_gbps,
+        )
+        tokens = rate * hours
         if econ.spot is not None and econ.spot.elapsed_hours > 0:
             # A stated duration on spot: preemptions and waits eat into the compute done.
             tokens *= hours / econ.spot.elapsed_hours

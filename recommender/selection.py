@@ -27,8 +27,9 @@ MAX_NODES = 64  # ours: beyond 512 GPUs the answer is a sales conversation, not 
 
 #: What an offer's plan depends on: GPU, GPUs per instance, link, fast fabric, host RAM.
 _Shape = tuple[str, int, IntraNode, bool, float | None]
-#: What shares one set of economics: the shape as listed, provider and spot flag.
-_Group = tuple[str, int, IntraNode | None, Fabric, float | None, str, bool]
+#: What shares one set of economics: the shape as listed (with its fabric and its rate), provider
+#: and spot flag.
+_Group = tuple[str, int, IntraNode | None, Fabric, float | None, float | None, str, bool]
 
 
 class Priced(NamedTuple):
@@ -95,6 +96,7 @@ def priced_offers(
             offer.gpu_count,
             offer.intra_node,
             offer.fabric,
+            offer.fabric_gbps,
             offer.ram_gib,
             offer.provider,
             offer.spot,
@@ -117,6 +119,8 @@ def priced_offers(
                     fast_fabric=fast,
                     checkpoint_size_gib=ckpt,
                     gpu_id=offer.gpu_id,
+                    fabric=offer.fabric,
+                    fabric_gbps=offer.fabric_gbps,
                 )
                 group = (plan, econ)
             groups[group_key] = group

@@ -152,12 +152,19 @@ EXPOSED_SHARE = 0.35
 
 
 def link_gbs(
-    gpu: GpuSpec, *, gpus_per_node: int, nodes: int, link: IntraNode, fabric: Fabric
+    gpu: GpuSpec,
+    *,
+    gpus_per_node: int,
+    nodes: int,
+    link: IntraNode,
+    fabric: Fabric,
+    fabric_gbps: float | None = None,
 ) -> tuple[float, float]:
     """Achievable ring bandwidth per GPU, GB/s per direction: inside a node, and for a ring
     that spans the nodes. With one NIC per GPU (rail-optimised), a node receives what it
     lacks through all its NICs at once, so a spanning ring runs at the slower of the GPU's
-    own link and the node's aggregate NIC rate."""
+    own link and the node's aggregate NIC rate: the instance's stated rate (``fabric_gbps``,
+    Gbit/s per node, as the feeds give it) or else a typical one for the fabric kind."""
     if link is IntraNode.NVLINK and gpu.interconnect_gbps:
         intra = gpu.interconnect_gbps / 2 * NVLINK_EFFICIENCY
     else:
@@ -167,7 +174,9 @@ def link_gbs(
     if nodes <= 1:
         return intra, intra
     new = generation(gpu) in (Generation.HOPPER, Generation.BLACKWELL)
-    if fabric in (Fabric.INFINIBAND, Fabric.ROCE):
+    if fabric_gbps:
+        node_gbits = fabric_gbps
+    elif fabric in (Fabric.INFINIBAND, Fabric.ROCE):
         node_gbits = (_NIC_GBITS_NEW if new else _NIC_GBITS_OLD) * gpus_per_node
     elif fabric is Fabric.EFA:
         node_gbits = (_NIC_GBITS_NEW if new else _EFA_GBITS_OLD) * gpus_per_node
@@ -275,6 +284,7 @@ def step_time(
     nodes: int,
     link: IntraNode,
     fabric: Fabric,
+    fabric_gbps: float | None = None,
     global_batch_tokens: float | None = None,
 ) -> StepTime:
     """The micro-step of ``workload`` on ``gpus`` × ``gpu`` laid out as ``strategy``."""
@@ -311,7 +321,9 @@ def step_time(
     dequant_s = passes * frozen_q * DEQUANT_BYTES_PER_PARAM / hbm
 
     # traffic per micro-step over the slowest link, bytes × (N-1)/N
-    intra_gbs, span_gbs = link_gbs(gpu, gpus_per_node=gpn, nodes=nodes, link=link, fabric=fabric)
+    intra_gbs, span_gbs = link_gbs(
+        gpu, gpus_per_node=gpn, nodes=nodes, link=link, fabric=fabric, fabric_gbps=fabric_gbps
+    )
     intra_bw, span_bw = intra_gbs * 1e9, span_gbs * 1e9
     params = float(m.params)
     trained = params if method.trains_all_weights else params * 0.01  # adapters: ~1 % (ours)

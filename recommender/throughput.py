@@ -65,10 +65,12 @@ def plan_step(
     link: IntraNode,
     fast_fabric: bool,
     fabric: Fabric | None = None,
+    fabric_gbps: float | None = None,
     global_batch_tokens: float | None = None,
 ) -> StepTime:
-    """One micro-step of ``plan``. ``fabric`` is the offer's network between nodes; without
-    it a fast fabric is read as InfiniBand and a slow one as plain Ethernet."""
+    """One micro-step of ``plan``. ``fabric`` (and ``fabric_gbps``, Gbit/s per node) is the
+    offer's network between nodes; without it a fast fabric is read as InfiniBand and a slow
+    one as plain Ethernet."""
     if fabric is None:
         fabric = Fabric.INFINIBAND if fast_fabric else Fabric.ETHERNET
     return step_time(
@@ -79,6 +81,7 @@ def plan_step(
         nodes=plan.nodes,
         link=link,
         fabric=fabric,
+        fabric_gbps=fabric_gbps,
         global_batch_tokens=global_batch_tokens,
     )
 
@@ -104,6 +107,7 @@ def tokens_per_hour(
     link: IntraNode,
     fast_fabric: bool,
     fabric: Fabric | None = None,
+    fabric_gbps: float | None = None,
     global_batch_tokens: float | None = None,
 ) -> float:
     """Training tokens the whole layout processes per hour, averaged over a whole run."""
@@ -113,6 +117,7 @@ def tokens_per_hour(
         link=link,
         fast_fabric=fast_fabric,
         fabric=fabric,
+        fabric_gbps=fabric_gbps,
         global_batch_tokens=global_batch_tokens,
     )
     return step.tokens_per_second * 3600
@@ -125,6 +130,7 @@ def train_hours(
     link: IntraNode,
     fast_fabric: bool,
     fabric: Fabric | None = None,
+    fabric_gbps: float | None = None,
     global_batch_tokens: float | None = None,
 ) -> float | None:
     """Hours to train on the workload's token budget; ``None`` without a budget."""
@@ -136,6 +142,7 @@ def train_hours(
         link=link,
         fast_fabric=fast_fabric,
         fabric=fabric,
+        fabric_gbps=fabric_gbps,
         global_batch_tokens=global_batch_tokens,
     )
     return workload.tokens / rate

@@ -6,6 +6,7 @@ needs, and what the whole run costs under the provider's billing rules.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,6 +14,7 @@ from datetime import datetime
 from recommender.billing import BillingRule, SpotEconomics, billed_hours, rule_for, spot_economics
 from recommender.caveats import Caveat, CaveatKind, Severity
 from recommender.gpus import GpuSpec, IntraNode, get_gpu
+from recommender.memory import HEADROOM_FRAC, HEADROOM_MIN_GIB
 from recommender.model_states import lora_params
 from recommender.offers import Offer, SourceInfo
 from recommender.throughput import tokens_per_hour, train_hours
@@ -22,23 +24,29 @@ from recommender.workload import Offload, Optimizer, Precision, Workload
 
 __all__ = [
     "DEFAULT_HOURS",
+    "OVER_DURATION_TOLERANCE",
     "STALE_AFTER_HOURS",
     "Economics",
     "Option",
     "caveats_of_source",
     "checkpoint_gib",
     "economics",
+    "over_duration",
+    "per_btok",
     "price_option",
+    "tight_memory_text",
 ]
 
 # Prices older than this get a caveat: cloud GPU list prices move weekly, spot prices hourly.
 STALE_AFTER_HOURS = 48.0  # ours: two days, so a daily refresh that failed once is still fresh
-# Headroom below this is "tight": allocator fragmentation and spikes eat ~5-10 % in practice.
-TIGHT_HEADROOM_FRAC = 0.10  # ours, from PyTorch caching-allocator reserved/allocated gaps
 # A billing round-up above this share of the run is worth telling the user about.
 BILLING_ROUNDUP_FRAC = 0.05  # ours: 5 % of the run cost
 # With no duration and no token budget, options are compared on one day of running.
 DEFAULT_HOURS = 24.0  # ours: a day is the natural unit a team budgets a trial run in
+# An option is marked as taking longer than the user's duration only beyond this share of it:
+# spot preemptions add ~1-4 % (billing.py), and a duration is a size of work, not a deadline.
+OVER_DURATION_TOLERANCE = 0.05  # ours: a twentieth, under the 0.1 d a duration is shown in
+
 # One month of storage for checkpoint pricing; cloud price pages quote GB-months of 730 h.
 HOURS_PER_MONTH = 730.0  # 365 × 24 / 12
 
@@ -63,9 +71,28 @@ class Option:
     spot: SpotEconomics | None
     caveats: tuple[Caveat, ...]
     meets_deadline: bool = True
-    #: Tokens the run processes: the budget when one was given, else throughput × hours.
+    #: Tokens the run processes: the work every option is priced for (a token budget, or
+    #: what a stated duration buys on the reference layout), else throughput × hours.
     tokens: float = 0.0
     rank: int = 0
+    #: The duration the user stated when the work was defined from it: the option is
+    #: marked (:attr:`over_duration`) when it takes longer.
+    target_hours: float | None = None
+
+    @property
+    def usd_per_btok(self) -> float:
+        """Expected cost per billion tokens trained: the unit every option is compared on."""
+        return per_btok(self.expected_cost_usd, self.tokens)
+
+    @property
+    def hours_per_btok(self) -> float:
+        """Expected wall-clock hours per billion tokens trained."""
+        return per_btok(self.wall_hours, self.tokens)
+
+    @property
+    def over_duration(self) -> bool:
+        """Takes longer than the duration the user stated (duration basis only)."""
+        return over_duration(self.wall_hours, self.target_hours)
 
     @property
     def total_gpus(self) -> int:
@@ -91,6 +118,17 @@ _CKPT_STATE_BYTES: Mapping[Optimizer, float] = {
     Optimizer.ADAFACTOR: 4.0,  # fp32 first moment; factored second moment ≈ 0 (Shazeer & Stern)
     Optimizer.LION: 4.0,  # one fp32 momentum buffer (Chen et al. 2023)
 }
+
+
+def over_duration(wall_hours: float, target_hours: float | None) -> bool:
+    """Whether a run of ``wall_hours`` takes longer than the user's stated duration (beyond
+    :data:`OVER_DURATION_TOLERANCE`)."""
+    return target_hours is not None and wall_hours > target_hours * (1 + OVER_DURATION_TOLERANCE)
+
+
+def per_btok(amount: float, tokens: float) -> float:
+    """``amount`` per billion ``tokens`` (infinite for no tokens)."""
+    return amount / (tokens / 1e9) if tokens > 0 else math.inf
 
 
 def checkpoint_gib(workload: Workload) -> float:
@@ -132,6 +170,8 @@ class Economics:
     storage_usd: float
     spot: SpotEconomics | None
     meets_deadline: bool
+    #: Tokens the run trains: the workload's budget, else throughput × ``hours``.
+    tokens: float = 0.0
 
     def cost_usd(self, price_usd_per_hour: float) -> float:
         return self.billed_hours * price_usd_per_hour * self.nodes
@@ -159,6 +199,10 @@ def economics(
     computed = train_hours(workload, plan, link=link, fast_fabric=fast_fabric)
     nodes = plan.nodes
     hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
+    if workload.tokens is not None:
+        tokens = workload.tokens
+    else:
+        tokens = tokens_per_hour(workload, plan, link=link, fast_fabric=fast_fabric) * hours
     ckpt = checkpoint_gib(workload) if checkpoint_size_gib is None else checkpoint_size_gib
     preemption = (
         spot_economics(rule, nodes=nodes, checkpoint_gib=ckpt, hours=hours) if spot else None
@@ -179,6 +223,7 @@ def economics(
         storage_usd=storage,
         spot=preemption,
         meets_deadline=deadline is None or wall <= deadline,
+        tokens=tokens,
     )
 
 
@@ -191,30 +236,27 @@ def price_option(
     econ: Economics | None = None,
     extra_caveats: tuple[Caveat, ...] = (),
     rank: int = 0,
+    target_hours: float | None = None,
 ) -> Option:
     """Price running ``workload`` on ``plan.nodes`` instances of ``offer``.
 
     ``econ`` is :func:`economics` for this plan, provider and spot flag when the caller has
     it already; it is computed otherwise. ``extra_caveats`` (e.g. :func:`caveats_of_source`)
-    follow the option's own.
+    follow the option's own. ``target_hours`` is the duration the user stated when the work
+    was defined from it (see :attr:`Option.over_duration`).
     """
     gpu = get_gpu(offer.gpu_id)
     rule = rules.get(offer.provider.lower(), rule_for(offer.provider))
     link, fast = offer.link, offer.fabric.fast
     if econ is None:
         econ = economics(workload, plan, rule=rule, spot=offer.spot, link=link, fast_fabric=fast)
-    hours = econ.hours
     cost = econ.cost_usd(offer.price_usd_per_hour)
-    if workload.tokens is not None:
-        tokens = workload.tokens
-    else:
-        tokens = tokens_per_hour(workload, plan, link=link, fast_fabric=fast) * hours
-    caveats = _caveats(workload, offer, plan, econ, gpu, rule) + extra_caveats
+    caveats = _caveats(workload, offer, plan, econ, gpu, rule, target_hours) + extra_caveats
     return Option(
         offer=offer,
         plan=plan,
         nodes=econ.nodes,
-        hours=hours,
+        hours=econ.hours,
         wall_hours=econ.wall_hours,
         billed_hours=econ.billed_hours,
         cost_usd=cost,
@@ -223,13 +265,20 @@ def price_option(
         spot=econ.spot,
         caveats=caveats,
         meets_deadline=econ.meets_deadline,
-        tokens=tokens,
+        tokens=econ.tokens,
         rank=rank,
+        target_hours=target_hours,
     )
 
 
 def _caveats(
-    workload: Workload, offer: Offer, plan: Plan, econ: Economics, gpu: GpuSpec, rule: BillingRule
+    workload: Workload,
+    offer: Offer,
+    plan: Plan,
+    econ: Economics,
+    gpu: GpuSpec,
+    rule: BillingRule,
+    target_hours: float | None,
 ) -> tuple[Caveat, ...]:
     wall = econ.wall_hours
     out: list[Caveat] = []
@@ -266,15 +315,9 @@ def _caveats(
                 "(torchrun/SLURM) and capacity for all nodes at once",
             )
         )
-    if plan.headroom_frac < TIGHT_HEADROOM_FRAC:
-        out.append(
-            Caveat(
-                CaveatKind.TIGHT_HEADROOM,
-                Severity.WARN,
-                f"tight memory: {plan.memory.total_gib:.1f} of {plan.usable_gib:.1f} GiB "
-                f"usable per GPU ({plan.headroom_frac * 100:.0f} % headroom)",
-            )
-        )
+    if plan.fits and not plan.safe:
+        tight = tight_memory_text(workload, plan)
+        out.append(Caveat(CaveatKind.TIGHT_HEADROOM, Severity.WARN, tight))
     if workload.precision in (Precision.BF16_MIXED, Precision.BF16_TRUE) and not gpu.supports_bf16:
         out.append(
             Caveat(
@@ -308,6 +351,14 @@ def _caveats(
                 "the host, often 2-5× slower",
             )
         )
+    if target_hours is not None and over_duration(wall, target_hours):
+        out.append(
+            Caveat(
+                CaveatKind.OVER_DURATION,
+                Severity.WARN,
+                f"takes {hours_text(wall)}, over your {hours_text(target_hours)}",
+            )
+        )
     if not econ.meets_deadline and workload.deadline_hours is not None:
         out.append(
             Caveat(
@@ -329,6 +380,25 @@ def _caveats(
             )
         )
     return tuple(out)
+
+
+def tight_memory_text(workload: Workload, plan: Plan) -> str:
+    """The warning of a plan under the safety margin: the figures, the margin, what to do."""
+    fixes: list[str] = []
+    if workload.checkpointing is False and not plan.strategy.checkpointing:
+        fixes.append("allow activation checkpointing")
+    if workload.hardware is not None and workload.hardware.count is not None:
+        fixes.append("use more GPUs")
+    else:
+        fixes.append("use more GPUs or a larger GPU")
+    fixes.append("a shorter sequence" if workload.micro_batch == 1 else "a smaller micro-batch")
+    return (
+        f"tight memory: {plan.memory.total_gib:.1f} of {plan.usable_gib:.1f} GiB per GPU, "
+        f"{max(plan.headroom_gib, 0.0):.1f} GiB free, under the {plan.margin_gib:.1f} GiB "
+        f"safety margin ({HEADROOM_FRAC * 100:.0f} %, at least {HEADROOM_MIN_GIB:.0f} GiB, for the "
+        "estimate's error): "
+        f"may run out of memory; {', '.join(fixes[:-1])} or {fixes[-1]}"
+    )
 
 
 def caveats_of_source(info: SourceInfo, now: datetime) -> tuple[Caveat, ...]:

@@ -317,7 +317,7 @@ def _notes(work: Work, chosen: list[Option], *, any_safe: bool) -> list[str]:
         marked = f"; {late} shown take longer and are marked" if late else ""
         notes.append(
             f"{hours_text(work.duration_hours or 0.0)} ≈ {_fmt_tokens(tokens)} tokens on "
-            f"{ref.plan.gpus}× {get_gpu(ref.plan.gpu_id).name} (reference); every option is "
+            f"{_nodes_text(ref.plan)} (reference); every option is "
             f"priced for that work{marked}. Say `on 2B tokens` to set the work yourself"
         )
     if chosen and not any_safe:
@@ -327,6 +327,14 @@ def _notes(work: Work, chosen: list[Option], *, any_safe: bool) -> list[str]:
             "are tight"
         )
     return notes
+
+
+def _nodes_text(plan: Plan) -> str:
+    """``8× H100 SXM 80GB`` or ``3 nodes × 8 H100 SXM 80GB``."""
+    name = get_gpu(plan.gpu_id).name
+    if plan.nodes > 1:
+        return f"{plan.nodes} nodes × {plan.gpus_per_node} {name}"
+    return f"{plan.gpus}× {name}"
 
 
 def _fmt_tokens(tokens: float) -> str:

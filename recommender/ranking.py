@@ -116,8 +116,8 @@ def rank_key(workload: Workload, item: Ranked) -> tuple[float | str | int, ...]:
     (:mod:`recommender.work`), so cost per token orders them as their total cost does; with
     neither, it compares them on what they train. Either way an option never ranks above
     one that does more work for less money, and slow layouts (CPU offload, PCIe) pay for
-    their hours. Ties go to the lower total, the lower cluster price, more memory headroom,
-    then the offer's provider, instance type, region, zone and spot flag.
+    their hours. Ties go to the lower total, the lower cluster price, the faster run, more
+    memory headroom, then the offer's provider, instance type, region, zone and spot flag.
     """
     del workload  # the order depends on the priced figures alone
     late = not item.meets_deadline
@@ -128,6 +128,7 @@ def rank_key(workload: Workload, item: Ranked) -> tuple[float | str | int, ...]:
         item.wall_hours if late else per_btok(item.expected_cost_usd, item.tokens),
         item.expected_cost_usd,
         item.price_usd_per_hour,
+        item.wall_hours,
         -item.plan.headroom_frac,
         o.provider,
         o.instance_type,

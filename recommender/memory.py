@@ -81,10 +81,11 @@ FRAGMENTATION_FRACTION = 0.10
 # (deepspeed/runtime/zero/stage_1_and_2.py and stage3.py, commit 38327e0).
 HOST_BUFFER_FACTOR = 1.5
 
-# Safety margin. Against the published measurements in docs/estimator.md ("Calibration"),
-# the 90th percentile of |estimate − measured| is 11 % of the measured figure, and the
-# largest absolute underestimate is 2.1 GiB (Llama 3.1 405B QLoRA). A plan that leaves 10 %
-# of usable memory free can be 1/0.9 − 1 = 11 % low and still fit; the 2 GiB floor covers
+# Safety margin. Against the published measurements in docs/estimator.md ("Uncertainty and
+# the safety margin"), the 90th percentile of |estimate − measured| is 10.4 % of the measured
+# figure (largest 11.8 %), and the largest absolute underestimate is 2.1 GiB (Llama 3.1 405B
+# QLoRA). A plan that leaves 10 % of usable memory free can be 1/0.9 − 1 = 11.1 % low and
+# still fit; the 2 GiB floor covers
 # small GPUs and small jobs, where fixed costs (CUDA context 0.3-0.4 GiB, NCCL buffers,
 # allocator slack) dominate the error.
 HEADROOM_FRAC = 0.10

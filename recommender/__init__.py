@@ -25,6 +25,8 @@ from recommender.ranking import (
     HoursBasis,
     Option,
     Recommendation,
+    Reference,
+    Work,
     recommend,
 )
 from recommender.topology import Plan
@@ -65,12 +67,14 @@ __all__ = [
     "Precision",
     "PriceFeedError",
     "Recommendation",
+    "Reference",
     "Severity",
     "Sharding",
     "SourceInfo",
     "SpotPolicy",
     "StoreError",
     "UnknownGpuError",
+    "Work",
     "Workload",
     "WorkloadError",
     "all_gpus",

@@ -1,46 +1,45 @@
-"""Pricing one option: hours, billed hours, spot overhead, storage, and its caveats.
+"""Pricing one option and its caveats.
 
 An :class:`Option` is an offer (an instance shape at a price), how many nodes of it the job
-needs, and what the whole run costs under the provider's billing rules.
+needs, and what the whole run costs under the provider's billing rules
+(:mod:`recommender.economics` works out the hours and what they cost per unit of price).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from recommender.billing import BillingRule, SpotEconomics, billed_hours, rule_for, spot_economics
+from recommender.billing import BillingRule, SpotEconomics, rule_for
 from recommender.caveats import Caveat, CaveatKind, Severity
+from recommender.economics import Economics, economics
 from recommender.gpus import GpuSpec, IntraNode, get_gpu
-from recommender.model_states import lora_params
-from recommender.offers import Fabric, Offer, SourceInfo
-from recommender.throughput import tokens_per_hour, train_hours
+from recommender.memory import HEADROOM_FRAC, HEADROOM_MIN_GIB
+from recommender.offers import Offer, SourceInfo
 from recommender.topology import Plan
 from recommender.units import hours_text
-from recommender.workload import Offload, Optimizer, Precision, Workload
+from recommender.workload import Offload, Precision, Workload
 
 __all__ = [
-    "DEFAULT_HOURS",
+    "OVER_DURATION_TOLERANCE",
     "STALE_AFTER_HOURS",
-    "Economics",
     "Option",
     "caveats_of_source",
-    "checkpoint_gib",
-    "economics",
+    "over_duration",
+    "per_btok",
     "price_option",
+    "tight_memory_text",
 ]
 
 # Prices older than this get a caveat: cloud GPU list prices move weekly, spot prices hourly.
 STALE_AFTER_HOURS = 48.0  # ours: two days, so a daily refresh that failed once is still fresh
-# Headroom below this is "tight": allocator fragmentation and spikes eat ~5-10 % in practice.
-TIGHT_HEADROOM_FRAC = 0.10  # ours, from PyTorch caching-allocator reserved/allocated gaps
 # A billing round-up above this share of the run is worth telling the user about.
 BILLING_ROUNDUP_FRAC = 0.05  # ours: 5 % of the run cost
-# With no duration and no token budget, options are compared on one day of running.
-DEFAULT_HOURS = 24.0  # ours: a day is the natural unit a team budgets a trial run in
-# One month of storage for checkpoint pricing; cloud price pages quote GB-months of 730 h.
-HOURS_PER_MONTH = 730.0  # 365 × 24 / 12
+# An option is marked as taking longer than the user's duration only beyond this share of it:
+# spot preemptions add ~1-4 % (billing.py), and a duration is a size of work, not a deadline.
+OVER_DURATION_TOLERANCE = 0.05  # ours: a twentieth, under the 0.1 d a duration is shown in
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +62,32 @@ class Option:
     spot: SpotEconomics | None
     caveats: tuple[Caveat, ...]
     meets_deadline: bool = True
-    #: Tokens the run processes: the budget when one was given, else throughput × hours.
+    #: Tokens the run processes: the work every option is priced for (a token budget, or
+    #: what a stated duration buys on the reference layout), else throughput × hours.
     tokens: float = 0.0
     rank: int = 0
     #: Spot only: wall-clock hours and cost at the pessimistic end of the spot range (equal
     #: to ``wall_hours`` / ``expected_cost_usd`` on demand). See billing.SpotEconomics.
     pessimistic_wall_hours: float = 0.0
     pessimistic_cost_usd: float = 0.0
+    #: The duration the user stated when the work was defined from it: the option is
+    #: marked (:attr:`over_duration`) when it takes longer.
+    target_hours: float | None = None
+
+    @property
+    def usd_per_btok(self) -> float:
+        """Expected cost per billion tokens trained: the unit every option is compared on."""
+        return per_btok(self.expected_cost_usd, self.tokens)
+
+    @property
+    def hours_per_btok(self) -> float:
+        """Expected wall-clock hours per billion tokens trained."""
+        return per_btok(self.wall_hours, self.tokens)
+
+    @property
+    def over_duration(self) -> bool:
+        """Takes longer than the duration the user stated (duration basis only)."""
+        return over_duration(self.wall_hours, self.target_hours)
 
     @property
     def total_gpus(self) -> int:
@@ -85,125 +103,15 @@ class Option:
         return self.wall_hours
 
 
-# Optimizer state bytes per trainable parameter saved in a checkpoint (fp32 states; pure bf16
-# halves them). Gradients are never saved. Sources as in memory.md §1.2.
-_CKPT_STATE_BYTES: Mapping[Optimizer, float] = {
-    Optimizer.ADAMW: 8.0,  # m and v, fp32 (Kingma & Ba; ZeRO §3.1)
-    Optimizer.ADAMW_8BIT: 2.0,  # bitsandbytes 8-bit m and v (Dettmers et al. 2021)
-    Optimizer.SGD: 0.0,  # plain SGD keeps no state
-    Optimizer.SGD_MOMENTUM: 4.0,  # one fp32 momentum buffer
-    Optimizer.ADAFACTOR: 4.0,  # fp32 first moment; factored second moment ≈ 0 (Shazeer & Stern)
-    Optimizer.LION: 4.0,  # one fp32 momentum buffer (Chen et al. 2023)
-}
+def over_duration(wall_hours: float, target_hours: float | None) -> bool:
+    """Whether a run of ``wall_hours`` takes longer than the user's stated duration (beyond
+    :data:`OVER_DURATION_TOLERANCE`)."""
+    return target_hours is not None and wall_hours > target_hours * (1 + OVER_DURATION_TOLERANCE)
 
 
-def checkpoint_gib(workload: Workload) -> float:
-    """Size of one resumable training checkpoint for the whole job, GiB.
-
-    Full training saves the weights as trained (bf16 weights plus the fp32 master under mixed
-    precision, as DeepSpeed/FSDP checkpoints do) and the optimizer states; LoRA and QLoRA save
-    only the adapters (fp32 under PEFT) and their states, a few hundred MB at most.
-    """
-    states = _CKPT_STATE_BYTES[workload.optimizer]
-    if workload.precision is Precision.BF16_TRUE and workload.optimizer is not Optimizer.ADAMW_8BIT:
-        states /= 2
-    if workload.method.trains_all_weights:
-        if workload.precision is Precision.FP32:
-            weights = 4.0
-        elif workload.precision is Precision.BF16_TRUE:
-            weights = 2.0
-        else:
-            weights = 2.0 + 4.0  # bf16 model + fp32 master copy
-        return workload.model.params * (weights + states) / 2**30
-    adapters = lora_params(workload.model, workload.lora_rank, workload.lora_targets)
-    return adapters * (4.0 + states) / 2**30
-
-
-@dataclass(frozen=True, slots=True)
-class Economics:
-    """What running a plan costs per unit of instance price, under one provider's rule.
-
-    Every offer of one instance shape from one provider, on-demand or spot alike, shares
-    these figures; an offer's run then costs ``billed_hours × price × nodes`` plus
-    ``storage_usd`` (see :meth:`expected_cost_usd`).
-    """
-
-    nodes: int
-    #: Hours of training compute before preemption overhead.
-    hours: float
-    wall_hours: float
-    billed_hours: float
-    storage_usd: float
-    spot: SpotEconomics | None
-    meets_deadline: bool
-    #: Spot: wall-clock and billed hours at the pessimistic end (equal to the expected ones
-    #: on demand, or when a stated duration fixes the run's length).
-    pessimistic_wall_hours: float = 0.0
-    pessimistic_billed_hours: float = 0.0
-
-    def cost_usd(self, price_usd_per_hour: float) -> float:
-        return self.billed_hours * price_usd_per_hour * self.nodes
-
-    def expected_cost_usd(self, price_usd_per_hour: float) -> float:
-        return self.billed_hours * price_usd_per_hour * self.nodes + self.storage_usd
-
-    def pessimistic_cost_usd(self, price_usd_per_hour: float) -> float:
-        billed = max(self.pessimistic_billed_hours, self.billed_hours)
-        return billed * price_usd_per_hour * self.nodes + self.storage_usd
-
-
-def economics(
-    workload: Workload,
-    plan: Plan,
-    *,
-    rule: BillingRule,
-    spot: bool,
-    link: IntraNode,
-    fast_fabric: bool,
-    checkpoint_size_gib: float | None = None,
-    gpu_id: str | None = None,
-    fabric: Fabric | None = None,
-    fabric_gbps: float | None = None,
-) -> Economics:
-    """Hours, billed hours, storage and spot overhead of ``plan`` under ``rule``: what every
-    offer of one instance shape from one provider, on-demand or spot alike, shares.
-
-    ``checkpoint_size_gib`` is :func:`checkpoint_gib` of the workload (pass it when pricing
-    many shapes for one workload; it is computed when omitted).
-    """
-    computed = train_hours(
-        workload, plan, link=link, fast_fabric=fast_fabric, fabric=fabric, fabric_gbps=fabric_gbps
-    )
-    nodes = plan.nodes
-    hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
-    ckpt = checkpoint_gib(workload) if checkpoint_size_gib is None else checkpoint_size_gib
-    preemption = (
-        spot_economics(rule, nodes=nodes, checkpoint_gib=ckpt, hours=hours, gpu_id=gpu_id)
-        if spot
-        else None
-    )
-    # A token budget takes longer when preempted; a duration is a duration.
-    wall = run = pess_wall = pess_run = hours
-    if preemption is not None and computed is not None:
-        wall, run = preemption.elapsed_hours, preemption.run_hours
-        pess = preemption.pessimistic
-        pess_wall, pess_run = (pess.elapsed_hours, pess.run_hours) if pess else (wall, run)
-    billed = billed_hours(rule, run)
-    # One checkpoint kept in object storage for the run (at least a month is not assumed:
-    # storage is billed pro rata by the hour on every provider in RULES).
-    storage = ckpt * 2**30 / 1e9 * rule.storage_usd_per_gb_month * wall / HOURS_PER_MONTH
-    deadline = workload.deadline_hours
-    return Economics(
-        nodes=nodes,
-        hours=hours,
-        wall_hours=wall,
-        billed_hours=billed,
-        storage_usd=storage,
-        spot=preemption,
-        meets_deadline=deadline is None or pess_wall <= deadline,
-        pessimistic_wall_hours=pess_wall,
-        pessimistic_billed_hours=billed_hours(rule, pess_run),
-    )
+def per_btok(amount: float, tokens: float) -> float:
+    """``amount`` per billion ``tokens`` (infinite for no tokens)."""
+    return amount / (tokens / 1e9) if tokens > 0 else math.inf
 
 
 def price_option(
@@ -215,12 +123,14 @@ def price_option(
     econ: Economics | None = None,
     extra_caveats: tuple[Caveat, ...] = (),
     rank: int = 0,
+    target_hours: float | None = None,
 ) -> Option:
     """Price running ``workload`` on ``plan.nodes`` instances of ``offer``.
 
     ``econ`` is :func:`economics` for this plan, provider and spot flag when the caller has
     it already; it is computed otherwise. ``extra_caveats`` (e.g. :func:`caveats_of_source`)
-    follow the option's own.
+    follow the option's own. ``target_hours`` is the duration the user stated when the work
+    was defined from it (see :attr:`Option.over_duration`).
     """
     gpu = get_gpu(offer.gpu_id)
     rule = rules.get(offer.provider.lower(), rule_for(offer.provider))
@@ -237,29 +147,13 @@ def price_option(
             fabric=offer.fabric,
             fabric_gbps=offer.fabric_gbps,
         )
-    hours = econ.hours
     cost = econ.cost_usd(offer.price_usd_per_hour)
-    if workload.tokens is not None:
-        tokens = workload.tokens
-    else:
-        rate = tokens_per_hour(
-            workload,
-            plan,
-            link=link,
-            fast_fabric=fast,
-            fabric=offer.fabric,
-            fabric_gbps=offer.fabric_gbps,
-        )
-        tokens = rate * hours
-        if econ.spot is not None and econ.spot.elapsed_hours > 0:
-            # A stated duration on spot: preemptions and waits eat into the compute done.
-            tokens *= hours / econ.spot.elapsed_hours
-    caveats = _caveats(workload, offer, plan, econ, gpu, rule) + extra_caveats
+    caveats = _caveats(workload, offer, plan, econ, gpu, rule, target_hours) + extra_caveats
     return Option(
         offer=offer,
         plan=plan,
         nodes=econ.nodes,
-        hours=hours,
+        hours=econ.hours,
         wall_hours=econ.wall_hours,
         billed_hours=econ.billed_hours,
         cost_usd=cost,
@@ -268,15 +162,22 @@ def price_option(
         spot=econ.spot,
         caveats=caveats,
         meets_deadline=econ.meets_deadline,
-        tokens=tokens,
+        tokens=econ.tokens,
         rank=rank,
         pessimistic_wall_hours=max(econ.pessimistic_wall_hours, econ.wall_hours),
         pessimistic_cost_usd=econ.pessimistic_cost_usd(offer.price_usd_per_hour),
+        target_hours=target_hours,
     )
 
 
 def _caveats(
-    workload: Workload, offer: Offer, plan: Plan, econ: Economics, gpu: GpuSpec, rule: BillingRule
+    workload: Workload,
+    offer: Offer,
+    plan: Plan,
+    econ: Economics,
+    gpu: GpuSpec,
+    rule: BillingRule,
+    target_hours: float | None,
 ) -> tuple[Caveat, ...]:
     wall = econ.wall_hours
     out: list[Caveat] = []
@@ -315,15 +216,9 @@ def _caveats(
                 "(torchrun/SLURM) and capacity for all nodes at once",
             )
         )
-    if plan.headroom_frac < TIGHT_HEADROOM_FRAC:
-        out.append(
-            Caveat(
-                CaveatKind.TIGHT_HEADROOM,
-                Severity.WARN,
-                f"tight memory: {plan.memory.total_gib:.1f} of {plan.usable_gib:.1f} GiB "
-                f"usable per GPU ({plan.headroom_frac * 100:.0f} % headroom)",
-            )
-        )
+    if plan.fits and not plan.safe:
+        tight = tight_memory_text(workload, plan)
+        out.append(Caveat(CaveatKind.TIGHT_HEADROOM, Severity.WARN, tight))
     if workload.precision in (Precision.BF16_MIXED, Precision.BF16_TRUE) and not gpu.supports_bf16:
         out.append(
             Caveat(
@@ -357,6 +252,14 @@ def _caveats(
                 "the host, often 2-5× slower",
             )
         )
+    if target_hours is not None and over_duration(wall, target_hours):
+        out.append(
+            Caveat(
+                CaveatKind.OVER_DURATION,
+                Severity.WARN,
+                f"takes {hours_text(wall)}, over your {hours_text(target_hours)}",
+            )
+        )
     if not econ.meets_deadline and workload.deadline_hours is not None:
         late = f"finishes in ~{hours_text(wall)}"
         if econ.spot is not None and econ.pessimistic_wall_hours > workload.deadline_hours >= wall:
@@ -382,6 +285,25 @@ def _caveats(
             )
         )
     return tuple(out)
+
+
+def tight_memory_text(workload: Workload, plan: Plan) -> str:
+    """The warning of a plan under the safety margin: the figures, the margin, what to do."""
+    fixes: list[str] = []
+    if workload.checkpointing is False and not plan.strategy.checkpointing:
+        fixes.append("allow activation checkpointing")
+    if workload.hardware is not None and workload.hardware.count is not None:
+        fixes.append("use more GPUs")
+    else:
+        fixes.append("use more GPUs or a larger GPU")
+    fixes.append("a shorter sequence" if workload.micro_batch == 1 else "a smaller micro-batch")
+    return (
+        f"tight memory: {plan.memory.total_gib:.1f} of {plan.usable_gib:.1f} GiB per GPU, "
+        f"{max(plan.headroom_gib, 0.0):.1f} GiB free, under the {plan.margin_gib:.1f} GiB "
+        f"safety margin ({HEADROOM_FRAC * 100:.0f} %, at least {HEADROOM_MIN_GIB:.0f} GiB, for the "
+        "estimate's error): "
+        f"may run out of memory; {', '.join(fixes[:-1])} or {fixes[-1]}"
+    )
 
 
 def caveats_of_source(info: SourceInfo, now: datetime) -> tuple[Caveat, ...]:

@@ -10,7 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from recommender.activations import Kernels
-from recommender.memory import MemoryBreakdown, MemoryModel, Strategy
+from recommender.memory import (
+    MemoryBreakdown,
+    MemoryModel,
+    Strategy,
+    safe_limit_gib,
+    safety_margin_gib,
+)
 from recommender.model_states import FULL_SHARDING
 from recommender.strategies import MAX_GPUS_PER_NODE
 from recommender.workload import Offload, Sharding, Workload
@@ -52,6 +58,16 @@ class Plan:
         return self.usable_gib - self.memory.total_gib
 
     @property
+    def margin_gib(self) -> float:
+        """Memory a plan should leave free on this GPU (:func:`safety_margin_gib`)."""
+        return safety_margin_gib(self.usable_gib)
+
+    @property
+    def safe(self) -> bool:
+        """Fits with the safety margin to spare (the layout search's own test)."""
+        return self.fits and self.memory.total_gib <= safe_limit_gib(self.usable_gib)
+
+    @property
     def host_ram_gib(self) -> float:
         """Host RAM one node needs for offloaded states (0 without offload)."""
         return self.memory.cpu_offload_gib * self.gpus_per_node
@@ -91,10 +107,17 @@ def plan_notes(
     usable: float,
     gpus: int,
     kernels: Kernels,
+    limit: float | None = None,
 ) -> tuple[str, ...]:
     """What the plan switched on and why; ``tried`` holds the strategies tried before
-    ``strategy`` with their per-GPU totals (GiB)."""
+    ``strategy`` with their per-GPU totals (GiB), ``limit`` the per-GPU figure the search
+    held them to (usable memory less the safety margin; ``usable`` when it could not)."""
     notes: list[str] = []
+    over = (
+        f"> {usable:.1f} usable"
+        if limit is None or limit >= usable
+        else f"> {limit:.1f} (usable {usable:.1f} less the safety margin)"
+    )
     if not fits:
         notes.append(
             f"does not fit: even {strategy.describe(gpus)} needs {mem.total_gib:.1f} GiB/GPU "
@@ -116,7 +139,7 @@ def plan_notes(
                 ),
                 None,
             )
-            detail = f": without it {without:.1f} GiB/GPU > {usable:.1f} usable" if without else ""
+            detail = f": without it {without:.1f} GiB/GPU {over}" if without else ""
             notes.append(
                 f"activation checkpointing switched on{detail} "
                 f"(costs ~{CHECKPOINTING_COMPUTE_COST:.0%} more compute)"
@@ -134,11 +157,7 @@ def plan_notes(
                 ),
                 None,
             )
-            detail = (
-                f": replicated (DDP) it would need {ddp:.1f} GiB/GPU > {usable:.1f} usable"
-                if ddp
-                else ""
-            )
+            detail = f": replicated (DDP) it would need {ddp:.1f} GiB/GPU {over}" if ddp else ""
             notes.append(
                 f"{strategy.describe(gpus).split(' + ')[0]} sharding switched on{detail} "
                 "(adds all-gather/reduce-scatter traffic)"

@@ -1,8 +1,10 @@
 """From a workload and a catalog to ranked, priced, caveated options, in one pass.
 
-Keep the offers the workload allows; find the smallest layout per instance shape; price
-each offer under its provider's billing rule (all three in :mod:`recommender.selection`);
-rank by expected total cost (or by time to finish when a deadline binds,
+Define the work every option is priced for (:mod:`recommender.work`); keep the offers the
+workload allows; find the smallest layout per instance shape that keeps the memory safety
+margin; price each offer under its provider's billing rule (all three in
+:mod:`recommender.selection`); rank by expected cost per billion tokens, which for the same
+work is the expected total cost (or by time to finish when a deadline binds,
 :func:`rank_key`); keep what fits the budget and diversify across GPU types and providers.
 Only the options shown are built in full, with their caveats as data.
 """
@@ -12,17 +14,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from enum import StrEnum
 from functools import partial
 from typing import Protocol, TypeVar
 
 from recommender.billing import RULES, BillingRule
-from recommender.costing import Option, caveats_of_source, price_option
-from recommender.gpus import all_gpus
+from recommender.costing import Option, caveats_of_source, per_btok, price_option
+from recommender.gpus import all_gpus, get_gpu
+from recommender.memory import HEADROOM_FRAC, HEADROOM_MIN_GIB
 from recommender.offers import Catalog, Offer, SourceInfo
 from recommender.selection import MAX_NODES, Priced, priced_offers
 from recommender.topology import LayoutSearch, Plan
-from recommender.workload import Method, Offload, Precision, Workload
+from recommender.units import hours_text
+from recommender.work import HoursBasis, Reference, Work, reference
+from recommender.workload import Method, Precision, Workload
 
 __all__ = [
     "MAX_NODES",
@@ -32,6 +36,8 @@ __all__ = [
     "Option",
     "Ranked",
     "Recommendation",
+    "Reference",
+    "Work",
     "rank",
     "rank_key",
     "recommend",
@@ -39,12 +45,6 @@ __all__ = [
 
 
 _R = TypeVar("_R", bound="Ranked")
-
-
-class HoursBasis(StrEnum):
-    TOKENS = "tokens"  # hours computed from a token budget
-    DURATION = "duration"  # the user's stated duration
-    DEFAULT = "default"  # nothing stated: one day, for comparison
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +80,8 @@ class Recommendation:
     over_budget: BudgetGap | None = None
     alternative: Alternative | None = None
     notes: tuple[str, ...] = ()
+    #: What every option is priced for (the same work for all, or per billion tokens).
+    work: Work | None = None
 
     @property
     def best(self) -> Option | None:
@@ -101,31 +103,33 @@ class Ranked(Protocol):
     def expected_cost_usd(self) -> float: ...
     @property
     def price_usd_per_hour(self) -> float: ...
+    @property
+    def tokens(self) -> float: ...
 
 
 def rank_key(workload: Workload, item: Ranked) -> tuple[float | str | int, ...]:
-    """The rank order: options that meet the deadline first, by expected cost; the rest by
-    time to finish. Without a deadline every option meets it, and all go by cost.
+    """The rank order: plans that keep the memory safety margin before those that do not;
+    then options that meet the deadline, by expected cost per billion tokens; the rest by
+    time to finish. Without a deadline every option meets it.
 
-    CPU offload ranks after every option without it, unless the user asked for offload or
-    gave a token budget: with a fixed duration (or none), cost alone would favour offload on
-    a smaller instance, which trains 2-5× fewer tokens in the same hours; with a token
-    budget the time model already charges for it. Ties go to the lower cluster price, then
-    the offer's provider, instance type, region, zone and spot flag.
+    Every option is priced for the same work when the user gave tokens or a duration
+    (:mod:`recommender.work`), so cost per token orders them as their total cost does; with
+    neither, it compares them on what they train. Either way an option never ranks above
+    one that does more work for less money, and slow layouts (CPU offload, PCIe) pay for
+    their hours. Ties go to the lower total, the lower cluster price, the faster run, more
+    memory headroom, then the offer's provider, instance type, region, zone and spot flag.
     """
+    del workload  # the order depends on the priced figures alone
     late = not item.meets_deadline
-    offload_last = (
-        workload.tokens is None
-        and workload.offload is None
-        and item.plan.strategy.offload is not Offload.NONE
-    )
     o = item.offer
     return (
+        int(not item.plan.safe),
         int(late),
-        int(offload_last),
-        item.wall_hours if late else item.expected_cost_usd,
+        item.wall_hours if late else per_btok(item.expected_cost_usd, item.tokens),
         item.expected_cost_usd,
         item.price_usd_per_hour,
+        item.wall_hours,
+        -item.plan.headroom_frac,
         o.provider,
         o.instance_type,
         o.region,
@@ -199,6 +203,7 @@ def _option(
     rules: Mapping[str, BillingRule],
     now: datetime,
     rank: int = 0,
+    target_hours: float | None = None,
 ) -> Option:
     """The full option (caveats and all) of a priced offer, its source's caveats last."""
     source = {s.name: s for s in catalog.sources}.get(priced.offer.source)
@@ -210,6 +215,7 @@ def _option(
         econ=priced.econ,
         extra_caveats=() if source is None else caveats_of_source(source, now),
         rank=rank,
+        target_hours=target_hours,
     )
 
 
@@ -235,38 +241,33 @@ def recommend(
     # One search per question: its memos (memory figures, one plan per instance shape)
     # live as long as this call.
     search = LayoutSearch(workload)
-    ranked = rank(workload, priced_offers(workload, catalog, search, rules))
-    within = _within_budget(workload, ranked)
+    work = _work(workload, catalog, search)
+    # The workload every option is priced on: a duration becomes the tokens it buys on the
+    # reference layout (the duration itself is kept to mark the options that take longer).
+    priced_w = workload
+    target: float | None = None
+    if work.tokens is not None and workload.tokens is None:
+        priced_w = replace(workload, tokens=work.tokens, duration_hours=None)
+        target = work.duration_hours
+    ranked = rank(priced_w, priced_offers(priced_w, catalog, search, rules))
+    # A plan under the memory safety margin is shown only when nothing safer exists, or
+    # when the user fixed the hardware (it then ranks after every safe plan: rank_key).
+    any_safe = any(p.plan.safe for p in ranked)
+    if any_safe and workload.hardware is None:
+        ranked = [p for p in ranked if p.plan.safe]
+    within = _within_budget(priced_w, ranked)
     over_budget: BudgetGap | None = None
     alternative: Alternative | None = None
     if workload.budget_usd is not None and ranked and not within:
-        cheapest = _option(workload, ranked[0], catalog, rules, now)
+        cheapest = _option(priced_w, ranked[0], catalog, rules, now, target_hours=target)
         over_budget = BudgetGap(workload.budget_usd, cheapest)
     if not within:
-        alternative = _alternative(workload, catalog, rules, now)
+        alternative = _alternative(priced_w, catalog, rules, now)
     chosen = [
-        _option(workload, p, catalog, rules, now, rank=i + 1)
+        _option(priced_w, p, catalog, rules, now, rank=i + 1, target_hours=target)
         for i, p in enumerate(_diversify(within, top))
     ]
-    if workload.tokens is not None:
-        basis = HoursBasis.TOKENS
-    elif workload.duration_hours is not None:
-        basis = HoursBasis.DURATION
-    else:
-        basis = HoursBasis.DEFAULT
-    notes: list[str] = []
-    if basis is HoursBasis.DEFAULT:
-        notes.append(
-            "no duration or token budget given: costs are for one day of running "
-            "(say `2 days` or `on 2B tokens`)"
-        )
-    elif basis is HoursBasis.DURATION and chosen:
-        fastest = max(chosen, key=lambda o: o.tokens)
-        notes.append(
-            "priced for the stated duration; options differ in how much they train in it "
-            f"(most: #{fastest.rank}, ~{_fmt_tokens(fastest.tokens)} tokens). "
-            "Say `on 2B tokens` to price a token budget instead"
-        )
+    notes = _notes(work, chosen, any_safe=any_safe)
     # The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
     # for what can be rented (``gpufit estimate`` lists every known GPU).
     sold = {o.gpu_id for o in catalog.offers}
@@ -274,14 +275,67 @@ def recommend(
         workload=workload,
         options=tuple(chosen),
         feasible=len(within),
-        hours_basis=basis,
+        hours_basis=work.basis,
         layouts=search.smallest_layouts(g for g in all_gpus() if g.id in sold),
         sources=catalog.sources,
         generated_at=now,
         over_budget=over_budget,
         alternative=alternative,
         notes=tuple(notes),
+        work=work,
     )
+
+
+def _work(workload: Workload, catalog: Catalog, search: LayoutSearch) -> Work:
+    """What the options are priced for (see :mod:`recommender.work`)."""
+    if workload.tokens is not None:
+        return Work(HoursBasis.TOKENS, tokens=workload.tokens)
+    duration = workload.duration_hours
+    if duration is None:
+        return Work(HoursBasis.DEFAULT)
+    ref = reference(workload, catalog, search)
+    if ref is None:  # the job fits nowhere: nothing to price either
+        return Work(HoursBasis.DURATION, duration_hours=duration)
+    return Work(
+        HoursBasis.DURATION,
+        tokens=ref.tokens_per_hour * duration,
+        duration_hours=duration,
+        reference=ref,
+    )
+
+
+def _notes(work: Work, chosen: list[Option], *, any_safe: bool) -> list[str]:
+    """What the answer is priced for, and a word when no plan keeps the memory margin."""
+    notes: list[str] = []
+    if work.basis is HoursBasis.DEFAULT:
+        notes.append(
+            "no duration or token budget given: options are ranked by cost per billion "
+            "tokens trained; totals are for one day of running (say `2 days` or `on 2B tokens`)"
+        )
+    elif work.basis is HoursBasis.DURATION and work.reference is not None:
+        ref, tokens = work.reference, work.tokens or 0.0
+        late = sum(o.over_duration for o in chosen)
+        marked = f"; {late} shown take longer and are marked" if late else ""
+        notes.append(
+            f"{hours_text(work.duration_hours or 0.0)} ≈ {_fmt_tokens(tokens)} tokens on "
+            f"{_nodes_text(ref.plan)} (reference); every option is "
+            f"priced for that work{marked}. Say `on 2B tokens` to set the work yourself"
+        )
+    if chosen and not any_safe:
+        notes.append(
+            f"no layout keeps the memory safety margin ({HEADROOM_FRAC * 100:.0f} % of GPU "
+            f"memory, at least {HEADROOM_MIN_GIB:.0f} GiB) for this job: the options shown "
+            "are tight"
+        )
+    return notes
+
+
+def _nodes_text(plan: Plan) -> str:
+    """``8× H100 SXM 80GB`` or ``3 nodes × 8 H100 SXM 80GB``."""
+    name = get_gpu(plan.gpu_id).name
+    if plan.nodes > 1:
+        return f"{plan.nodes} nodes × {plan.gpus_per_node} {name}"
+    return f"{plan.gpus}× {name}"
 
 
 def _fmt_tokens(tokens: float) -> str:

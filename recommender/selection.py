@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from recommender.billing import BillingRule, rule_for
-from recommender.costing import Economics, checkpoint_gib, economics
+from recommender.economics import Economics, checkpoint_gib, economics
 from recommender.gpus import IntraNode, get_gpu
 from recommender.offers import Catalog, Fabric, Offer
 from recommender.topology import LayoutSearch, Plan
 from recommender.workload import SpotPolicy, Workload
 
-__all__ = ["MAX_NODES", "Priced", "allowed", "priced_offers"]
+__all__ = ["MAX_NODES", "Priced", "allowed", "priced_offers", "shape_plan"]
 
 # Largest cluster gpufit will propose for a single job.
 MAX_NODES = 64  # ours: beyond 512 GPUs the answer is a sales conversation, not a rental
@@ -52,6 +52,10 @@ class Priced(NamedTuple):
     def price_usd_per_hour(self) -> float:
         """Cluster price per hour (all nodes)."""
         return self.offer.price_usd_per_hour * self.econ.nodes
+
+    @property
+    def tokens(self) -> float:
+        return self.econ.tokens
 
 
 def allowed(workload: Workload, offer: Offer) -> bool:
@@ -105,7 +109,7 @@ def priced_offers(
             link, fast = offer.link, offer.fabric.fast
             shape = (offer.gpu_id, offer.gpu_count, link, fast, offer.ram_gib)
             if shape not in plans:
-                plans[shape] = _shape_plan(search, offer)
+                plans[shape] = shape_plan(search, offer)
             plan = plans[shape]
             group: tuple[Plan, Economics] | None = None
             if plan is not None:
@@ -140,7 +144,7 @@ def priced_offers(
     return list(best.values())
 
 
-def _shape_plan(search: LayoutSearch, offer: Offer) -> Plan | None:
+def shape_plan(search: LayoutSearch, offer: Offer) -> Plan | None:
     """The fewest whole nodes of the offer's instance shape the job fits on, more than one
     only over a fast fabric; a GPU count the workload names is evaluated as is."""
     gpu = get_gpu(offer.gpu_id)

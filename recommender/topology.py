@@ -17,7 +17,7 @@ from operator import itemgetter
 
 from recommender.activations import DEFAULT_KERNELS, Kernels
 from recommender.gpus import GpuSpec, all_gpus
-from recommender.memory import MemoryModel, Strategy, usable_gib
+from recommender.memory import MemoryModel, Strategy, safe_limit_gib, usable_gib
 from recommender.plan import CHECKPOINTING_COMPUTE_COST, Plan, offload_hint, plan_notes
 from recommender.strategies import MAX_GPUS_PER_NODE, candidate_strategies
 from recommender.workload import Offload, Workload
@@ -41,8 +41,9 @@ _MULTI_NODE_LIMIT = 64
 #: One rung of a layout: the strategy, its per-GPU total and the host RAM per node, GiB.
 _Rung = tuple[Strategy, float, float]
 #: A plan's key in a search: usable GiB, GPUs, GPUs per node, first fitting rung (-1: none),
-#: and whether the offload-free ladder's answer (see :meth:`LayoutSearch.plan`).
-_PlanKey = tuple[float, int, int, int, bool]
+#: whether the offload-free ladder's answer (see :meth:`LayoutSearch.plan`), and whether
+#: that rung keeps the safety margin.
+_PlanKey = tuple[float, int, int, int, bool, bool]
 #: A search's answer: the layout found, as (GPUs, GPUs per node), or ``None``.
 _Found = tuple[int, int] | None
 
@@ -58,6 +59,11 @@ class LayoutSearch:
     smaller; activations and buffers stay), nor does the host RAM it needs per node, so the
     fewest nodes that fit are found by a galloping search and bisection
     (:meth:`_fewest_nodes`) with the same answer as trying 2, 3, 4, ... in turn.
+
+    "Fits" means fits with the safety margin (:func:`recommender.memory.safe_limit_gib`): a
+    search first looks for a layout and strategy that leave it free, climbing the ladder and
+    adding GPUs as needed, and only when none does takes the first that fits at all; such a
+    plan is not :attr:`Plan.safe` and its caller shows it with a warning.
     """
 
     def __init__(self, workload: Workload, kernels: Kernels = DEFAULT_KERNELS) -> None:
@@ -67,7 +73,7 @@ class LayoutSearch:
         #: Every rung of a layout (GPUs, GPUs per node, offload allowed) and the least total.
         self._rungs: dict[tuple[int, int, bool], tuple[tuple[_Rung, ...], float]] = {}
         self._plans: dict[_PlanKey, Plan] = {}
-        #: Search answers by (usable GiB, single-node counts, GPUs per node beyond one node,
+        #: Search answers by (GiB limit per GPU, single-node counts, GPUs per node beyond one node,
         #: node limit, host RAM).
         self._found: dict[tuple[float, tuple[int, ...], int, int, float | None], _Found] = {}
 
@@ -92,33 +98,35 @@ class LayoutSearch:
         return found
 
     def _first_rung(
-        self, gpus: int, gpus_per_node: int, usable: float, host_ram_gib: float | None
+        self, gpus: int, gpus_per_node: int, limit: float, host_ram_gib: float | None
     ) -> int:
-        """The index of the first rung of this layout that fits in ``usable`` GiB per GPU
+        """The index of the first rung of this layout that fits in ``limit`` GiB per GPU
         and, with offload, in the node's host RAM, or -1 when none does."""
         rungs, least = self.rungs(
             gpus=gpus, gpus_per_node=gpus_per_node, allow=host_ram_gib is not None
         )
-        if least <= usable:  # else no rung fits, whatever the host RAM
+        if least <= limit:  # else no rung fits, whatever the host RAM
             for i, (_, total, host) in enumerate(rungs):
-                if total <= usable and (host_ram_gib is None or host <= host_ram_gib):
+                if total <= limit and (host_ram_gib is None or host <= host_ram_gib):
                     return i
         return -1
 
     def _fits_any(
-        self, gpus: int, gpus_per_node: int, usable: float, host_ram_gib: float | None
+        self, gpus: int, gpus_per_node: int, limit: float, host_ram_gib: float | None
     ) -> bool:
-        return self._first_rung(gpus, gpus_per_node, usable, host_ram_gib) >= 0
+        return self._first_rung(gpus, gpus_per_node, limit, host_ram_gib) >= 0
 
     def plan(
         self, gpu: GpuSpec, *, gpus: int, gpus_per_node: int, host_ram_gib: float | None = None
     ) -> Plan:
-        """Exactly ``gpus`` GPUs, ``gpus_per_node`` to a node: the cheapest fitting strategy.
+        """Exactly ``gpus`` GPUs, ``gpus_per_node`` to a node: the cheapest strategy that
+        keeps the safety margin, else the cheapest that fits at all (not :attr:`Plan.safe`).
 
         Offload is tried only when the node's host RAM is known (it must hold the offloaded
         states) or the workload asks for it.
         """
         usable = usable_gib(gpu)
+        limit = safe_limit_gib(usable)
         rungs, _ = self.rungs(
             gpus=gpus, gpus_per_node=gpus_per_node, allow=host_ram_gib is not None
         )
@@ -126,12 +134,17 @@ class LayoutSearch:
         # offload was allowed at all, so shapes that differ only in RAM share the plan. When
         # a rung without offload fits, not even the latter matters: the ladders with and
         # without offload rungs agree up to their first offload rung.
-        first = self._first_rung(gpus, gpus_per_node, usable, host_ram_gib)
+        first = self._first_rung(gpus, gpus_per_node, limit, host_ram_gib)
+        safe = first >= 0
+        if not safe:
+            first = self._first_rung(gpus, gpus_per_node, usable, host_ram_gib)
+            limit = usable
         offload_free = first >= 0 and rungs[first][0].offload is Offload.NONE
-        key = (usable, gpus, gpus_per_node, first, offload_free or host_ram_gib is None)
+        key = (usable, gpus, gpus_per_node, first, offload_free or host_ram_gib is None, safe)
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = self._make_plan(gpu, key, rungs, first, host_ram_gib)
+            plan = self._make_plan(gpu, key, rungs, first, host_ram_gib, limit)
+            self._plans[key] = plan
         elif plan.gpu_id != gpu.id:  # GPU types with the same usable memory share the plan
             plan = replace(plan, gpu_id=gpu.id)
         return plan
@@ -143,6 +156,7 @@ class LayoutSearch:
         rungs: tuple[_Rung, ...],
         first: int,
         host_ram_gib: float | None,
+        limit: float,
     ) -> Plan:
         """Rung ``first``, or (-1) the least-memory rung, which does not fit; its notes
         compare its strategy with the rungs tried before it (all of them when none fits),
@@ -154,7 +168,15 @@ class LayoutSearch:
         workload = self.workload
         mem = self.memory.breakdown(strategy, gpus=gpus, gpus_per_node=gpus_per_node)
         notes = plan_notes(
-            workload, strategy, mem, fits, tried, usable=usable, gpus=gpus, kernels=self.kernels
+            workload,
+            strategy,
+            mem,
+            fits,
+            tried,
+            usable=usable,
+            gpus=gpus,
+            kernels=self.kernels,
+            limit=limit,
         )
         if not fits and host_ram_gib is None and workload.offload is None:
             notes += offload_hint(
@@ -175,7 +197,7 @@ class LayoutSearch:
     # -------------------------------------------------------------- searches
 
     def _fewest_nodes(
-        self, *, gpus_per_node: int, last: int, usable: float, host_ram_gib: float | None
+        self, *, gpus_per_node: int, last: int, limit: float, host_ram_gib: float | None
     ) -> int | None:
         """The fewest nodes in 2..``last`` on which some strategy fits.
 
@@ -191,7 +213,7 @@ class LayoutSearch:
             return None
 
         def fits(nodes: int) -> bool:
-            return self._fits_any(nodes * gpus_per_node, gpus_per_node, usable, host_ram_gib)
+            return self._fits_any(nodes * gpus_per_node, gpus_per_node, limit, host_ram_gib)
 
         if not fits(last):
             return None
@@ -216,20 +238,39 @@ class LayoutSearch:
         per_node: int,
         last: int,
     ) -> _Found:
-        """The first of ``single`` GPU counts on one node that fits, else the fewest nodes
-        of ``per_node`` GPUs up to ``last`` nodes; memoised (GPU types with the same usable
-        memory, and instance shapes alike, share the answer)."""
-        key = (usable, single, per_node, last, host_ram_gib)
+        """The first layout that keeps the safety margin, else the first that fits at all
+        (see :meth:`_first_fit_in`)."""
+        for limit in (safe_limit_gib(usable), usable):
+            found = self._first_fit_in(
+                limit, host_ram_gib, single=single, per_node=per_node, last=last
+            )
+            if found is not None:
+                break
+        return found
+
+    def _first_fit_in(
+        self,
+        limit: float,
+        host_ram_gib: float | None,
+        *,
+        single: tuple[int, ...],
+        per_node: int,
+        last: int,
+    ) -> _Found:
+        """The first of ``single`` GPU counts on one node that fits in ``limit`` GiB per GPU,
+        else the fewest nodes of ``per_node`` GPUs up to ``last`` nodes; memoised (GPU types
+        with the same usable memory, and instance shapes alike, share the answer)."""
+        key = (limit, single, per_node, last, host_ram_gib)
         if key in self._found:
             return self._found[key]
         found: _Found = None
         for count in single:
-            if self._fits_any(count, count, usable, host_ram_gib):
+            if self._fits_any(count, count, limit, host_ram_gib):
                 found = (count, count)
                 break
         else:
             nodes = self._fewest_nodes(
-                gpus_per_node=per_node, last=last, usable=usable, host_ram_gib=host_ram_gib
+                gpus_per_node=per_node, last=last, limit=limit, host_ram_gib=host_ram_gib
             )
             if nodes is not None:
                 found = (nodes * per_node, per_node)

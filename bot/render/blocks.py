@@ -20,14 +20,17 @@ from typing import Any
 from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message, truncate
 from bot.render.text import (
     describe_workload,
+    finish_text,
+    free_text,
     layout_text,
     memory_text,
     money,
-    tokens_text,
+    per_btok_text,
 )
 from recommender import (
     Caveat,
     GpuSpec,
+    HoursBasis,
     Offer,
     Option,
     Recommendation,
@@ -134,13 +137,17 @@ def decode_watch_value(value: str) -> tuple[str, str]:
 def _why(option: Option, rec: Recommendation) -> str:
     plan = option.plan
     reasons = [
-        f"fits in {plan.memory.total_gib:.0f} of {plan.usable_gib:.0f} GiB per GPU "
-        f"({plan.headroom_frac * 100:.0f} % headroom)"
+        f"fits in {plan.memory.total_gib:.0f} of {plan.usable_gib:.0f} GiB per GPU, "
+        + free_text(plan)
     ]
     if rec.workload.deadline_hours is not None:
         reasons.append("meets the deadline" if option.meets_deadline else "misses the deadline")
     elif option.rank == 1:
-        reasons.append("lowest expected total cost")
+        reasons.append(
+            "lowest cost per B tokens"
+            if rec.hours_basis is HoursBasis.DEFAULT
+            else "lowest expected cost for the work"
+        )
     if rec.workload.budget_usd is not None:
         reasons.append(f"within the {money(rec.workload.budget_usd)} budget")
     return "; ".join(reasons)
@@ -150,14 +157,17 @@ def _option_text(option: Option, rec: Recommendation) -> str:
     o = option.offer
     kind = "spot" if o.spot else "on-demand"
     e = escape_mrkdwn
-    if rec.hours_basis.value == "tokens":
-        run = f"{hours_text(option.expected_hours)} for {tokens_text(option.tokens)} tokens"
+    per = per_btok_text(option.usd_per_btok)
+    finish = finish_text(option, rec.hours_basis)
+    if option.over_duration:
+        finish += " :warning:"
+    if rec.hours_basis is HoursBasis.DEFAULT:
+        cost = f"one day {money(option.expected_cost_usd)} · *{per}*"
     else:
-        run = f"{hours_text(option.expected_hours)}, ~{tokens_text(option.tokens)} tokens"
+        cost = f"whole run *{money(option.expected_cost_usd)}* · {per}"
     return (
         f"*{option.rank}. {e(o.provider)} {e(o.instance_type)}* ({kind}) · {e(o.region)}\n"
-        f"*{money(option.price_usd_per_hour)}/h* · whole run *{money(option.expected_cost_usd)}*"
-        f" ({run})\n"
+        f"*{money(option.price_usd_per_hour)}/h* · {cost} · {finish}\n"
         f"Layout: {e(layout_text(option.plan))}\n"
         f"Why: {e(_why(option, rec))}"
     )

@@ -17,6 +17,7 @@ from recommender import (
     Plan,
     Recommendation,
     SourceInfo,
+    Work,
     Workload,
     get_gpu,
 )
@@ -100,6 +101,9 @@ def plan_doc(p: Plan) -> JSON:
         },
         "usable_gib": _r(p.usable_gib),
         "headroom_frac": _r(p.headroom_frac, 3),
+        "headroom_gib": _r(p.headroom_gib),
+        "safety_margin_gib": _r(p.margin_gib),
+        "memory_safe": p.safe,
         "notes": list(p.notes),
     }
 
@@ -151,6 +155,9 @@ def option_doc(o: Option) -> JSON:
         "pessimistic_hours": _r(o.pessimistic_wall_hours, 3),
         "meets_deadline": o.meets_deadline,
         "tokens": _r(o.tokens, 0),
+        "usd_per_billion_tokens": _r(o.usd_per_btok),
+        "hours_per_billion_tokens": _r(o.hours_per_btok, 3),
+        "over_duration": o.over_duration,
         "layout": plan_doc(o.plan),
         "spot_economics": spot,
         "caveats": [
@@ -170,6 +177,28 @@ def source_doc(s: SourceInfo, now: datetime) -> JSON:
         "rejected": s.rejected,
         "error": s.error,
         "bundled": s.bundled,
+    }
+
+
+def work_doc(work: Work) -> JSON:
+    """What every option is priced for (``tokens`` null: compared per billion tokens)."""
+    ref = work.reference
+    reference = None
+    if ref is not None:
+        reference = {
+            "provider": ref.offer.provider,
+            "instance_type": ref.offer.instance_type,
+            "gpu": ref.plan.gpu_id,
+            "gpus": ref.plan.gpus,
+            "nodes": ref.plan.nodes,
+            "tokens_per_hour": _r(ref.tokens_per_hour, 0),
+        }
+    return {
+        "basis": work.basis.value,
+        "tokens": None if work.tokens is None else _r(work.tokens, 0),
+        "duration_hours": work.duration_hours,
+        "unit": "usd_per_billion_tokens",
+        "reference": reference,
     }
 
 
@@ -199,6 +228,7 @@ def recommendation_document(rec: Recommendation, *, query: str) -> JSON:
         "query": query,
         "workload": workload_doc(rec.workload),
         "hours_basis": rec.hours_basis.value,
+        "work": None if rec.work is None else work_doc(rec.work),
         "feasible_options": rec.feasible,
         "options": [option_doc(o) for o in rec.options],
         "budget": budget,

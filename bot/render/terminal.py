@@ -15,37 +15,63 @@ from bot.render.text import (
     money,
     tokens_text,
 )
-from recommender import Estimate, Option, Recommendation, SourceInfo, get_gpu, hours_text
+from recommender import (
+    Estimate,
+    HoursBasis,
+    Option,
+    Recommendation,
+    SourceInfo,
+    get_gpu,
+    hours_text,
+)
 
 __all__ = ["render_estimate", "render_recommendation"]
 
 
-def _options_table(options: tuple[Option, ...], *, with_hours: bool) -> Table:
+def _options_table(options: tuple[Option, ...], *, basis: HoursBasis) -> Table:
+    """One row per option: price, the cost of the work and per billion tokens (the rank
+    order), the time to finish it, and memory per GPU with what is left free."""
+    default = basis is HoursBasis.DEFAULT
     table = Table(show_lines=False, header_style="bold", expand=False)
     table.add_column("#", justify="right")
     table.add_column("provider / instance")
     table.add_column("region")
     table.add_column("layout")
     table.add_column("$/h", justify="right")
-    if with_hours:
-        table.add_column("hours", justify="right")
-    else:
-        table.add_column("tokens", justify="right")
-    table.add_column("total", justify="right")
-    table.add_column("per GPU mem", justify="right")
+    table.add_column("1 day" if default else "total", justify="right")
+    table.add_column("$/B tok", justify="right")
+    table.add_column("time per B tok" if default else "time", justify="right")
+    table.add_column("mem/GPU (free)", justify="right")
     for o in options:
         kind = "spot" if o.offer.spot else "on-demand"
+        time = hours_text(o.hours_per_btok if default else o.wall_hours)
+        plan = o.plan
+        mem = (
+            f"{plan.memory.total_gib:.0f}/{plan.usable_gib:.0f} GiB "
+            f"({max(plan.headroom_frac, 0.0) * 100:.0f} %)"
+        )
         table.add_row(
             str(o.rank),
             Text(f"{o.offer.provider} {o.offer.instance_type} ({kind})"),
             Text(o.offer.region),
-            Text(layout_text(o.plan)),
+            Text(layout_text(plan)),
             money(o.price_usd_per_hour),
-            hours_text(o.expected_hours) if with_hours else tokens_text(o.tokens),
             money(o.expected_cost_usd),
-            f"{o.plan.memory.total_gib:.0f}/{o.plan.usable_gib:.0f} GiB",
+            money(o.usd_per_btok),
+            Text(
+                time + (" !" if o.over_duration else ""), style="yellow" if o.over_duration else ""
+            ),
+            Text(mem, style="" if plan.safe else "yellow"),
         )
     return table
+
+
+def _work_line(rec: Recommendation) -> Text | None:
+    """What the options are priced for, when it is a fixed amount of work."""
+    work = rec.work
+    if work is None or work.tokens is None or work.basis is not HoursBasis.TOKENS:
+        return None
+    return Text(f"every option is priced for {tokens_text(work.tokens)} tokens", style="dim")
 
 
 def _caveat_lines(options: tuple[Option, ...]) -> list[Text]:
@@ -90,8 +116,10 @@ def render_recommendation(rec: Recommendation) -> RenderableType:
         out.append(Text(f"memory: {memory_text(best.plan)}"))
         for note in best.plan.notes:
             out.append(Text(f"  • {note}", style="dim"))
-        by_tokens = rec.hours_basis.value == "tokens"
-        out.append(_options_table(rec.options, with_hours=by_tokens))
+        work = _work_line(rec)
+        if work is not None:
+            out.append(work)
+        out.append(_options_table(rec.options, basis=rec.hours_basis))
         out.extend(_caveat_lines(rec.options))
         if rec.feasible > len(rec.options):
             out.append(

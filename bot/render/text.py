@@ -6,13 +6,18 @@ the same wherever it is shown.
 
 from __future__ import annotations
 
-from recommender import Plan, Workload, get_gpu, hours_text
+import math
+
+from recommender import HoursBasis, Option, Plan, Workload, get_gpu, hours_text
 
 __all__ = [
     "describe_workload",
+    "finish_text",
+    "free_text",
     "layout_text",
     "memory_text",
     "money",
+    "per_btok_text",
     "tokens_text",
 ]
 
@@ -28,6 +33,29 @@ def tokens_text(tokens: float) -> str:
         if tokens >= scale:
             return f"{tokens / scale:.1f}{unit}"
     return f"{tokens:.0f}"
+
+
+def per_btok_text(usd: float) -> str:
+    """``$41 per B tokens``: an option's cost per unit of work."""
+    if not math.isfinite(usd):
+        return "- per B tokens"
+    return f"{money(usd)} per B tokens"
+
+
+def finish_text(option: Option, basis: HoursBasis) -> str:
+    """Time to finish the work (``5.7B tokens in 2.1 d``); on the default basis, where
+    options differ in what they train, the time for one billion tokens."""
+    if basis is HoursBasis.DEFAULT:
+        return f"1B tokens in {hours_text(option.hours_per_btok)}"
+    return f"{tokens_text(option.tokens)} tokens in {hours_text(option.wall_hours)}"
+
+
+def free_text(plan: Plan) -> str:
+    """Memory left free per GPU, ``15.2 GiB free (19 %)``, or that it is under the margin."""
+    free = max(plan.headroom_gib, 0.0)
+    if plan.safe:
+        return f"{free:.1f} GiB free ({plan.headroom_frac * 100:.0f} %)"
+    return f"only {free:.1f} GiB free, under the {plan.margin_gib:.1f} GiB safety margin"
 
 
 def describe_workload(w: Workload) -> str:

@@ -24,7 +24,7 @@ import pytest
 from bot.render.blocks import render_gpus, render_help, render_recommendation
 from bot.render.limits import Message, check_limits
 from recommender import Catalog, get_gpu, recommend
-from recommender.workload import HardwareRequest
+from recommender.workload import HardwareRequest, Method
 from tests.factories import NOW, catalog, offer, workload
 from tests.fake_slack import message_problems
 
@@ -76,10 +76,28 @@ def ranked_with_spot_caveats() -> Message:
 
 
 def over_budget_with_alternative() -> Message:
+    """A day on the reference node buys ~1.2B tokens: $1,639 in full, $1,574 with LoRA."""
     rec = recommend(
-        workload(model="Llama 3 70B", budget_usd=500, duration_hours=24), _catalog(), now=NOW
+        workload(model="Llama 3 70B", budget_usd=1600, duration_hours=24), _catalog(), now=NOW
     )
-    return render_recommendation(rec, query="llama-3-70b full finetune 1 day under $500")
+    return render_recommendation(rec, query="llama-3-70b full finetune 1 day under $1,600")
+
+
+def tight_named_hardware() -> Message:
+    """The user fixed one RTX 4090: the plan fits with 1.7 GiB free, under the margin."""
+    rec = recommend(
+        workload(
+            method=Method.LORA,
+            seq_len=3072,
+            hardware=HardwareRequest(gpu_id="RTX-4090", count=1),
+            tokens=2e8,
+        ),
+        _catalog(),
+        now=NOW,
+    )
+    return render_recommendation(
+        rec, query="llama-3-8b lora seq 3072 on 1x RTX 4090 on 200M tokens"
+    )
 
 
 def named_hardware_that_does_not_fit() -> Message:
@@ -106,6 +124,7 @@ CASES: dict[str, Callable[[], Message]] = {
     "ranked_spot_caveats": ranked_with_spot_caveats,
     "over_budget_alternative": over_budget_with_alternative,
     "named_hardware_no_fit": named_hardware_that_does_not_fit,
+    "tight_named_hardware": tight_named_hardware,
     "help": render_help,
     "gpus": gpus,
 }
@@ -149,3 +168,8 @@ class TestGoldenMessages:
         assert echo["type"] == "plain_text"
         assert "<!channel>" in echo["text"]
         assert "gpufit_post" not in _as_json(hardware)
+        assert "per B tokens" in spot
+        assert "(reference)" in spot
+        tight = _as_json(tight_named_hardware())
+        assert "under the 2.4 GiB safety margin" in tight
+        assert "may run out of memory" in tight

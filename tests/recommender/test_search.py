@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from dataclasses import replace
 
 import pytest
 
@@ -15,6 +16,7 @@ from recommender.parse import parse_workload
 from recommender.ranking import rank, recommend
 from recommender.selection import MAX_NODES, allowed
 from recommender.topology import LayoutSearch, evaluate, fit_on_nodes
+from recommender.work import reference
 from recommender.workload import Method, Workload
 from tests.factories import NOW, catalog, model, offer, workload
 
@@ -30,17 +32,22 @@ WORKLOADS = [
 def _linear_fewest_nodes(
     w: Workload, gpu_id: str, per_node: int, host_ram: float | None, last: int
 ) -> int | None:
-    """Try 1, 2, 3 … nodes in turn: the search's definition of the answer."""
-    for nodes in range(1, last + 1):
-        plan = evaluate(
+    """Try 1, 2, 3 … nodes in turn: the search's definition of the answer (the fewest that
+    keep the safety margin, else the fewest that fit at all)."""
+    plans = [
+        evaluate(
             w,
             get_gpu(gpu_id),
             gpus=nodes * per_node,
             gpus_per_node=per_node,
             host_ram_gib=host_ram,
         )
-        if plan.fits:
-            return nodes
+        for nodes in range(1, last + 1)
+    ]
+    for test in (lambda p: p.safe, lambda p: p.fits):
+        for nodes, plan in enumerate(plans, start=1):
+            if test(plan):
+                return nodes
     return None
 
 
@@ -81,7 +88,14 @@ QUESTIONS = [
 def _priced_by_hand(w: Workload, c: Catalog) -> list[Option]:
     """Every allowed offer priced on its own plan, the cheapest zone of each (provider,
     instance, region, spot): what recommend() finds with one plan per shape and one set of
-    economics per shape, provider and spot flag."""
+    economics per shape, provider and spot flag. A duration is priced as the tokens it buys
+    on the reference layout; plans under the memory margin only when no plan keeps it."""
+    target = None
+    if w.tokens is None and w.duration_hours is not None:
+        ref = reference(w, c, LayoutSearch(w))
+        if ref is not None:
+            target = w.duration_hours
+            w = replace(w, tokens=ref.tokens_per_hour * target, duration_hours=None)
     best: dict[tuple[str, str, str, bool], Option] = {}
     for o in c.offers:
         if not allowed(w, o):
@@ -96,7 +110,7 @@ def _priced_by_hand(w: Workload, c: Catalog) -> list[Option]:
         )
         if plan is None:
             continue
-        option = price_option(w, o, plan, rules=RULES)
+        option = price_option(w, o, plan, rules=RULES, target_hours=target)
         key = (o.provider, o.instance_type, o.region, o.spot)
         current = best.get(key)
         if current is None or (option.expected_cost_usd, o.zone) < (
@@ -104,7 +118,10 @@ def _priced_by_hand(w: Workload, c: Catalog) -> list[Option]:
             current.offer.zone,
         ):
             best[key] = option
-    return list(best.values())
+    options = list(best.values())
+    if w.hardware is None and any(o.plan.safe for o in options):
+        options = [o for o in options if o.plan.safe]
+    return options
 
 
 class TestOnePass:
@@ -152,6 +169,7 @@ class TestOnePass:
         assert got <= want
         if by_hand:
             assert rec.options[0].offer == rank(w, by_hand)[0].offer
+        assert all(o.plan.safe for o in rec.options) or not any(o.plan.safe for o in by_hand)
 
 
 class TestSharedAcrossHostRam:

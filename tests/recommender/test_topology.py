@@ -59,8 +59,9 @@ class TestSmallestLayout:
         assert plan.notes == ()
 
     def test_checkpointing_switched_on_only_when_it_makes_the_fit(self) -> None:
-        """On one L4 the 8B LoRA needs checkpointing, and the note gives the numbers and cost."""
-        plan = smallest_layout(workload(method=Method.LORA), L4)
+        """On one L4 the 8B LoRA at seq 1024 needs checkpointing (at 2048 it leaves less than
+        the safety margin even then), and the note gives the numbers and cost."""
+        plan = smallest_layout(workload(method=Method.LORA, seq_len=1024), L4)
         assert plan is not None
         assert plan.gpus == 1
         assert plan.strategy.checkpointing
@@ -68,6 +69,22 @@ class TestSmallestLayout:
             "activation checkpointing switched on: without it" in n and "33%" in n
             for n in plan.notes
         )
+
+    def test_a_plan_keeps_the_safety_margin_when_more_gpus_can(self) -> None:
+        """At seq 2048 one L4 would be left with 2.1 GiB, under the 2.2 GiB margin (10 % of
+        22.3): the search moves on to two GPUs rather than offer the tight single card."""
+        plan = smallest_layout(workload(method=Method.LORA), L4)
+        assert plan is not None
+        assert plan.gpus == 2
+        assert plan.safe
+        assert plan.headroom_gib >= plan.margin_gib
+
+    def test_a_tight_plan_only_when_nothing_keeps_the_margin(self) -> None:
+        """One named GPU: the cheapest strategy that fits at all, marked not safe."""
+        plan = evaluate(workload(method=Method.LORA), L4, gpus=1)
+        assert plan.fits
+        assert not plan.safe
+        assert plan.strategy.checkpointing
 
     def test_sharding_is_explained(self) -> None:
         """A 7B full fine-tune needs several A100-40GB and says why it shards."""

@@ -1,0 +1,80 @@
+"""The work every option of a recommendation is priced for, so options compare like for like.
+
+* A token budget is the work: each option's cost is what finishing it costs.
+* A duration alone is turned into work on a reference layout: what the duration buys on the
+  fastest single node the workload may use, an 8× H100 SXM node whenever one is allowed (the
+  most widely listed training node, so the figure is simple to explain and stays put as
+  catalogs change). Every option is then priced for that many tokens, and one that takes
+  longer than the duration is marked, not hidden.
+* With neither, options are compared per billion tokens trained (totals stay one day of
+  running, :data:`recommender.economics.DEFAULT_HOURS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from recommender.offers import Catalog, Offer
+from recommender.selection import allowed, shape_plan
+from recommender.throughput import tokens_per_hour
+from recommender.topology import LayoutSearch, Plan
+from recommender.workload import Workload
+
+__all__ = ["REFERENCE_GPU", "REFERENCE_GPUS", "HoursBasis", "Reference", "Work", "reference"]
+
+#: The preferred reference node: 8× H100 SXM, listed by nearly every GPU cloud (ours).
+REFERENCE_GPU = "H100-SXM-80GB"
+REFERENCE_GPUS = 8
+
+
+class HoursBasis(StrEnum):
+    TOKENS = "tokens"  # hours computed from a token budget
+    DURATION = "duration"  # the user's stated duration, as work on the reference layout
+    DEFAULT = "default"  # nothing stated: compared per billion tokens, one day of running
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """The layout a stated duration is turned into tokens on."""
+
+    offer: Offer
+    plan: Plan
+    tokens_per_hour: float
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """What the options are priced for."""
+
+    basis: HoursBasis
+    #: Tokens every option trains; ``None`` on the default basis (each trains what one day
+    #: buys, and they are compared per billion tokens).
+    tokens: float | None = None
+    #: The duration the user stated (duration basis).
+    duration_hours: float | None = None
+    reference: Reference | None = None
+
+
+def reference(workload: Workload, catalog: Catalog, search: LayoutSearch) -> Reference | None:
+    """The reference layout among the offers the workload allows: 8× H100 SXM on one node
+    when the job fits there, else the single node that trains the most tokens per hour,
+    else (nothing fits on one node) the fastest layout of all. Ties go to the first offer
+    in catalog order; ``None`` when the job fits nowhere."""
+    seen: set[tuple[object, ...]] = set()
+    best: tuple[tuple[int, int, int, float], Reference] | None = None
+    for offer in catalog.offers:
+        shape = (offer.gpu_id, offer.gpu_count, offer.link, offer.fabric.fast, offer.ram_gib)
+        if shape in seen or not allowed(workload, offer):
+            continue
+        seen.add(shape)
+        plan = shape_plan(search, offer)
+        if plan is None:
+            continue
+        tph = tokens_per_hour(workload, plan, link=offer.link, fast_fabric=offer.fabric.fast)
+        single = plan.nodes == 1
+        preferred = single and plan.gpu_id == REFERENCE_GPU and plan.gpus == REFERENCE_GPUS
+        key = (int(preferred), int(single), int(plan.safe), tph)
+        if best is None or key > best[0]:
+            best = (key, Reference(offer, plan, tph))
+    return None if best is None else best[1]

@@ -1,0 +1,181 @@
+"""Properties of the rank order (issue #19): safer, faster and more-work-for-the-money
+options never rank lower, and more work never costs less."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from recommender.economics import Economics
+from recommender.gpus import get_gpu
+from recommender.offers import Fabric, Offer
+from recommender.ranking import rank_key, recommend
+from recommender.selection import Priced
+from recommender.topology import evaluate
+from recommender.workload import Method, Precision, SpotPolicy, Workload
+from tests.factories import NOW, catalog, offer, workload
+
+_POOL = [
+    offer(),
+    offer(spot=True, price_usd_per_hour=25.0, zone="use1-az4"),
+    offer(
+        provider="gcp",
+        instance_type="a2-ultragpu-8g",
+        gpu_id="A100-SXM-80GB",
+        price_usd_per_hour=40.0,
+        region="us-central1",
+        fabric=Fabric.NONE,
+    ),
+    offer(
+        provider="aws",
+        instance_type="g6e.12xlarge",
+        gpu_id="L40S",
+        gpu_count=4,
+        price_usd_per_hour=10.5,
+        fabric=Fabric.NONE,
+    ),
+    offer(
+        provider="runpod",
+        instance_type="1x A100 80GB",
+        gpu_id="A100-SXM-80GB",
+        gpu_count=1,
+        price_usd_per_hour=1.9,
+        fabric=Fabric.NONE,
+    ),
+    offer(provider="lambda", instance_type="gpu_8x_h100_sxm5", price_usd_per_hour=23.92),
+]
+
+_SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+#: The three ways a question states its work: a token budget, a duration, neither.
+_BASIS = st.sampled_from(["tokens", "duration", "default"])
+_METHOD = st.sampled_from([Method.FULL, Method.LORA, Method.QLORA])
+
+
+def _workload(basis: str, method: Method, amount: float) -> Workload:
+    w = workload(method=method)
+    if method is not Method.FULL:
+        w = replace(w, precision=Precision.BF16_TRUE)
+    if basis == "tokens":
+        return replace(w, tokens=amount * 1e8)
+    if basis == "duration":
+        return replace(w, duration_hours=amount)
+    return w
+
+
+class TestHeadroom:
+    @_SETTINGS
+    @given(
+        low=st.floats(min_value=0.0, max_value=1.0),
+        high=st.floats(min_value=0.0, max_value=1.0),
+        cost=st.floats(min_value=1.0, max_value=1e5),
+        tokens=st.floats(min_value=1e6, max_value=1e12),
+        late=st.booleans(),
+    )
+    def test_more_headroom_never_ranks_a_plan_lower(
+        self, low: float, high: float, cost: float, tokens: float, late: bool
+    ) -> None:
+        """Two priced offers alike in everything but the memory their plan uses: the one
+        with more left free ranks first or ties."""
+        plan = evaluate(workload(), get_gpu("H100-SXM-80GB"), gpus=8)
+        base = plan.memory.total_gib - plan.memory.activations_gib
+
+        def with_use(frac: float) -> Priced:
+            # Per-GPU use from the fixed states up to the whole usable memory.
+            act = (plan.usable_gib - base) * frac
+            p = replace(plan, memory=replace(plan.memory, activations_gib=act))
+            econ = Economics(8 // 8, 10.0, 10.0, 10.0, 0.0, None, not late, tokens)
+            return Priced(offer(), p, econ, cost)
+
+        lean, fat = sorted((low, high))
+        w = workload()
+        assert rank_key(w, with_use(lean)) <= rank_key(w, with_use(fat))
+
+
+class TestWork:
+    @_SETTINGS
+    @given(
+        method=_METHOD,
+        tokens=st.floats(min_value=1e6, max_value=5e10),
+        more=st.floats(min_value=1.0, max_value=20.0),
+        offers=st.lists(st.sampled_from(_POOL), min_size=1, max_size=6, unique=True),
+    )
+    def test_more_tokens_never_cost_less(
+        self, method: Method, tokens: float, more: float, offers: list[Offer]
+    ) -> None:
+        """Every offer, and the best answer, costs at least as much for more tokens."""
+        w = replace(_workload("tokens", method, 1.0), tokens=tokens)
+        small = recommend(w, catalog(*offers), now=NOW, top=50)
+        big = recommend(replace(w, tokens=tokens * more), catalog(*offers), now=NOW, top=50)
+        before = {o.offer.key: o.expected_cost_usd for o in small.options}
+        after = {o.offer.key: o.expected_cost_usd for o in big.options}
+        assert before.keys() == after.keys()
+        for key, cost in before.items():
+            assert after[key] >= cost - 1e-9
+        if small.best is not None and big.best is not None:
+            assert big.best.expected_cost_usd >= small.best.expected_cost_usd - 1e-9
+
+    @_SETTINGS
+    @given(
+        basis=_BASIS,
+        method=_METHOD,
+        amount=st.floats(min_value=1.0, max_value=200.0),
+        offers=st.lists(st.sampled_from(_POOL), min_size=1, max_size=6, unique=True),
+        spot=st.sampled_from(list(SpotPolicy)),
+    )
+    def test_no_option_ranks_above_one_doing_far_more_work_for_about_the_money(
+        self, basis: str, method: Method, amount: float, offers: list[Offer], spot: SpotPolicy
+    ) -> None:
+        """No option ranks above one that does ≥ 1.5× the work for ≤ 1.1× the money (among
+        options equally safe and equally on time), and with tokens or a duration every option
+        is priced for the same work."""
+        w = replace(_workload(basis, method, amount), spot=spot)
+        rec = recommend(w, catalog(*offers), now=NOW, top=50)
+        if basis != "default" and rec.options:
+            assert len({round(o.tokens) for o in rec.options}) == 1
+        for i, a in enumerate(rec.options):
+            for b in rec.options[i + 1 :]:
+                if (a.plan.safe, a.meets_deadline) != (b.plan.safe, b.meets_deadline):
+                    continue
+                assert not (
+                    b.tokens >= 1.5 * a.tokens and b.expected_cost_usd <= 1.1 * a.expected_cost_usd
+                )
+
+
+class TestSpeed:
+    @_SETTINGS
+    @given(
+        basis=_BASIS,
+        method=_METHOD,
+        amount=st.floats(min_value=1.0, max_value=200.0),
+        price=st.floats(min_value=1.0, max_value=100.0),
+        spot=st.booleans(),
+        others=st.lists(st.sampled_from(_POOL), max_size=4, unique=True),
+    )
+    def test_a_faster_gpu_at_the_same_price_never_ranks_lower(
+        self,
+        basis: str,
+        method: Method,
+        amount: float,
+        price: float,
+        spot: bool,
+        others: list[Offer],
+    ) -> None:
+        """An 8× H100 node and an 8× A100 node (same 80 GB, so the same plan) from one
+        provider at one price: the H100 node, faster, ranks first."""
+        slow = offer(
+            provider="acme",
+            instance_type="a-8x-a100",
+            gpu_id="A100-SXM-80GB",
+            price_usd_per_hour=price,
+            spot=spot,
+        )
+        fast = replace(slow, instance_type="z-8x-h100", gpu_id="H100-SXM-80GB")
+        w = _workload(basis, method, amount)
+        rec = recommend(w, catalog(*others, slow, fast), now=NOW, top=50)
+        keys = [o.offer.key for o in rec.options]
+        assert fast.key in keys
+        if slow.key in keys:
+            assert keys.index(fast.key) < keys.index(slow.key)

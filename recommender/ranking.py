@@ -22,7 +22,7 @@ from recommender.costing import Option, caveats_of_source, per_btok, price_optio
 from recommender.gpus import all_gpus, get_gpu
 from recommender.memory import HEADROOM_FRAC, HEADROOM_MIN_GIB
 from recommender.offers import Catalog, Offer, SourceInfo
-from recommender.selection import MAX_NODES, Priced, priced_offers
+from recommender.selection import MAX_NODES, Priced, allowed, priced_offers
 from recommender.topology import LayoutSearch, Plan
 from recommender.units import hours_text
 from recommender.work import HoursBasis, Reference, Work, reference
@@ -296,11 +296,27 @@ def _work(workload: Workload, catalog: Catalog, search: LayoutSearch) -> Work:
     ref = reference(workload, catalog, search)
     if ref is None:  # the job fits nowhere: nothing to price either
         return Work(HoursBasis.DURATION, duration_hours=duration)
+    tokens = ref.tokens_per_hour * duration
+    capped = False
+    if workload.budget_usd is not None:
+        # At the lowest price the reference shape is listed for among the allowed offers.
+        price = min(
+            o.price_usd_per_hour
+            for o in catalog.offers
+            if o.gpu_id == ref.offer.gpu_id
+            and o.gpu_count == ref.offer.gpu_count
+            and allowed(workload, o)
+        )
+        cluster_per_hour = price * ref.plan.nodes
+        affordable = workload.budget_usd / cluster_per_hour * ref.tokens_per_hour
+        capped = affordable < tokens
+        tokens = min(tokens, affordable)
     return Work(
         HoursBasis.DURATION,
-        tokens=ref.tokens_per_hour * duration,
+        tokens=tokens,
         duration_hours=duration,
         reference=ref,
+        budget_capped=capped,
     )
 
 
@@ -316,10 +332,19 @@ def _notes(work: Work, chosen: list[Option], *, any_safe: bool) -> list[str]:
         ref, tokens = work.reference, work.tokens or 0.0
         late = sum(o.over_duration for o in chosen)
         marked = f"; {late} shown take longer and are marked" if late else ""
+        if work.budget_capped:
+            bought = (
+                f"what the budget buys within {hours_text(work.duration_hours or 0.0)} on "
+                f"{_nodes_text(ref.plan)} (reference): {_fmt_tokens(tokens)} tokens"
+            )
+        else:
+            bought = (
+                f"{hours_text(work.duration_hours or 0.0)} ≈ {_fmt_tokens(tokens)} tokens on "
+                f"{_nodes_text(ref.plan)} (reference)"
+            )
         notes.append(
-            f"{hours_text(work.duration_hours or 0.0)} ≈ {_fmt_tokens(tokens)} tokens on "
-            f"{_nodes_text(ref.plan)} (reference); every option is "
-            f"priced for that work{marked}. Say `on 2B tokens` to set the work yourself"
+            f"{bought}; every option is priced for that work{marked}. "
+            "Say `on 2B tokens` to set the work yourself"
         )
     if chosen and not any_safe:
         notes.append(

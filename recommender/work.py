@@ -5,7 +5,10 @@
   fastest single node the workload may use, an 8× H100 SXM node whenever one is allowed (the
   most widely listed training node, so the figure is simple to explain and stays put as
   catalogs change). Every option is then priced for that many tokens, and one that takes
-  longer than the duration is marked, not hidden.
+  longer than the duration is marked, not hidden. With a money budget too, the work is at
+  most what the budget buys on that reference layout at the lowest price it is listed for
+  (a week on an 8× H100 node costs far more than "a week, $500" means to spend), and the
+  answer says it was capped.
 * With neither, options are compared per billion tokens trained (totals stay one day of
   running, :data:`recommender.economics.DEFAULT_HOURS`).
 """
@@ -54,6 +57,9 @@ class Work:
     #: The duration the user stated (duration basis).
     duration_hours: float | None = None
     reference: Reference | None = None
+    #: The duration bought more than the budget: the work is what the budget buys on the
+    #: reference layout instead.
+    budget_capped: bool = False
 
 
 def reference(workload: Workload, catalog: Catalog, search: LayoutSearch) -> Reference | None:

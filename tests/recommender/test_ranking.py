@@ -156,6 +156,22 @@ class TestBudget:
             rec.over_budget.cheapest.expected_cost_usd - 500
         )
 
+    def test_a_duration_with_a_budget_prices_what_the_budget_buys(self) -> None:
+        """ "A week, $500": a week on the reference 8× H100 node would cost far more than
+        $500, so the work is what $500 buys there (at its lowest listed price), the answer
+        says so, and a layout that trains faster for the money is within the budget."""
+        b200 = offer(instance_type="p6-b200.48xlarge", gpu_id="B200-180GB")
+        cheap_h100 = replace(H100_OD, region="us-west-2", price_usd_per_hour=40.0)
+        w = workload(duration_hours=7 * 24, budget_usd=500)
+        rec = _rec(w, H100_OD, cheap_h100, b200)
+        assert rec.work is not None and rec.work.reference is not None
+        assert rec.work.budget_capped
+        affordable = 500 / 40.0 * rec.work.reference.tokens_per_hour
+        assert rec.work.tokens == pytest.approx(affordable)
+        assert any("what the budget buys" in n for n in rec.notes)
+        assert [o.offer.gpu_id for o in rec.options] == ["B200-180GB"]
+        assert rec.options[0].expected_cost_usd <= 500
+
     def test_a_cheaper_method_is_suggested_when_nothing_fits_the_budget(self) -> None:
         """Over budget on a full fine-tune, gpufit points at LoRA/QLoRA for the same work:
         with a budget between the cheapest LoRA run and the cheapest full run of 100M tokens,

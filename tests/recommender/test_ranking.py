@@ -164,7 +164,8 @@ class TestBudget:
         cheap_h100 = replace(H100_OD, region="us-west-2", price_usd_per_hour=40.0)
         w = workload(duration_hours=7 * 24, budget_usd=500)
         rec = _rec(w, H100_OD, cheap_h100, b200)
-        assert rec.work is not None and rec.work.reference is not None
+        assert rec.work is not None
+        assert rec.work.reference is not None
         assert rec.work.budget_capped
         affordable = 500 / 40.0 * rec.work.reference.tokens_per_hour
         assert rec.work.tokens == pytest.approx(affordable)

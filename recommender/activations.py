@@ -37,12 +37,14 @@ CHUNKED_LOSS_CHUNKS = 8
 # h/v scaling) plus the stored input gradient in the compute dtype.
 FUSED_LOSS_FP32_BYTES_PER_HIDDEN = 8
 
-# torch.compile fuses the elementwise ops of a block (norms, SiLU·up, residual adds), so
-# their intermediates are not saved: torchtitan Llama 3.1 8B with selective checkpointing
+# torch.compile fuses the elementwise ops of a block (norms, SiLU·up, residual adds) and its
+# min-cut partitioner recomputes cheap ops rather than saving them, with or without
+# selective checkpointing: torchtitan Llama 3.1 8B with selective checkpointing
 # measured 82.4 → 77.0 GiB (8 GPUs) and 67.0 → 62.0 GiB (128 GPUs) adding compile
 # (benchmarks/llama3_h100_202412_torchtitan.md, Tables 1 and 3), the torchtune 3B ladder
 # 60.0 → 42.9 GiB with compile + chunked CE of which 8.1 is the loss (README); both ≈ 15 %
-# of the layer activations. Applied to the per-layer activations, not to the logits.
+# of the layer activations. Applied to what each layer keeps (not to the layer inputs that
+# full checkpointing keeps, nor to the logits).
 COMPILE_ACTIVATION_FACTOR = 0.85
 
 # Activation offloading (torchtune training/_activation_offloading.py) copies each saved
@@ -178,6 +180,8 @@ def activations(workload: Workload, checkpointing: bool, kernels: Kernels) -> Ac
         kept = b * m.hidden
         if savers.selective_checkpointing:
             kept = _selective_bytes_per_token(m, b)
+            if savers.compile:
+                kept *= COMPILE_ACTIVATION_FACTOR
         stored, transient = kept * tokens * m.layers, layer
     else:
         stored, transient = layer * m.layers, 0.0

@@ -12,9 +12,13 @@ from dataclasses import dataclass, field
 from recommender import _lexicon as lex
 from recommender.errors import WorkloadError
 from recommender.models import Architecture
+from recommender.posttrain import SPECS
 from recommender.workload import (
     HardwareRequest,
+    LossKernel,
+    MemorySavers,
     Method,
+    Objective,
     Offload,
     Optimizer,
     Precision,
@@ -53,6 +57,15 @@ class Draft:
     lora_rank: int | None = None
     lora_targets: str | None = None
     double_quant: bool | None = None
+    # memory savers and post-training (issue #20 items 3-4)
+    selective_checkpointing: bool = False
+    loss: LossKernel | None = None
+    optimizer_in_backward: bool | None = None
+    paged_optimizer: bool = False
+    compile: bool | None = None
+    activation_offload: bool | None = None
+    objective: Objective | None = None
+    group_size: int | None = None
     ignored: list[str] = field(default_factory=list)
 
 
@@ -107,6 +120,49 @@ def _providers(st: Draft) -> frozenset[str]:
     return left
 
 
+def _savers(st: Draft) -> MemorySavers:
+    return MemorySavers(
+        selective_checkpointing=st.selective_checkpointing,
+        loss=st.loss or LossKernel.PLAIN,
+        optimizer_in_backward=bool(st.optimizer_in_backward),
+        paged_optimizer=st.paged_optimizer,
+        compile=bool(st.compile),
+        activation_offload=bool(st.activation_offload),
+    )
+
+
+def _objective(st: Draft, method: Method, assumed: list[str]) -> Objective:
+    objective = st.objective or Objective.SFT
+    if objective is Objective.SFT:
+        return objective
+    if method is Method.PRETRAIN:
+        raise WorkloadError(f"{objective.label} is a post-training method, not pretraining.")
+    spec = SPECS[objective]
+    held = []
+    if spec.sequences == 2 and not spec.value:
+        held.append("chosen + rejected per sample" if objective is not Objective.KTO else "")
+    if objective is Objective.KTO:
+        held.append("a KL completion per sample")
+    if spec.reference:
+        held.append(
+            "a frozen reference model"
+            if method.trains_all_weights
+            else "the base with adapters off as reference"
+        )
+    if spec.reward:
+        held.append("a frozen reward model")
+    if spec.value:
+        held.append("a trained value model of the same size")
+    if objective is Objective.GRPO:
+        held.append(f"a group of {st.group_size or 8} completions per prompt and their KV cache")
+        if st.group_size is None:
+            held[-1] += " (say `group 16` to change)"
+    elif spec.generates:
+        held.append("the KV cache of its rollouts")
+    assumed.append(f"{objective.label} holds " + ", ".join(h for h in held if h))
+    return objective
+
+
 def finish(st: Draft, text: str) -> Workload:
     """The validated Workload, with every applied default recorded in ``assumed``."""
     ignored = tuple(dict.fromkeys(st.ignored))
@@ -120,6 +176,7 @@ def finish(st: Draft, text: str) -> Workload:
     assumed: list[str] = []
     method = _method(st, assumed)
     precision = _precision(st, method, assumed)
+    objective = _objective(st, method, assumed)
     if st.optimizer is None:
         assumed.append("optimizer: AdamW")
     if st.seq_len is None:
@@ -163,6 +220,9 @@ def finish(st: Draft, text: str) -> Workload:
             lora_rank=st.lora_rank or 16,
             lora_targets=st.lora_targets or "all",
             nf4_double_quant=True if st.double_quant is None else st.double_quant,
+            savers=_savers(st),
+            objective=objective,
+            group_size=st.group_size or 8,
             assumed=tuple(assumed),
             ignored=ignored,
             text=text,

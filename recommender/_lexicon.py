@@ -252,13 +252,13 @@ FP8 = r"(?:fp8|float8)(?:[- ](?:mixed|training))?"
 FP32 = r"fp32|float32|tf32|full[- ]precision"
 MIXED = _MIXED
 # "_either" adds no group, so the "paged" prefix belongs to the first alternative only.
-ADAMW_8BIT = r"(?:paged[- ])?" + _either(
+ADAMW_8BIT = r"(?:paged[- ]?)?" + _either(
     r"adamw?[- ]?8[- ]?bit|8[- ]?bit[- ]adamw?",
     r"(?:adamw?[- ])?bnb[- ]?(?:adamw?[- ]?)?(?:8[- ]?bit)?",  # bitsandbytes
 )
 SGD_MOMENTUM = r"sgd(?:[- ]with)?[- ]momentum|momentum[- ]sgd|sgdm|nesterov(?:[- ]sgd)?"
 SGD = r"(?:plain[- ]|vanilla[- ])?sgd"
-ADAMW = r"(?:paged[- ]|fused[- ]|torch[- ])?adam(?:[- ]?w)?(?:[- ]32[- ]?bit)?"
+ADAMW = r"(?:paged[- ]?|fused[- ]|torch[- ])?adam(?:[- ]?w)?(?:[- ]32[- ]?bit)?"
 NO_CHECKPOINTING = rf"(?:no|without|disable|disabled|w/o|skip)[- ](?:{_CKPT}|ac)"
 CHECKPOINTING = (
     r"(?:(?:with|enable|use)[- ])?"
@@ -311,3 +311,44 @@ FULL = _either(
 FINE_TUNE = rf"(?:supervised[- ])?{_TUNE}|ft|sft"
 SIZE = rf"{NUM} ?(?P<u>{alt(SIZE_UNITS)})"  # "params" after it is a filler
 SIZE_PARAMS = rf"{NUM}[- ](?:params?|parameters)"
+
+
+# ------------------------------------------------------------------ memory savers, objectives
+# (issue #20 items 3 and 4; kept together so other parser work merges cleanly)
+
+_AC_WORD = r"(?:activation[- ]|grad(?:ient)?[- ])?(?:checkpointing|ckpt|recompute|recomputation|ac)"
+SELECTIVE_CKPT = rf"(?:with[- ])?selective[- ]{_AC_WORD}|sac"
+FULL_CKPT = rf"(?:with[- ])?full[- ]{_AC_WORD}"
+_CE = r"(?:loss|ce|cross[- ]?entropy)(?:[- ]loss)?"
+CHUNKED_LOSS = rf"chunked[- ](?:output[- ])?{_CE}"
+FUSED_LOSS = _either(
+    r"liger(?:[- ]kernels?)?(?:[- ](?:fused[- ])?(?:linear[- ])?(?:loss|ce|cross[- ]?entropy))?",
+    rf"fused[- ](?:linear[- ])?{_CE}|flce",
+)
+OPTIMIZER_IN_BACKWARD = _either(
+    r"(?:fused[- ])?optimi[sz]er(?:[- ]step)?[- ]in[- ](?:the[- ])?(?:backward|bwd)(?:[- ]pass)?",
+    r"optimi[sz]er[- ]in[- ]bwd|lomo",
+)
+PAGED = r"paged(?:[- ]optimi[sz]ers?)?"
+COMPILE = r"(?:with[- ])?torch[.-]?compiled?|compiled?"
+ACTIVATION_OFFLOAD = _either(
+    r"(?:cpu[- ])?activations?[- ]offload(?:ing|ed)?(?:[- ]to[- ](?:the[- ])?cpu)?",
+    r"offload(?:ing)?(?:[- ]the)?[- ]activations?(?:[- ]to[- ](?:the[- ])?cpu)?",
+)
+#: Post-training objective words → objective values (``rlhf`` is PPO-style RLHF).
+OBJECTIVE_WORDS: dict[str, str] = {
+    "dpo": "dpo",
+    "ipo": "ipo",
+    "kto": "kto",
+    "orpo": "orpo",
+    "simpo": "simpo",
+    "ppo": "ppo",
+    "rlhf": "ppo",
+    "grpo": "grpo",
+}
+OBJECTIVE = (
+    rf"(?P<o>{alt(OBJECTIVE_WORDS)})"
+    r"(?:[- ](?:training|train|fine[- ]?tun(?:e|ing)|ft|loss|trainer|style))?"
+)
+GROUP_SIZE = rf"(?:group(?:[- ]size)?|num[- ]generations|generations){_OF} ?{NUM}"
+GROUP_COMPLETIONS = rf"{NUM}[- ](?:completions|generations|samples|rollouts)(?:[- ]per[- ]prompt)?"

@@ -2,8 +2,12 @@
 
 Counted tensor by tensor from the architecture (Korthikanti et al. 2022 §4), with a fused
 or materialised attention (:class:`Kernels`), with or without full recomputation, plus the
-LM head's logits and the fp32 copies the loss needs. :mod:`recommender.memory` adds them to
-the model states and overhead of one GPU.
+LM head's logits and the fp32 copies the loss needs. The memory savers a user states
+(:class:`~recommender.workload.MemorySavers`: selective checkpointing, a chunked or fused
+loss, ``torch.compile``, activation offloading) and the sequences and generation of a
+post-training objective (:mod:`recommender.posttrain`) change these figures by the sourced
+amounts below. :mod:`recommender.memory` adds them to the model states and overhead of one
+GPU.
 """
 
 from __future__ import annotations
@@ -11,9 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from recommender.models import Architecture, Block
-from recommender.workload import Precision, Workload
+from recommender.posttrain import SPECS, generation_bytes
+from recommender.workload import LossKernel, Precision, Workload
 
-__all__ = ["DEFAULT_KERNELS", "Kernels", "activations"]
+__all__ = ["DEFAULT_KERNELS", "ActivationBytes", "Kernels", "activations"]
 
 # Bytes per element of the logits term, per token and vocabulary entry: the 16-bit logits
 # from the LM head, the fp32 upcast the loss needs and the fp32 softmax gradient (Korthikanti
@@ -24,6 +29,28 @@ LOGITS_FP32_BYTES = 4 + 4
 # torchtune's CEWithChunkedOutputLoss upcasts one of 8 chunks at a time (torchtune
 # modules/loss/ce_chunked_output_loss.py, num_output_chunks = 8).
 CHUNKED_LOSS_CHUNKS = 8
+
+# Liger's FusedLinearCrossEntropy never materialises the logits: it runs the LM head and the
+# loss over chunks of about h/v of the tokens (chunk_size = next_pow2(BT / ceil(V/H)),
+# linkedin/Liger-Kernel ops/fused_linear_cross_entropy.py) and computes the input gradient
+# in the forward. Per token: the fp32 logits chunk and its gradient (~8·h bytes after the
+# h/v scaling) plus the stored input gradient in the compute dtype.
+FUSED_LOSS_FP32_BYTES_PER_HIDDEN = 8
+
+# torch.compile fuses the elementwise ops of a block (norms, SiLU·up, residual adds) and its
+# min-cut partitioner recomputes cheap ops rather than saving them, with or without
+# selective checkpointing: torchtitan Llama 3.1 8B with selective checkpointing
+# measured 82.4 → 77.0 GiB (8 GPUs) and 67.0 → 62.0 GiB (128 GPUs) adding compile
+# (benchmarks/llama3_h100_202412_torchtitan.md, Tables 1 and 3), the torchtune 3B ladder
+# 60.0 → 42.9 GiB with compile + chunked CE of which 8.1 is the loss (README); both ≈ 15 %
+# of the layer activations. Applied to what each layer keeps (not to the layer inputs that
+# full checkpointing keeps, nor to the logits).
+COMPILE_ACTIVATION_FACTOR = 0.85
+
+# Activation offloading (torchtune training/_activation_offloading.py) copies each saved
+# tensor to pinned host RAM on a side stream and prefetches it back during backward; about
+# two layers' worth (the one computing and the one in flight) stay on the GPU.
+OFFLOAD_RESIDENT_LAYERS = 2
 
 # Korthikanti et al. 2022 §4.1: without a fused kernel the attention keeps the softmax
 # output (2), its dropout mask (1) and the dropout output (2) bytes per score: 5·a·s² per
@@ -92,25 +119,77 @@ def _layer_activation_bytes_per_token(m: Architecture, b: float, *, flash: bool,
     return per_token
 
 
-def _logits_bytes(m: Architecture, tokens: int, b: float, kernels: Kernels) -> float:
+def _selective_bytes_per_token(m: Architecture, b: float) -> float:
+    """Bytes one layer keeps per token under selective checkpointing, torchtitan's "op"
+    policy (torchtitan/models/llama3/infra/parallelize.py ``_save_list``): the layer input,
+    the attention kernel's output and every other matmul output are saved; elementwise ops
+    (norms, activations, products) and the other matmuls are recomputed in backward."""
+    h, f = m.hidden, m.ffn
+    g = m.kv_heads / m.heads
+    routed = m.experts_per_token if m.experts > 1 else 1
+    mlp_mm = 2 * f * routed if m.block is Block.LLAMA else f  # gate + up, or fc1
+    matmuls = 3 * h + 2 * h * g + mlp_mm  # q, o, down/fc2; k, v; the MLP's up-projections
+    return b * (h + h + matmuls / 2)
+
+
+def _logits_bytes(m: Architecture, tokens: float, b: float, loss: LossKernel) -> float:
     """The LM head output, its fp32 upcast and the fp32 gradient of the loss, plus the final
     norm output feeding the head. In fp32 training the logits are already fp32."""
     upcast = b if b < 4 else 0.0
-    if kernels.chunked_loss:
+    if loss is LossKernel.FUSED:
+        return tokens * m.hidden * (b + b + FUSED_LOSS_FP32_BYTES_PER_HIDDEN)
+    if loss is LossKernel.CHUNKED:
         per_logit = upcast + LOGITS_FP32_BYTES / CHUNKED_LOSS_CHUNKS
     else:
         per_logit = upcast + LOGITS_FP32_BYTES
     return tokens * (m.vocab * per_logit + b * m.hidden)
 
 
-def activations(workload: Workload, checkpointing: bool, kernels: Kernels) -> tuple[float, float]:
-    """(activations, of which logits) in bytes for one micro-batch on one GPU."""
+@dataclass(frozen=True, slots=True)
+class ActivationBytes:
+    """Activation memory of one micro-batch, in bytes: ``gpu`` is the peak on the GPU, of
+    which ``logits`` is the loss's share; ``host`` is what activation offloading keeps in
+    host RAM; ``generation`` is the KV cache of on-policy sampling, which peaks apart from
+    training (``gpu`` is the larger of the two)."""
+
+    gpu: float
+    logits: float
+    host: float = 0.0
+    generation: float = 0.0
+
+
+def activations(workload: Workload, checkpointing: bool, kernels: Kernels) -> ActivationBytes:
+    """Activation memory of one micro-batch on one GPU."""
     m = workload.model
-    s, tokens = workload.seq_len, workload.seq_len * workload.micro_batch
+    savers = workload.savers
+    s = workload.seq_len
+    tokens = s * workload.micro_batch * SPECS[workload.objective].sequences
     b = _act_bytes(workload.precision)
-    layer = _layer_activation_bytes_per_token(m, b, flash=kernels.flash_for(m.block), s=s) * tokens
-    logits = _logits_bytes(m, tokens, b, kernels)
-    # Full recomputation keeps each layer's input (2·s·b·h at 16-bit, Korthikanti §4.2) and,
-    # during backward, one layer's full activations being recomputed.
-    body = b * m.hidden * tokens * m.layers + layer if checkpointing else layer * m.layers
-    return body + logits, logits
+    full_layer = _layer_activation_bytes_per_token(m, b, flash=kernels.flash_for(m.block), s=s)
+    if savers.compile:
+        full_layer *= COMPILE_ACTIVATION_FACTOR
+    layer = full_layer * tokens
+    loss = LossKernel.CHUNKED if kernels.chunked_loss else LossKernel.PLAIN
+    if savers.loss is not LossKernel.PLAIN:
+        loss = savers.loss
+    logits = _logits_bytes(m, tokens, b, loss)
+    if checkpointing:
+        # Full recomputation keeps each layer's input (2·s·b·h at 16-bit, Korthikanti §4.2);
+        # selective keeps more per layer. Either way one layer's full activations exist
+        # while it is recomputed in backward.
+        kept = b * m.hidden
+        if savers.selective_checkpointing:
+            kept = _selective_bytes_per_token(m, b)
+            if savers.compile:
+                kept *= COMPILE_ACTIVATION_FACTOR
+        stored, transient = kept * tokens * m.layers, layer
+    else:
+        stored, transient = layer * m.layers, 0.0
+    host = 0.0
+    if savers.activation_offload:
+        per_layer = stored / m.layers
+        resident = min(OFFLOAD_RESIDENT_LAYERS, m.layers) * per_layer
+        host, stored = stored - resident, resident
+    train = stored + transient + logits
+    generation = generation_bytes(workload)
+    return ActivationBytes(max(train, generation), logits, host, generation)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from recommender.activations import DEFAULT_KERNELS, Kernels, activations
+from recommender.activations import DEFAULT_KERNELS, ActivationBytes, Kernels, activations
 from recommender.gpus import GpuSpec
 from recommender.model_states import (
     FULL_SHARDING,
@@ -37,6 +37,7 @@ from recommender.model_states import (
     shard_degree,
     trainable_bytes,
 )
+from recommender.posttrain import extra_models
 from recommender.workload import Method, Offload, Sharding, Workload
 
 __all__ = [
@@ -81,14 +82,12 @@ FRAGMENTATION_FRACTION = 0.10
 # (deepspeed/runtime/zero/stage_1_and_2.py and stage3.py, commit 38327e0).
 HOST_BUFFER_FACTOR = 1.5
 
-# Safety margin. Against the published measurements in docs/estimator.md ("Uncertainty and
-# the safety margin"), the 90th percentile of |estimate − measured| is 10.4 % of the measured
-# figure (largest 11.8 %), and the largest absolute underestimate is 2.1 GiB (Llama 3.1 405B
-# QLoRA). A plan that leaves 10 % of usable memory free can be 1/0.9 − 1 = 11.1 % low and
-# still fit; the 2 GiB floor covers
-# small GPUs and small jobs, where fixed costs (CUDA context 0.3-0.4 GiB, NCCL buffers,
-# allocator slack) dominate the error.
-HEADROOM_FRAC = 0.10
+# Safety margin, set from the estimate's measured error (docs/estimator.md, "Uncertainty and
+# the safety margin": 45 published cases): outside QLoRA, 80 % of the underestimates are
+# within −16 %; a plan that leaves 15 % free can be 1/0.85 − 1 = 17.6 % low and still fit. The
+# 2 GiB floor covers small GPUs and small jobs, where fixed costs (CUDA context 0.3-0.4 GiB,
+# NCCL buffers, allocator slack) dominate the error.
+HEADROOM_FRAC = 0.15
 HEADROOM_MIN_GIB = 2.0
 
 # ------------------------------------------------------------------ strategy
@@ -161,6 +160,9 @@ class MemoryBreakdown:
     fragmentation_gib: float = 0.0
     cpu_offload_gib: float = 0.0
     trainable_params: int = 0
+    #: KV cache of on-policy generation (GRPO, PPO), which peaks apart from training; part
+    #: of ``activations_gib`` when it is the larger.
+    generation_gib: float = 0.0
 
     @property
     def total_gib(self) -> float:
@@ -214,10 +216,12 @@ class MemoryModel:
         "_frozen_bytes",
         "_gathered_g",
         "_gathered_w",
+        "_grads_floor",
         "_grads_total",
         "_host_opt",
         "_optimizer_total",
         "_overhead",
+        "_paged",
         "_peft",
         "_trainable",
         "_weights_total",
@@ -237,16 +241,30 @@ class MemoryModel:
             frozen_bytes = 0.0
             block_bytes = 4.0 if reg is Regime.FP32 else 2.0
         per = trainable_bytes(workload.optimizer, reg, adapters=peft)
+        # Post-training: frozen reference/reward models and PPO's trained value model
+        # (recommender.posttrain), held and sharded like the policy's weights.
+        extra_frozen, value_model = extra_models(workload, frozen_bytes)
+        trained = trainable * (2 if value_model else 1)
+        savers = workload.savers
         self._peft = peft
-        self._trainable = trainable
-        self._frozen_bytes = frozen_bytes
-        self._weights_total = trainable * per.weights + frozen_bytes
-        self._grads_total = trainable * per.grads
-        self._optimizer_total = trainable * per.optimizer
+        self._trainable = trained
+        self._frozen_bytes = frozen_bytes + extra_frozen
+        self._weights_total = trained * per.weights + frozen_bytes + extra_frozen
+        # Optimizer step in backward (torchtune optimizer_in_bwd; Lv et al. 2023 LOMO): each
+        # gradient is applied and freed as soon as it is ready, so no full gradient buffer
+        # exists; one unit's gradient at a time remains (``_grads_floor``, set below).
+        self._grads_total = 0.0 if savers.optimizer_in_backward else trained * per.grads
+        # bitsandbytes paged optimizers allocate their states in CUDA unified memory
+        # (cudaMallocManaged), which the driver evicts to host RAM under pressure (QLoRA §2
+        # "Paged Optimizers"): they need host RAM, not GPU memory, and PyTorch's allocator
+        # does not see them. The fp32 master copy of mixed precision is not paged.
+        states = trained * (per.optimizer - per.master)
+        self._paged = states if savers.paged_optimizer else 0.0
+        self._optimizer_total = trained * per.optimizer - self._paged
         # ZeRO-Offload: fp32 master, states and fp32 gradients live on the CPU; the GPU keeps
         # its 16-bit weights (ZeRO-2: 2Ψ; ZeRO-3: 2Ψ/N; DeepSpeed estimators) and streams
         # gradients out in buckets (counted in the communication buffers).
-        self._host_opt = trainable * (per.optimizer + (4.0 if per.master else per.grads))
+        self._host_opt = trained * (per.optimizer + (4.0 if per.master else per.grads))
 
         # Full sharding gathers one unit at a time: the current unit and the prefetched next
         # one are unsharded (FSDP backward_prefetch; DeepSpeed counts 4·largest_layer for
@@ -258,6 +276,7 @@ class MemoryModel:
         unit_bytes = block_bytes if unit == block else embed_bytes
         self._gathered_w = unit * unit_bytes + block * block_bytes
         self._gathered_g = 0.0 if peft else unit * per.grads
+        self._grads_floor = unit * per.grads if savers.optimizer_in_backward and not peft else 0.0
 
         # Activations and overhead, per checkpointing choice and (overhead) world size > 1.
         self._activations = (
@@ -265,8 +284,8 @@ class MemoryModel:
             activations(workload, True, kernels),
         )
         overhead: list[tuple[float, float]] = []
-        for act, _ in self._activations:
-            fragmentation = FRAGMENTATION_FRACTION * act
+        for act in self._activations:
+            fragmentation = FRAGMENTATION_FRACTION * act.gpu
             single = CUDA_CONTEXT_GIB * GIB + WORKSPACE_GIB * GIB + fragmentation
             multi = single + COMMS_BUFFER_GIB * GIB
             if workload.method is Method.QLORA:
@@ -275,6 +294,11 @@ class MemoryModel:
                 multi += 2.0 * m.hidden * m.ffn
             overhead.append((single, multi))
         self._overhead = tuple(overhead)
+
+    @property
+    def activation_bytes(self) -> tuple[ActivationBytes, ActivationBytes]:
+        """Activations without and with checkpointing."""
+        return self._activations
 
     def _bytes(
         self, strategy: Strategy, gpus: int, gpus_per_node: int
@@ -292,9 +316,12 @@ class MemoryModel:
         if (full and gpus > 1) or strategy.offload is Offload.PARAMS:
             gathered_w = self._gathered_w
             gathered_g = self._gathered_g
+        grads += max(self._grads_floor - gathered_g, 0.0)
 
         host = 0.0
         if strategy.offload is not Offload.NONE:
+            # Optimizer offload moves the states, the master copy and the gradients; parameter
+            # offload (ZeRO-3/Infinity, FSDP CPUOffload(offload_params=True)) the weights too.
             host += self._host_opt / n if sharded_opt or gpus == 1 else self._host_opt
             optimizer = 0.0
             grads = 0.0
@@ -302,10 +329,13 @@ class MemoryModel:
                 host += self._weights_total / n
                 weights = 0.0
             host *= HOST_BUFFER_FACTOR
+        elif self._paged:
+            host += self._paged / n if sharded_opt else self._paged
         weights += gathered_w
         grads += gathered_g
         ckpt = 1 if strategy.checkpointing else 0
-        act = self._activations[ckpt][0]
+        host += self._activations[ckpt].host
+        act = self._activations[ckpt].gpu
         overhead = self._overhead[ckpt][1 if gpus > 1 else 0]
         return weights, grads, optimizer, act, overhead, host, gathered_w, gathered_g
 
@@ -319,19 +349,20 @@ class MemoryModel:
         weights, grads, optimizer, act, overhead, host, gathered_w, gathered_g = self._bytes(
             strategy, gpus, gpus_per_node
         )
-        logits = self._activations[1 if strategy.checkpointing else 0][1]
+        acts = self._activations[1 if strategy.checkpointing else 0]
         return MemoryBreakdown(
             weights_gib=weights / GIB,
             gradients_gib=grads / GIB,
             optimizer_gib=optimizer / GIB,
             activations_gib=act / GIB,
             overhead_gib=overhead / GIB,
-            logits_gib=logits / GIB,
+            logits_gib=acts.logits / GIB,
             gathered_gib=(gathered_w + gathered_g) / GIB,
             cuda_context_gib=CUDA_CONTEXT_GIB,
             fragmentation_gib=FRAGMENTATION_FRACTION * act / GIB,
             cpu_offload_gib=host / GIB,
             trainable_params=self._trainable,
+            generation_gib=acts.generation / GIB,
         )
 
 

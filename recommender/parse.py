@@ -32,7 +32,16 @@ from recommender._scan import Tokens, tokenize
 from recommender.errors import WorkloadError
 from recommender.gpus import normalize, try_normalize
 from recommender.models import infer_architecture, lookup_family, lookup_model
-from recommender.workload import Method, Offload, Optimizer, Sharding, SpotPolicy, Workload
+from recommender.workload import (
+    LossKernel,
+    Method,
+    Objective,
+    Offload,
+    Optimizer,
+    Sharding,
+    SpotPolicy,
+    Workload,
+)
 
 __all__ = ["parse_workload"]
 
@@ -184,6 +193,35 @@ def _lora_rank(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     return _set(st, "lora_rank", value)
 
 
+def _optimizer(value: Optimizer) -> Handler:
+    """An optimizer phrase; a ``paged`` prefix also states the paged (unified memory) saver."""
+
+    def handle(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+        if not _set(st, "optimizer", value):
+            return False
+        if m.group(0).startswith("paged"):
+            st.paged_optimizer = True
+        return True
+
+    return handle
+
+
+def _selective(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    if not _set(st, "checkpointing", True):
+        return False
+    st.selective_checkpointing = True
+    return True
+
+
+def _objective(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    return _set(st, "objective", Objective(lex.OBJECTIVE_WORDS[m["o"]]))
+
+
+def _group_size(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    value = _whole(_number(m["n"], raw), 1, 1024, raw, "A GRPO group size")
+    return _set(st, "group_size", value)
+
+
 def _unsupported(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     st.ignored.extend(raw)
     return True
@@ -313,12 +351,23 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("fp8", _rx(lex.FP8, _sets("precision", "fp8"))),
     _Rule("fp32", _rx(lex.FP32, _sets("precision", "fp32"))),
     _Rule("mixed", _rx(lex.MIXED, _sets("precision", "mixed"))),
-    _Rule("adamw 8bit", _rx(lex.ADAMW_8BIT, _sets("optimizer", Optimizer.ADAMW_8BIT))),
+    _Rule("selective ckpt", _rx(lex.SELECTIVE_CKPT, _selective)),
+    _Rule("full ckpt", _rx(lex.FULL_CKPT, _sets("checkpointing", True))),
+    _Rule("chunked loss", _rx(lex.CHUNKED_LOSS, _sets("loss", LossKernel.CHUNKED))),
+    _Rule("fused loss", _rx(lex.FUSED_LOSS, _sets("loss", LossKernel.FUSED))),
+    _Rule("optimizer in bwd", _rx(lex.OPTIMIZER_IN_BACKWARD, _sets("optimizer_in_backward", True))),
+    _Rule("compile", _rx(lex.COMPILE, _sets("compile", True))),
+    _Rule("activation offload", _rx(lex.ACTIVATION_OFFLOAD, _sets("activation_offload", True))),
+    _Rule("objective", _rx(lex.OBJECTIVE, _objective)),
+    _Rule("group size", _rx(lex.GROUP_SIZE, _group_size)),
+    _Rule("N completions", _rx(lex.GROUP_COMPLETIONS, _group_size)),
+    _Rule("adamw 8bit", _rx(lex.ADAMW_8BIT, _optimizer(Optimizer.ADAMW_8BIT))),
     _Rule("sgd momentum", _rx(lex.SGD_MOMENTUM, _sets("optimizer", Optimizer.SGD_MOMENTUM))),
     _Rule("sgd", _rx(lex.SGD, _sets("optimizer", Optimizer.SGD))),
     _Rule("adafactor", _rx("adafactor", _sets("optimizer", Optimizer.ADAFACTOR))),
     _Rule("lion", _rx("lion", _sets("optimizer", Optimizer.LION))),
-    _Rule("adamw", _rx(lex.ADAMW, _sets("optimizer", Optimizer.ADAMW))),
+    _Rule("adamw", _rx(lex.ADAMW, _optimizer(Optimizer.ADAMW))),
+    _Rule("paged optimizer", _rx(lex.PAGED, _sets("paged_optimizer", True))),
     _Rule("no checkpointing", _rx(lex.NO_CHECKPOINTING, _sets("checkpointing", False))),
     _Rule("checkpointing", _rx(lex.CHECKPOINTING, _sets("checkpointing", True))),
     _Rule("no offload", _rx(lex.NO_OFFLOAD, _sets("offload", Offload.NONE))),

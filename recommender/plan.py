@@ -178,6 +178,8 @@ def plan_notes(
             f"{what} offloaded to CPU RAM ({reason}): needs ~{host:.0f} GiB host RAM per node "
             "and runs several times slower"
         )
+    if workload.savers.labels:
+        notes.append("counted with the memory savers stated: " + ", ".join(workload.savers.labels))
     if not kernels.flash_for(workload.model.block):
         notes.append(
             "attention scores are materialised (no fused flash kernel): the s² term counts"

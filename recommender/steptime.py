@@ -24,6 +24,7 @@ from recommender.gpus import GpuSpec, IntraNode
 from recommender.memory import Strategy
 from recommender.models import Architecture
 from recommender.offers import Fabric
+from recommender.posttrain import extra_flops_per_param
 from recommender.workload import Method, Offload, Precision, Sharding, Workload
 
 __all__ = [
@@ -263,6 +264,7 @@ def hw_flops_per_token(workload: Workload, checkpointing: bool) -> tuple[float, 
     m = workload.model
     n = m.active_params if m.tied_embeddings else m.active_params - m.vocab * m.hidden
     weights = (4.0 if workload.method in _ADAPTERS else 6.0) + (2.0 if checkpointing else 0.0)
+    weights += extra_flops_per_param(workload)  # post-training: reference, reward, generation
     # causal attention with flash kernels: half of PaLM's 12·L·h·s (App. B)
     attention = 6.0 * m.layers * m.hidden * workload.seq_len
     if checkpointing:

@@ -17,10 +17,11 @@ from operator import itemgetter
 
 from recommender.activations import DEFAULT_KERNELS, Kernels
 from recommender.gpus import GpuSpec, all_gpus
+from recommender.hardware import precision_on
 from recommender.memory import MemoryModel, Strategy, safe_limit_gib, usable_gib
 from recommender.plan import CHECKPOINTING_COMPUTE_COST, Plan, offload_hint, plan_notes
 from recommender.strategies import MAX_GPUS_PER_NODE, candidate_strategies
-from recommender.workload import Offload, Workload
+from recommender.workload import Offload, Precision, Workload
 
 __all__ = [
     "CHECKPOINTING_COMPUTE_COST",
@@ -66,9 +67,18 @@ class LayoutSearch:
     plan is not :attr:`Plan.safe` and its caller shows it with a warning.
     """
 
-    def __init__(self, workload: Workload, kernels: Kernels = DEFAULT_KERNELS) -> None:
+    def __init__(
+        self,
+        workload: Workload,
+        kernels: Kernels = DEFAULT_KERNELS,
+        *,
+        hardware_note: str | None = None,
+    ) -> None:
         self.workload = workload
         self.kernels = kernels
+        #: Set on the search for a GPU that lacks the precision asked for (see :meth:`on`).
+        self.hardware_note = hardware_note
+        self._variants: dict[Precision, LayoutSearch] = {}
         self.memory = MemoryModel(workload, kernels)
         #: Every rung of a layout (GPUs, GPUs per node, offload allowed) and the least total.
         self._rungs: dict[tuple[int, int, bool], tuple[tuple[_Rung, ...], float]] = {}
@@ -76,6 +86,20 @@ class LayoutSearch:
         #: Search answers by (GiB limit per GPU, single-node counts, GPUs per node beyond one node,
         #: node limit, host RAM).
         self._found: dict[tuple[float, tuple[int, ...], int, int, float | None], _Found] = {}
+
+    def on(self, gpu: GpuSpec) -> LayoutSearch:
+        """The search for ``gpu``: this one, or one for the precision ``gpu`` can run when it
+        lacks the one asked for (no bf16 before Ampere, no FP8 before Ada/Hopper), whose
+        plans say so (:mod:`recommender.hardware`)."""
+        precision, note = precision_on(self.workload.precision, gpu)
+        if note is None:
+            return self
+        found = self._variants.get(precision)
+        if found is None:
+            found = self._variants[precision] = LayoutSearch(
+                replace(self.workload, precision=precision), self.kernels, hardware_note=note
+            )
+        return found
 
     # -------------------------------------------------------------- per layout
 
@@ -125,6 +149,10 @@ class LayoutSearch:
         Offload is tried only when the node's host RAM is known (it must hold the offloaded
         states) or the workload asks for it.
         """
+        if (search := self.on(gpu)) is not self:
+            return search.plan(
+                gpu, gpus=gpus, gpus_per_node=gpus_per_node, host_ram_gib=host_ram_gib
+            )
         usable = usable_gib(gpu)
         limit = safe_limit_gib(usable)
         rungs, _ = self.rungs(
@@ -178,6 +206,8 @@ class LayoutSearch:
             kernels=self.kernels,
             limit=limit,
         )
+        if self.hardware_note is not None:
+            notes = (self.hardware_note, *notes)
         if not fits and host_ram_gib is None and workload.offload is None:
             notes += offload_hint(
                 workload, self.memory, gpus=gpus, gpus_per_node=gpus_per_node, usable=usable
@@ -287,6 +317,14 @@ class LayoutSearch:
         host_ram_gib: float | None = None,
     ) -> Plan | None:
         """As :func:`fit_on_nodes`."""
+        if (search := self.on(gpu)) is not self:
+            return search.fit_on_nodes(
+                gpu,
+                gpus_per_node=gpus_per_node,
+                max_nodes=max_nodes,
+                multi_node=multi_node,
+                host_ram_gib=host_ram_gib,
+            )
         if gpus_per_node < 1:
             raise ValueError("gpus_per_node must be at least 1")
         hw = self.workload.hardware
@@ -314,6 +352,8 @@ class LayoutSearch:
 
     def smallest_layout(self, gpu: GpuSpec, *, host_ram_gib: float | None = None) -> Plan | None:
         """As :func:`smallest_layout`."""
+        if (search := self.on(gpu)) is not self:
+            return search.smallest_layout(gpu, host_ram_gib=host_ram_gib)
         hw = self.workload.hardware
         if hw is not None and hw.count is not None:
             plan = self.evaluate(gpu, gpus=hw.count, host_ram_gib=host_ram_gib)

@@ -15,7 +15,10 @@ from recommender.models import Architecture
 
 __all__ = [
     "HardwareRequest",
+    "LossKernel",
+    "MemorySavers",
     "Method",
+    "Objective",
     "Offload",
     "Optimizer",
     "Precision",
@@ -92,6 +95,78 @@ class Offload(StrEnum):
     PARAMS = "params"  # optimizer states and parameters on the CPU (ZeRO-3/FSDP only)
 
 
+class Objective(StrEnum):
+    """The training objective: supervised (SFT/pretraining) or a post-training method.
+
+    Orthogonal to :class:`Method`, which says which weights train (all, LoRA, QLoRA): "DPO
+    with QLoRA" is ``Method.QLORA`` and ``Objective.DPO``. Memory and FLOPs per objective are
+    in :mod:`recommender.posttrain`.
+    """
+
+    SFT = "sft"  # next-token loss on one sequence (also pretraining)
+    DPO = "dpo"  # paired chosen/rejected + frozen reference (Rafailov et al. 2023)
+    IPO = "ipo"  # DPO's pairs and reference, another loss (Azar et al. 2023)
+    KTO = "kto"  # unpaired + KL batch + frozen reference (Ethayarajh et al. 2024)
+    ORPO = "orpo"  # paired, no reference (Hong et al. 2024)
+    SIMPO = "simpo"  # paired, no reference (Meng et al. 2024)
+    PPO = "ppo"  # policy, value, reference and reward models + generation (Ouyang et al. 2022)
+    GRPO = "grpo"  # policy, reference, a group of sampled completions (Shao et al. 2024)
+
+    @property
+    def label(self) -> str:
+        return {Objective.SFT: "SFT", Objective.SIMPO: "SimPO"}.get(self, self.value.upper())
+
+
+class LossKernel(StrEnum):
+    """How the cross-entropy over the vocabulary is computed."""
+
+    PLAIN = "plain"  # full logits, fp32 upcast and fp32 gradient (eager PyTorch)
+    CHUNKED = "chunked"  # torchtune CEWithChunkedOutputLoss: fp32 upcast one chunk at a time
+    FUSED = "fused"  # Liger FusedLinearCrossEntropy: the logits are never materialised
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySavers:
+    """Memory savers the user stated; each changes the estimate by a sourced amount
+    (:mod:`recommender.activations`, :mod:`recommender.memory`, ``docs/estimator.md``)."""
+
+    #: Checkpointing keeps matmul and attention outputs, recomputes elementwise ops
+    #: (applies when the strategy checkpoints).
+    selective_checkpointing: bool = False
+    loss: LossKernel = LossKernel.PLAIN
+    #: The optimizer steps each parameter as its gradient is ready (torchtune
+    #: optimizer_in_bwd): no full gradient buffer.
+    optimizer_in_backward: bool = False
+    #: bitsandbytes paged optimizer: states in CUDA unified memory, evicted to host RAM.
+    paged_optimizer: bool = False
+    compile: bool = False
+    #: Saved activations move to host RAM during forward (torchtune OffloadActivations).
+    activation_offload: bool = False
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Plain words for each saver that is on."""
+        out: list[str] = []
+        if self.selective_checkpointing:
+            out.append("selective activation checkpointing")
+        if self.loss is LossKernel.CHUNKED:
+            out.append("chunked cross-entropy")
+        elif self.loss is LossKernel.FUSED:
+            out.append("fused linear cross-entropy (Liger)")
+        if self.optimizer_in_backward:
+            out.append("optimizer step in backward")
+        if self.paged_optimizer:
+            out.append("paged optimizer")
+        if self.compile:
+            out.append("torch.compile")
+        if self.activation_offload:
+            out.append("activation offloading")
+        return tuple(out)
+
+
+NO_SAVERS = MemorySavers()
+
+
 class SpotPolicy(StrEnum):
     ALLOW = "allow"  # show spot and on-demand, with the spot caveats
     ONLY = "only"
@@ -139,6 +214,12 @@ class Workload:
     #: Which linear layers carry adapters: ``attention`` (q,k,v,o) or ``all`` linear layers.
     lora_targets: str = "all"
     nf4_double_quant: bool = True
+    #: Memory savers the user stated (issue #20 item 3).
+    savers: MemorySavers = NO_SAVERS
+    #: Post-training objective (issue #20 item 4); ``SFT`` for plain training.
+    objective: Objective = Objective.SFT
+    #: GRPO: completions sampled per prompt (TRL GRPOConfig.num_generations default 8).
+    group_size: int = 8
     assumed: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     text: str = field(default="", compare=False)
@@ -154,6 +235,8 @@ class Workload:
             raise ValueError("token budget must be positive and below 1e15")
         if self.budget_usd is not None and not 0 < self.budget_usd <= 1e9:
             raise ValueError("budget must be positive and below $1B")
+        if not 1 <= self.group_size <= 1024:
+            raise ValueError("GRPO group size must be between 1 and 1024")
         if not 1 <= self.lora_rank <= 4096:
             raise ValueError("LoRA rank must be between 1 and 4096")
         if self.offload is Offload.PARAMS and self.sharding not in (

@@ -171,5 +171,5 @@ class TestGoldenMessages:
         assert "per B tokens" in spot
         assert "(reference)" in spot
         tight = _as_json(tight_named_hardware())
-        assert "under the 2.4 GiB safety margin" in tight
+        assert "under the 3.6 GiB safety margin" in tight
         assert "may run out of memory" in tight

@@ -61,7 +61,7 @@ class TestAsk:
 
     def test_budget_gap_is_reported(self) -> None:
         """A budget too small for the job reports the gap in the JSON document."""
-        doc = _json("ask", "70B full finetune 1 week budget $100")
+        doc = _json("ask", "70B full finetune on 10B tokens budget $100")
         assert doc["options"] == []
         assert doc["budget"]["within_budget"] is False
         assert doc["budget"]["gap_usd"] > 0

@@ -420,3 +420,69 @@ class TestLora:
         w = parse("lora")
         assert w.lora_rank == 16
         assert any(a.startswith("LoRA rank 16") for a in w.assumed)
+
+
+class TestSaversAndObjectives:
+    @pytest.mark.parametrize(
+        ("phrase", "field", "value"),
+        [
+            ("selective checkpointing", "selective_checkpointing", True),
+            ("selective activation checkpointing", "selective_checkpointing", True),
+            ("liger", "loss", "fused"),
+            ("fused loss", "loss", "fused"),
+            ("fused cross entropy", "loss", "fused"),
+            ("chunked loss", "loss", "chunked"),
+            ("chunked ce", "loss", "chunked"),
+            ("optimizer in backward", "optimizer_in_backward", True),
+            ("optimizer in bwd", "optimizer_in_backward", True),
+            ("paged adamw 8bit", "paged_optimizer", True),
+            ("PagedAdamW8bit", "paged_optimizer", True),
+            ("torch.compile", "compile", True),
+            ("compile", "compile", True),
+            ("activation offloading", "activation_offload", True),
+            ("activation offload", "activation_offload", True),
+            ("offload activations", "activation_offload", True),
+        ],
+    )
+    def test_saver_phrases(self, phrase: str, field: str, value: object) -> None:
+        w = parse(phrase)
+        assert getattr(w.savers, field) == value
+        assert not w.ignored
+
+    def test_selective_checkpointing_turns_checkpointing_on(self) -> None:
+        assert parse("selective checkpointing").checkpointing is True
+
+    @pytest.mark.parametrize("phrase", ["adamw8bit", "paged adamw 8bit", "adamw 8-bit"])
+    def test_eight_bit_optimizers(self, phrase: str) -> None:
+        assert parse(phrase).optimizer is Optimizer.ADAMW_8BIT
+
+    def test_plain_adamw8bit_is_not_paged(self) -> None:
+        assert not parse("adamw8bit").savers.paged_optimizer
+
+    @pytest.mark.parametrize(
+        ("phrase", "objective"),
+        [
+            ("dpo", "dpo"),
+            ("ipo", "ipo"),
+            ("kto", "kto"),
+            ("orpo", "orpo"),
+            ("simpo", "simpo"),
+            ("ppo", "ppo"),
+            ("rlhf", "ppo"),
+            ("grpo", "grpo"),
+            ("qlora dpo", "dpo"),
+        ],
+    )
+    def test_objectives(self, phrase: str, objective: str) -> None:
+        w = parse(phrase, model="llama-3-8b")
+        assert w.objective == objective
+        assert any(a.startswith(w.objective.label) for a in w.assumed)
+
+    def test_lora_dpo_keeps_the_method(self) -> None:
+        w = parse("lora dpo", model="llama-3-8b")
+        assert w.method is Method.LORA
+        assert w.objective == "dpo"
+
+    def test_grpo_group_size(self) -> None:
+        assert parse("grpo group 16", model="llama-3-8b").group_size == 16
+        assert parse("grpo 4 completions per prompt", model="llama-3-8b").group_size == 4

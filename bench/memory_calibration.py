@@ -1,0 +1,187 @@
+"""Published peak GPU memory vs the memory model: per-GPU error and fit/OOM verdicts.
+
+Reads ``tests/recommender/data/memory_calibration.csv`` (rows copied from public benchmark
+tables and docs, each with its source and the reading chosen) and prints, per case, the
+published peak, the estimate in the same metric and the error (estimate ÷ published − 1),
+then the median |error| and the share of right fit/OOM verdicts. ``--before`` drops what
+the estimator could not express before issue #20 (stated savers: selective checkpointing
+counts as full; no post-training), for the before/after comparison in docs/estimator.md.
+Figures only: nothing here is timed; ``tests/recommender/test_memory_calibration.py``
+asserts the targets.
+
+    .venv/bin/python -m bench.memory_calibration [--markdown] [--before]
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from recommender.gpus import GpuSpec, get_gpu
+from recommender.hardware import precision_on
+from recommender.memory import MemoryBreakdown, Strategy, estimate_memory, usable_gib
+from recommender.models import lookup_model
+from recommender.strategies import MAX_GPUS_PER_NODE
+from recommender.workload import (
+    NO_SAVERS,
+    LossKernel,
+    MemorySavers,
+    Method,
+    Objective,
+    Offload,
+    Optimizer,
+    Precision,
+    Sharding,
+    Workload,
+)
+
+CASES = Path(__file__).resolve().parent.parent / "tests/recommender/data/memory_calibration.csv"
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    name: str
+    source: str
+    reading: str
+    workload: Workload
+    strategy: Strategy
+    gpu: GpuSpec
+    gpus: int
+    metric: str  # reserved | active | allocated | smi
+    published_gib: float | None  # None: the source reports an OOM
+    fits: bool  # the published verdict
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    case: Case
+    memory: MemoryBreakdown
+    estimated_gib: float  # in the case's metric
+    usable_gib: float
+
+    @property
+    def error(self) -> float | None:
+        published = self.case.published_gib
+        return None if published is None else self.estimated_gib / published - 1
+
+    @property
+    def fits(self) -> bool:
+        return self.memory.total_gib <= self.usable_gib
+
+    @property
+    def verdict_right(self) -> bool:
+        return self.fits == self.case.fits
+
+
+def _savers(cell: str) -> MemorySavers:
+    words = set(filter(None, cell.split(";")))
+    loss = LossKernel.PLAIN
+    if "chunked_loss" in words:
+        loss = LossKernel.CHUNKED
+    if "fused_loss" in words:
+        loss = LossKernel.FUSED
+    return MemorySavers(
+        loss=loss,
+        optimizer_in_backward="optimizer_in_backward" in words,
+        paged_optimizer="paged" in words,
+        compile="compile" in words,
+        activation_offload="activation_offload" in words,
+    )
+
+
+def _case(row: dict[str, str], *, before: bool) -> Case:
+    arch = lookup_model(row["model"])
+    if arch is None:
+        raise ValueError(f"unknown model {row['model']!r} in case {row['case']}")
+    gpu = get_gpu(row["gpu"])
+    if row["gpu_memory_gb"]:
+        gpu = replace(gpu, memory_gb=float(row["gpu_memory_gb"]))
+    ckpt = row["checkpointing"]
+    savers = replace(_savers(row["savers"]), selective_checkpointing=ckpt == "selective")
+    objective = Objective(row["objective"])
+    if before:
+        savers, objective = NO_SAVERS, Objective.SFT
+    precision, _ = precision_on(Precision(row["precision"]), gpu)
+    workload = Workload(
+        model=arch,
+        method=Method(row["method"]),
+        precision=precision,
+        optimizer=Optimizer(row["optimizer"]),
+        seq_len=int(row["seq_len"]),
+        micro_batch=int(row["micro_batch"]),
+        lora_rank=int(row["lora_rank"] or 16),
+        lora_targets=row["lora_targets"] or "all",
+        savers=savers,
+        objective=objective,
+    )
+    strategy = Strategy(Sharding(row["sharding"]), Offload(row["offload"]), ckpt != "none")
+    published = float(row["published_gib"]) if row["published_gib"] else None
+    return Case(
+        name=row["case"],
+        source=row["source"],
+        reading=row["reading"],
+        workload=workload,
+        strategy=strategy,
+        gpu=gpu,
+        gpus=int(row["gpus"]),
+        metric=row["metric"],
+        published_gib=published,
+        fits=row["verdict"] == "fits",
+    )
+
+
+def load_cases(path: Path = CASES, *, before: bool = False) -> list[Case]:
+    with path.open(encoding="utf-8") as f:
+        lines = [line for line in f if not line.startswith("#")]
+    return [_case(row, before=before) for row in csv.DictReader(lines)]
+
+
+def estimate(case: Case) -> Result:
+    """The case's per-GPU memory in its own metric: reserved memory is PyTorch's view (the
+    total less the CUDA context); active/allocated memory also leaves out the allocator's
+    fragmentation; a whole-device monitor sees the total."""
+    per_node = min(case.gpus, MAX_GPUS_PER_NODE)
+    mem = estimate_memory(case.workload, case.strategy, gpus=case.gpus, gpus_per_node=per_node)
+    value = {
+        "reserved": mem.pytorch_gib,
+        "active": mem.pytorch_gib - mem.fragmentation_gib,
+        "allocated": mem.pytorch_gib - mem.fragmentation_gib,
+        "smi": mem.total_gib,
+    }[case.metric]
+    return Result(case, mem, value, usable_gib(case.gpu))
+
+
+def summary(results: list[Result]) -> tuple[float, float]:
+    """(median |error|, share of right verdicts)."""
+    errors = [abs(e) for r in results if (e := r.error) is not None]
+    right = sum(r.verdict_right for r in results)
+    return statistics.median(errors), right / len(results)
+
+
+def main(argv: list[str]) -> None:
+    before = "--before" in argv
+    results = [estimate(c) for c in load_cases(before=before)]
+    markdown = "--markdown" in argv
+    if markdown:
+        print("| case | published GiB | estimated GiB | error | verdict | source |")
+        print("|---|---|---|---|---|---|")
+    for r in results:
+        pub = "OOM" if r.case.published_gib is None else f"{r.case.published_gib:.1f}"
+        err = "" if r.error is None else f"{r.error:+.0%}"
+        verdict = ("fits" if r.fits else "OOM") + ("" if r.verdict_right else " (wrong)")
+        if markdown:
+            print(
+                f"| {r.case.name} | {pub} | {r.estimated_gib:.1f} | {err} | {verdict} "
+                f"| {r.case.source} |"
+            )
+        else:
+            print(f"{r.case.name:34s} {pub:>6s} {r.estimated_gib:6.1f} {err:>6s} {verdict}")
+    median, right = summary(results)
+    print(f"\n{len(results)} cases: median |error| {median:.1%}, verdicts right {right:.0%}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,207 @@
+"""Memory savers, offload, post-training objectives and hardware precision (issue #20
+items 2-5): each changes the estimate by its documented amount, and only that one."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from recommender.activations import COMPILE_ACTIVATION_FACTOR, Kernels, activations
+from recommender.estimate import estimate
+from recommender.gpus import get_gpu
+from recommender.memory import GIB, Strategy, estimate_memory
+from recommender.parse import parse_workload
+from recommender.posttrain import flops_multiplier, generation_bytes
+from recommender.steptime import hw_flops_per_token
+from recommender.topology import evaluate, fit_on_nodes
+from recommender.workload import (
+    LossKernel,
+    MemorySavers,
+    Method,
+    Objective,
+    Offload,
+    Optimizer,
+    Precision,
+    Sharding,
+    Workload,
+)
+from tests.factories import model, workload
+
+PLAIN = Strategy(Sharding.DDP, Offload.NONE, checkpointing=False)
+CKPT = Strategy(Sharding.DDP, Offload.NONE, checkpointing=True)
+FSDP_CKPT = Strategy(Sharding.FSDP, Offload.NONE, checkpointing=True)
+
+
+def one(w: Workload, strategy: Strategy = PLAIN, gpus: int = 1) -> float:
+    return estimate_memory(w, strategy, gpus=gpus, gpus_per_node=min(gpus, 8)).total_gib
+
+
+def saving(w: Workload, strategy: Strategy = PLAIN, **savers: object) -> float:
+    on = replace(w, savers=MemorySavers(**savers))  # type: ignore[arg-type]
+    return one(w, strategy) - one(on, strategy)
+
+
+BASE = workload(model=model("Llama 3.1 8B"), seq_len=4096, micro_batch=2)
+
+
+class TestSavers:
+    def test_selective_checkpointing_sits_between_none_and_full(self) -> None:
+        selective = replace(BASE, savers=MemorySavers(selective_checkpointing=True))
+        assert one(BASE, CKPT) < one(selective, CKPT) < one(BASE, PLAIN)
+
+    def test_fused_loss_saves_more_than_chunked(self) -> None:
+        chunked = saving(BASE, loss=LossKernel.CHUNKED)
+        fused = saving(BASE, loss=LossKernel.FUSED)
+        assert 0 < chunked < fused
+        # the chunked saving is the documented 7 of 8 fp32 bytes per logit
+        tokens = 4096 * 2
+        assert chunked * GIB == pytest.approx(tokens * 128256 * 8 * 7 / 8 * 1.1, rel=0.01)
+
+    def test_chunked_loss_from_text_equals_the_kernel_flag(self) -> None:
+        stated = replace(BASE, savers=MemorySavers(loss=LossKernel.CHUNKED))
+        a = activations(stated, False, Kernels())
+        b = activations(BASE, False, Kernels(chunked_loss=True))
+        assert a == b
+
+    def test_compile_scales_layer_activations_only(self) -> None:
+        plain = activations(BASE, False, Kernels())
+        compiled = activations(replace(BASE, savers=MemorySavers(compile=True)), False, Kernels())
+        body = plain.gpu - plain.logits
+        assert compiled.gpu - compiled.logits == pytest.approx(body * COMPILE_ACTIVATION_FACTOR)
+        assert compiled.logits == plain.logits
+
+    def test_optimizer_in_backward_drops_the_gradient_buffer(self) -> None:
+        w = replace(BASE, precision=Precision.BF16_TRUE)
+        mem = estimate_memory(
+            replace(w, savers=MemorySavers(optimizer_in_backward=True)),
+            PLAIN,
+            gpus=1,
+            gpus_per_node=1,
+        )
+        unit = w.model.largest_layer_params * 2
+        assert mem.gradients_gib * GIB == pytest.approx(unit)
+
+    def test_paged_optimizer_moves_states_to_host(self) -> None:
+        w = replace(BASE, precision=Precision.BF16_TRUE, optimizer=Optimizer.ADAMW_8BIT)
+        paged = replace(w, savers=MemorySavers(paged_optimizer=True))
+        a = estimate_memory(w, PLAIN, gpus=1, gpus_per_node=1)
+        b = estimate_memory(paged, PLAIN, gpus=1, gpus_per_node=1)
+        states = w.model.params * 2.0 / GIB  # 8-bit m and v
+        assert a.optimizer_gib - b.optimizer_gib == pytest.approx(states)
+        assert b.cpu_offload_gib == pytest.approx(states)
+
+    def test_activation_offload_moves_activations_to_host(self) -> None:
+        off = replace(BASE, savers=MemorySavers(activation_offload=True))
+        a = estimate_memory(BASE, CKPT, gpus=1, gpus_per_node=1)
+        b = estimate_memory(off, CKPT, gpus=1, gpus_per_node=1)
+        assert b.activations_gib < a.activations_gib
+        assert b.cpu_offload_gib > 0
+        assert a.activations_gib - b.activations_gib == pytest.approx(b.cpu_offload_gib)
+
+
+class TestOffload:
+    def test_fsdp_cpu_offload_moves_gradients_and_optimizer(self) -> None:
+        w = workload(model=model("Llama 3.1 70B"), precision=Precision.BF16_TRUE)
+        s = Strategy(Sharding.FSDP, Offload.PARAMS, checkpointing=True)
+        mem = estimate_memory(w, s, gpus=8, gpus_per_node=8)
+        # only the gathered units remain: no sharded weights, gradients or states
+        assert mem.optimizer_gib == 0
+        assert mem.model_states_gib == pytest.approx(mem.gathered_gib)
+        assert mem.cpu_offload_gib * 8 > w.model.params * 8 / GIB  # weights, grads, states
+
+    def test_offload_plan_needs_the_host_ram(self) -> None:
+        w = workload(
+            model=model("Llama 2 70B"),
+            method=Method.QLORA,
+            precision=Precision.BF16_TRUE,
+            lora_rank=64,
+            seq_len=512,
+            micro_batch=2,
+        )
+        gpu = get_gpu("RTX-4090")
+        kw = {"gpus_per_node": 2, "multi_node": False}
+        assert fit_on_nodes(w, gpu, host_ram_gib=128, **kw) is not None  # type: ignore[arg-type]
+        forced = replace(w, offload=Offload.PARAMS, sharding=Sharding.FSDP)
+        plan = evaluate(forced, gpu, gpus=2, host_ram_gib=1)
+        assert not plan.fits  # the offloaded states do not fit in 1 GiB of host RAM
+
+
+class TestPostTraining:
+    def test_dpo_needs_more_memory_than_sft(self) -> None:
+        """Issue #20: `gpufit estimate "llama-3-8b dpo on 8x H100"` needs more than SFT: on
+        the layout SFT's estimate chose, DPO needs more per GPU, so its own estimate has to
+        switch on a further saver (more sharding) to keep the safety margin."""
+        sft = estimate(parse_workload("llama-3-8b on 8x H100")).hardware
+        dpo = estimate(parse_workload("llama-3-8b dpo on 8x H100")).hardware
+        assert sft is not None
+        assert dpo is not None
+        dpo_w = parse_workload("llama-3-8b dpo on 8x H100")
+        assert one(dpo_w, sft.strategy, gpus=8) > sft.memory.total_gib
+        assert dpo.strategy != sft.strategy or dpo.memory.total_gib > sft.memory.total_gib
+        for s in (PLAIN, FSDP_CKPT):
+            w = parse_workload("llama-3-8b on 8x H100")
+            d = replace(w, objective=Objective.DPO)
+            assert one(d, s, gpus=8) > one(w, s, gpus=8)
+
+    @pytest.mark.parametrize("method", [Method.FULL, Method.LORA, Method.QLORA])
+    @pytest.mark.parametrize("objective", list(Objective))
+    def test_every_objective_costs_at_least_sft(self, method: Method, objective: Objective) -> None:
+        w = workload(method=method, precision=Precision.BF16_TRUE)
+        post = replace(w, objective=objective)
+        assert one(post, CKPT) >= one(w, CKPT)
+        assert flops_multiplier(post) >= 1.0
+
+    def test_reference_model_is_free_with_lora(self) -> None:
+        lora = workload(method=Method.LORA, precision=Precision.BF16_TRUE)
+        dpo, orpo = replace(lora, objective=Objective.DPO), replace(lora, objective=Objective.ORPO)
+        assert one(dpo) == pytest.approx(one(orpo))  # both: pairs, no extra weights
+        full = workload(precision=Precision.BF16_TRUE)
+        ref = full.model.params * 2 / GIB
+        d_full = one(replace(full, objective=Objective.DPO)) - one(
+            replace(full, objective=Objective.ORPO)
+        )
+        assert d_full == pytest.approx(ref)
+
+    def test_ppo_holds_four_models(self) -> None:
+        w = workload(precision=Precision.BF16_TRUE)
+        mem = estimate_memory(replace(w, objective=Objective.PPO), PLAIN, gpus=1, gpus_per_node=1)
+        # policy + value at 8 B/param, reference + reward at 2 B/param
+        assert mem.model_states_gib * GIB == pytest.approx(w.model.params * (8 + 8 + 2 + 2))
+
+    def test_grpo_counts_the_group_kv_cache(self) -> None:
+        w = replace(workload(seq_len=8192), objective=Objective.GRPO, group_size=16)
+        m = w.model
+        kv = 2 * m.layers * m.kv_heads * m.head_dim * 2 * 8192 * 16
+        assert generation_bytes(w) == kv
+        mem = estimate_memory(w, CKPT, gpus=1, gpus_per_node=1)
+        assert mem.generation_gib * GIB == kv
+        assert mem.activations_gib >= mem.generation_gib
+
+    def test_post_training_flops_reach_the_step_time_model(self) -> None:
+        w = workload()
+        dense, _ = hw_flops_per_token(w, False)
+        dpo, _ = hw_flops_per_token(replace(w, objective=Objective.DPO), False)
+        assert dpo / dense == pytest.approx(flops_multiplier(replace(w, objective=Objective.DPO)))
+        assert flops_multiplier(replace(w, objective=Objective.PPO)) == pytest.approx(3.0)
+
+
+class TestHardwarePrecision:
+    def test_v100_trains_in_fp16_and_says_so(self) -> None:
+        plan = evaluate(workload(), get_gpu("V100-SXM-32GB"), gpus=8)
+        assert any("fp16 mixed precision with loss scaling" in n for n in plan.notes)
+
+    def test_pure_bf16_on_t4_becomes_fp16_mixed_with_more_memory(self) -> None:
+        w = workload(model=model("Llama 3.2 1B"), precision=Precision.BF16_TRUE)
+        t4 = evaluate(w, get_gpu("T4"), gpus=1)
+        l4 = evaluate(w, get_gpu("L4"), gpus=1)
+        assert t4.memory.model_states_gib > l4.memory.model_states_gib
+        assert any("no bf16" in n for n in t4.notes)
+        assert not any("no bf16" in n for n in l4.notes)
+
+    def test_no_fp8_before_ada_and_hopper(self) -> None:
+        w = workload(precision=Precision.FP8_MIXED)
+        a100 = evaluate(w, get_gpu("A100-SXM-80GB"), gpus=8)
+        h100 = evaluate(w, get_gpu("H100-SXM-80GB"), gpus=8)
+        assert any("no FP8" in n for n in a100.notes)
+        assert not any("no FP8" in n for n in h100.notes)

@@ -89,6 +89,7 @@ def cloud_from_location(location: str) -> str | None:
         return None
     return match.group(1)
 
+
 _REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
 
 _HINT = (

@@ -159,8 +159,9 @@ class Builder:
         self.cloud = cloud
         self.source = source
         self.log = log
-        self._on_demand: dict[tuple[str, str], list[Offer]] = {}
-        self._spot: dict[tuple[str, str, str], Offer] = {}
+        # Keyed by shape and GPUs too: a GCP N1 host carries T4s, P4s or V100s alike.
+        self._on_demand: dict[tuple[str, str, int, str], list[Offer]] = {}
+        self._spot: dict[tuple[str, str, int, str, str], Offer] = {}
 
     def add_table(self, where: str, rows: Iterable[tuple[int, Row]]) -> None:
         """Add the GPU VM rows of one document, labelled ``where N`` in rejections."""
@@ -192,12 +193,14 @@ class Builder:
             check_price(spot, row.count, "SpotPrice")
         if price is not None:
             offer = self._offer(row, price, spot=False)
-            self._on_demand.setdefault((row.instance_type, row.region), []).append(offer)
+            key = (row.instance_type, row.gpu_id, row.count, row.region)
+            self._on_demand.setdefault(key, []).append(offer)
         # A spot price at or above on-demand buys only preemption risk (RunPod's catalog copies
         # Price into SpotPrice; AWS has such rows too): no spot offer then.
         if spot is not None and (price is None or spot < price):
             offer = self._offer(row, spot, spot=True)
-            self._spot.setdefault((row.instance_type, row.region, row.zone), offer)
+            spot_key = (row.instance_type, row.gpu_id, row.count, row.region, row.zone)
+            self._spot.setdefault(spot_key, offer)
 
     def _offer(self, row: GpuRow, price: float, *, spot: bool) -> Offer:
         if not 0 < price < MAX_OFFER_USD_PER_HOUR:

@@ -173,11 +173,11 @@ def _attach(read: _Accelerator, zone: str, hosts: list[_Host]) -> GpuRow:
             and h.vcpus >= need
             and h.ram_gib >= need * _N1_RAM_PER_VCPU_GIB
         ]
-        family = f"N1 (>= {need} vCPUs)"
+        family = f"n1 with >= {need} vCPUs"
     priced = [h for h in fits if h.price is not None]
     if not priced:
         raise RowError(
-            f"{read.name}x{read.count} in {zone} has no {family} host row to price it with "
+            f"{read.name}x{read.count} in {zone} has no host VM row ({family}) to price it with "
             "(an attachable GPU's price alone would understate the cost)"
         )
     host = min(priced, key=lambda h: (h.price or 0.0, h.instance_type))

@@ -169,6 +169,42 @@ RULES: Mapping[str, BillingRule] = MappingProxyType(
                 source="vast.ai/pricing (per-second billing, interruptible instances)",
                 as_of=_READ,
             ),
+            BillingRule(
+                provider="oci",
+                granularity_s=1,  # Compute is billed per second
+                minimum_s=MINUTE_S,  # "with a one-minute minimum"
+                spot_available=True,  # preemptible instances at 50 % of on-demand
+                per_gpu_pricing=True,  # GPU shapes are listed per GPU-hour
+                spot_interruptions_per_hour=_BAND_SPOT_PER_HOUR,  # ours: like other clouds' spot
+                checkpoint_write_gb_per_s=1.0,  # block volume, higher-performance tier (ours)
+                storage_usd_per_gb_month=0.0255,  # Object Storage Standard
+                source="oracle.com/cloud/compute/pricing (per-second billing, 1 min minimum)",
+                as_of=_READ,
+            ),
+            BillingRule(
+                provider="do",
+                granularity_s=1,  # Droplets (GPU Droplets too) are billed per second
+                minimum_s=MINUTE_S,  # "a minimum charge of 60 seconds"
+                spot_available=False,  # no spot market
+                per_gpu_pricing=True,  # GPU Droplets are listed per GPU-hour
+                spot_interruptions_per_hour=0.0,
+                checkpoint_write_gb_per_s=0.5,  # volumes block storage (ours)
+                storage_usd_per_gb_month=0.02,  # Spaces object storage overage
+                source="docs.digitalocean.com/platform/billing (per-second, 60 s minimum)",
+                as_of=_READ,
+            ),
+            BillingRule(
+                provider="ibm",
+                granularity_s=1,  # VPC virtual servers are billed per second
+                minimum_s=MINUTE_S,  # "with a one-minute minimum"
+                spot_available=False,  # no spot VPC GPU profiles in SkyPilot's catalog
+                per_gpu_pricing=False,
+                spot_interruptions_per_hour=0.0,
+                checkpoint_write_gb_per_s=0.5,  # VPC block storage profiles (ours)
+                storage_usd_per_gb_month=0.022,  # Cloud Object Storage Standard, regional
+                source="cloud.ibm.com/docs/vpc?topic=vpc-vsi-billing (per second, 1 min minimum)",
+                as_of=_READ,
+            ),
         )
     }
 )

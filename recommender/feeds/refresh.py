@@ -21,6 +21,7 @@ from recommender.feeds.cache import RedisSnapshots, SnapshotMeta
 from recommender.feeds.detect import parse_any
 from recommender.feeds.fetch import FetchTimeouts, RetryPolicy, Validators, fetch_all
 from recommender.feeds.gpuhunt import provider_from_location
+from recommender.feeds.skypilot import cloud_from_location
 from recommender.feeds.sources import FeedSource, RefreshOutcome, SourceRefresh
 
 __all__ = ["refresh_source"]
@@ -71,7 +72,9 @@ async def refresh_source(
             bodies,
             source=source.name,
             as_of=min(stamps) if len(stamps) == len(fetched) else None,
-            provider=source.provider or provider_from_location(source.locations[0]),
+            provider=source.provider
+            or provider_from_location(source.locations[0])
+            or cloud_from_location(source.locations[0]),
         )
     except CatalogError as exc:
         return await _failed(snapshots, source, exc.message, has_previous, now)

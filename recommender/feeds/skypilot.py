@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from pathlib import PurePosixPath
+from urllib.parse import urlsplit
 
 from recommender.errors import CatalogError
 from recommender.feeds._rows import RowLog, decode, read_csv
@@ -35,10 +37,58 @@ from recommender.feeds.base import MAX_REPORTED_ERRORS, ParsedFeed
 from recommender.feeds.skypilot_builder import Builder, Row
 from recommender.feeds.skypilot_gcp import add_gcp
 
-__all__ = ["CLOUDS", "looks_like_skypilot", "parse_skypilot"]
+__all__ = ["CLOUDS", "cloud_from_location", "looks_like_skypilot", "parse_skypilot"]
 
-#: Clouds whose ``vms.csv`` this adapter knows (the provider ids it sets).
-CLOUDS = ("aws", "gcp", "lambda", "nebius", "runpod")
+#: Clouds of SkyPilot's catalog layout whose ``vms.csv`` lists GPU rows (the provider ids the
+#: adapter sets); source: github.com/skypilot-org/skypilot-catalog ``catalogs/v8/`` (and the
+#: v5-v7 folders for clouds without a v8 one: azure, do, fluidstack, paperspace, ibm, scp).
+#: They share the column names; the per-cloud quirks are in :mod:`skypilot_builder`.
+CLOUDS = (
+    "aws",
+    "azure",
+    "gcp",
+    "lambda",
+    "nebius",
+    "runpod",
+    "vast",
+    "oci",
+    "cudo",
+    "fluidstack",
+    "paperspace",
+    "do",
+    "ibm",
+    "scp",
+    "hyperbolic",
+    "hyperstack",
+    "jarvislabs",
+    "lium",
+    "mithril",
+    "primeintellect",
+    "seeweb",
+    "shadeform",
+    "spheron",
+    "verda",
+    "yotta",
+    "daytona",
+)
+
+#: ``…/catalogs/v8/<cloud>/vms.csv`` (the published layout) or a local ``<cloud>_….csv`` copy.
+_LAYOUT = re.compile(r"(?:^|/)catalogs/v\d+/([a-z0-9_-]+)/vms\.csv$")
+_LOCAL_COPY = re.compile(r"^([a-z0-9]+)[_.-]")
+
+
+def cloud_from_location(location: str) -> str | None:
+    """The cloud a SkyPilot catalog's URL or path names (``…/catalogs/v8/vast/vms.csv`` →
+    ``vast``), or ``None``."""
+    path = urlsplit(location).path if "://" in location else location
+    path = path.replace("\\", "/").lower()
+    match = _LAYOUT.search(path)
+    if match is None:
+        match = _LOCAL_COPY.match(PurePosixPath(path).name)
+    if match is None or match.group(1) not in CLOUDS:
+        return None
+    return match.group(1)
+
 
 _REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
 
@@ -69,7 +119,9 @@ def parse_skypilot(
         source: the source name for errors and ``Offer.source``.
         as_of: when the catalog was collected (the files do not say; pass e.g. the HTTP
             ``Last-Modified`` time).
-        provider: the cloud id when it cannot be inferred (``aws``, ``gcp``, ``lambda``, ...).
+        provider: the cloud id (``aws``, ``gcp``, ``vast``, ...); without it the cloud is told
+            from the header, then from ``source`` as a URL or path (:func:`cloud_from_location`),
+            then from the instance names.
 
     Raises:
         CatalogError: not a SkyPilot catalog, the cloud cannot be told, or no row could be read.
@@ -93,7 +145,7 @@ def parse_skypilot(
             )
         where = f"file {index + 1} row" if len(texts) > 1 else "row"
         if cloud is None:
-            cloud = _cloud_from_header(header)
+            cloud = _cloud_from_header(header) or cloud_from_location(source)
         if cloud is None:
             table = list(rows)
             cloud = _cloud_from_rows(table)

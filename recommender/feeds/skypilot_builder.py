@@ -19,7 +19,16 @@ from recommender.feeds.base import RowError, resolve_gpu
 from recommender.feeds.fabrics import fabric_for
 from recommender.offers import MAX_OFFER_USD_PER_HOUR, Offer
 
-__all__ = ["Builder", "GpuRow", "Row", "cell", "gpu_card", "is_skipped", "read_gpu_row"]
+__all__ = [
+    "TOTAL_MEMORY_CLOUDS",
+    "Builder",
+    "GpuRow",
+    "Row",
+    "cell",
+    "gpu_card",
+    "is_skipped",
+    "read_gpu_row",
+]
 
 #: One CSV row, column name → cell.
 Row = Mapping[str, str]
@@ -39,9 +48,17 @@ def cell(row: Row, column: str) -> str:
     return row.get(column, "")
 
 
+#: Clouds whose ``MemoryInfo.SizeInMiB`` is the machine's total over all its GPUs; source:
+#: SkyPilot catalog v8 ``vast/vms.csv`` (``2x-A100_SXM4`` lists 81920 MiB: two 40 GB cards;
+#: ``8x-RTX_4090`` 196512 MiB: eight 24 GB cards).
+TOTAL_MEMORY_CLOUDS = frozenset({"vast"})
+
+
 @lru_cache(maxsize=_GPU_INFO_CACHE_SIZE)
-def gpu_card(cloud: str, gpu_info: str) -> tuple[str, float | None]:
-    """The card name and per-GPU memory (GiB) of a ``GpuInfo`` cell (a Python literal)."""
+def gpu_card(cloud: str, gpu_info: str, count: int = 1) -> tuple[str, float | None]:
+    """The card name and per-GPU memory (GiB) of a ``GpuInfo`` cell (a Python literal).
+
+    ``count`` (the row's GPUs) divides the memory of clouds that list a machine total."""
     if not gpu_info.strip():
         return "", None
     if len(gpu_info) > _MAX_GPU_INFO_CHARS:
@@ -63,6 +80,8 @@ def gpu_card(cloud: str, gpu_info: str) -> tuple[str, float | None]:
         return card, None
     if cloud == "runpod":
         return card, float(size) * 1e9 / 2**30  # RunPod's SizeInMiB holds GB (80 = A100-80GB)
+    if cloud in TOTAL_MEMORY_CLOUDS:
+        return card, float(size) / 1024 / count
     return card, float(size) / 1024
 
 
@@ -89,8 +108,8 @@ def read_gpu_row(cloud: str, row: Row) -> GpuRow:
         RowError: the row cannot be read; the message says why.
     """
     accelerator = cell(row, "AcceleratorName").strip()
-    card, memory_gib = gpu_card(cloud, cell(row, "GpuInfo"))
     count = whole_count(cell(row, "AcceleratorCount"), "AcceleratorCount")
+    card, memory_gib = gpu_card(cloud, cell(row, "GpuInfo"), count)
     instance_type = cell(row, "InstanceType").strip()
     if not instance_type:
         raise RowError("InstanceType is empty")
@@ -140,8 +159,9 @@ class Builder:
         self.cloud = cloud
         self.source = source
         self.log = log
-        self._on_demand: dict[tuple[str, str], list[Offer]] = {}
-        self._spot: dict[tuple[str, str, str], Offer] = {}
+        # Keyed by shape and GPUs too: a GCP N1 host carries T4s, P4s or V100s alike.
+        self._on_demand: dict[tuple[str, str, int, str], list[Offer]] = {}
+        self._spot: dict[tuple[str, str, int, str, str], Offer] = {}
 
     def add_table(self, where: str, rows: Iterable[tuple[int, Row]]) -> None:
         """Add the GPU VM rows of one document, labelled ``where N`` in rejections."""
@@ -173,12 +193,14 @@ class Builder:
             check_price(spot, row.count, "SpotPrice")
         if price is not None:
             offer = self._offer(row, price, spot=False)
-            self._on_demand.setdefault((row.instance_type, row.region), []).append(offer)
+            key = (row.instance_type, row.gpu_id, row.count, row.region)
+            self._on_demand.setdefault(key, []).append(offer)
         # A spot price at or above on-demand buys only preemption risk (RunPod's catalog copies
         # Price into SpotPrice; AWS has such rows too): no spot offer then.
         if spot is not None and (price is None or spot < price):
             offer = self._offer(row, spot, spot=True)
-            self._spot.setdefault((row.instance_type, row.region, row.zone), offer)
+            spot_key = (row.instance_type, row.gpu_id, row.count, row.region, row.zone)
+            self._spot.setdefault(spot_key, offer)
 
     def _offer(self, row: GpuRow, price: float, *, spot: bool) -> Offer:
         if not 0 < price < MAX_OFFER_USD_PER_HOUR:

@@ -14,16 +14,39 @@ import pytest
 
 from tests.redis_server import redis_server, redis_url
 
-__all__ = ["DATA", "FeedServer", "Route", "redis_server", "redis_url"]
+__all__ = [
+    "CATALOGS",
+    "DATA",
+    "FeedServer",
+    "Route",
+    "catalog_bytes",
+    "catalog_clouds",
+    "redis_server",
+    "redis_url",
+]
 
 DATA = Path(__file__).resolve().parent / "data"
 
-#: The shared real-data folder next to the repository (absent outside the team workspace).
-SHARED_CATALOG = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "skypilot-catalog"
+#: Real SkyPilot catalog rows, one ``vms.csv`` per cloud at its published path under
+#: ``catalogs/v8/``; each file's first line is a ``#`` comment naming the rows' source.
+CATALOGS = DATA / "catalogs" / "v8"
 
 
 def fixture_bytes(name: str) -> bytes:
     return (DATA / name).read_bytes()
+
+
+def catalog_clouds() -> list[str]:
+    """The clouds with a real-rows fixture."""
+    return sorted(p.parent.name for p in CATALOGS.glob("*/vms.csv"))
+
+
+def catalog_bytes(cloud: str) -> bytes:
+    """A cloud's fixture as upstream serves it: the leading ``#`` source comment removed."""
+    lines = (CATALOGS / cloud / "vms.csv").read_bytes().splitlines(keepends=True)
+    while lines and lines[0].startswith(b"#"):
+        lines.pop(0)
+    return b"".join(lines)
 
 
 @dataclass
@@ -70,6 +93,16 @@ class FeedServer:
     def hits(self, path: str) -> int:
         return sum(1 for r in self.requests if r.path == path)
 
+    def serve_catalogs(self, last_modified: str) -> dict[str, str]:
+        """Serve every cloud's fixture at ``/catalogs/v8/<cloud>/vms.csv``, as the catalog's
+        host does, with ``Last-Modified`` and an ``ETag``; returns cloud → URL."""
+        urls = {}
+        for cloud in catalog_clouds():
+            body = catalog_bytes(cloud)
+            route = Route(body, etag=f'"{cloud}-{len(body)}"', last_modified=last_modified)
+            urls[cloud] = self.serve(f"/catalogs/v8/{cloud}/vms.csv", route)
+        return urls
+
 
 def _handler(server: FeedServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
@@ -94,6 +127,10 @@ def _handler(server: FeedServer) -> type[BaseHTTPRequestHandler]:
                 return
             if route.etag and self.headers.get("If-None-Match") == route.etag:
                 self._send(304, b"", {"ETag": route.etag})
+                return
+            since = self.headers.get("If-Modified-Since")
+            if route.last_modified and since == route.last_modified:
+                self._send(304, b"", {"Last-Modified": route.last_modified})
                 return
             headers = {"Content-Type": route.content_type}
             if route.etag:

@@ -68,7 +68,10 @@ class TestParseAny:
         ("names", "offers"),
         [
             (("feed.json",), 2),
-            (("skypilot_gcp_hosts.csv", "skypilot_gcp_accelerators.csv"), 4),
+            (
+                ("skypilot_gcp_hosts.csv", "skypilot_gcp_accelerators.csv"),
+                6,
+            ),  # a3-edgegpu pairs with H100 too
             (("aws.csv",), 4),
         ],
     )

@@ -1,39 +1,67 @@
-"""The SkyPilot adapter against real catalog rows (../shared/data/skypilot-catalog).
+"""The SkyPilot adapter against real catalog rows, served as the catalog's host serves them.
 
-The folder sits next to the repository in the team workspace; elsewhere these tests skip.
-Expected counts come from the folder's README ("Row counts") and from reading the rows.
+The rows are verbatim copies from ``skypilot-org/skypilot-catalog`` (``catalogs/v8/<cloud>/
+vms.csv``), kept in ``tests/feeds/data/catalogs/v8/``; each file's first line names its
+commit. A loopback HTTP server serves them at their published paths with ``Last-Modified``
+and ``ETag``, and the cloud is taken from the URL where the header does not tell it.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import httpx
 import pytest
 
-from recommender.errors import CatalogError
 from recommender.feeds.base import ParsedFeed
 from recommender.feeds.detect import parse_any
+from recommender.feeds.fetch import Validators, fetch_all
+from recommender.feeds.skypilot import CLOUDS, cloud_from_location
 from recommender.offers import Fabric, Offer
-from tests.feeds.conftest import SHARED_CATALOG
+from tests.feeds.conftest import CATALOGS, FeedServer, catalog_bytes, catalog_clouds
 
-pytestmark = pytest.mark.skipif(
-    not SHARED_CATALOG.is_dir(), reason="../shared/data/skypilot-catalog is not present"
-)
+UPSTREAM = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master"
+LAST_MODIFIED = "Tue, 18 Nov 2025 06:12:44 GMT"
 
-#: file(s) → (data rows per README, rows rejected, the reasons allowed for rejections)
-SOURCES: dict[tuple[str, ...], tuple[int, int, tuple[str, ...]]] = {
-    ("aws_gpu_vms.csv",): (223, 5, ("no price",)),
-    ("gcp_gpu_host_vms.csv", "gcp_gpu_vms.csv"): (
-        307 + 747,
-        560,
-        ("no host VM row", "unknown GPU 'P4'", "machine-family map", "accelerator row in"),
-    ),
-    ("lambda_gpu_vms.csv",): (374, 17, ("unknown GPU 'RTX6000'",)),
-    ("nebius_gpu_vms.csv",): (21, 0, ()),
-    ("runpod_gpu_vms.sample.csv",): (79, 0, ()),
+#: cloud → (data rows, rows rejected, the reasons allowed for rejections)
+EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
+    "aws": (20, 5, ("no price",)),  # p5e.48xlarge rows without a price
+    "cudo": (5, 0, ()),
+    # L4x1 and L4x8 have no g2-standard row here, H100x1 no a3-highgpu-1g row; T4 and P4
+    # pair with n1-highcpu-96, A100x1 with a2-highgpu-1g.
+    "gcp": (16, 3, ("no host VM row (g2-standard)", "H100x1 in us-central1-a has no host")),
+    "lambda": (4, 0, ()),
+    "nebius": (5, 0, ()),
+    "oci": (10, 0, ()),
+    "runpod": (6, 0, ()),
+    # One Hong Kong "RTX 4090" lists 48 GB: a modded card, not an RTX 4090 24GB.
+    "vast": (9, 1, ("GPU memory 47.9883 GiB does not match GPU 'RTX4090'",)),
 }
 
 
-def load(*names: str) -> ParsedFeed:
-    return parse_any([(SHARED_CATALOG / n).read_bytes() for n in names], source=names[0])
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient() as http:
+        yield http
+
+
+async def load(feed_server: FeedServer, client: httpx.AsyncClient, cloud: str) -> ParsedFeed:
+    """Fetch one cloud's catalog over HTTP and parse it as the refresher does."""
+    url = feed_server.serve_catalogs(LAST_MODIFIED)[cloud]
+    [result] = await fetch_all([url], client=client)
+    assert result.fetched is not None, result.error
+    assert result.fetched.body is not None
+    return parse_any(
+        result.fetched.body,
+        source=url,
+        as_of=result.fetched.modified_at,
+        provider=cloud_from_location(url),
+    )
+
+
+def local(cloud: str) -> ParsedFeed:
+    return parse_any(catalog_bytes(cloud), source=f"catalogs/v8/{cloud}/vms.csv")
 
 
 def only(feed: ParsedFeed, **attrs: object) -> Offer:
@@ -42,35 +70,63 @@ def only(feed: ParsedFeed, **attrs: object) -> Offer:
     return matches[0]
 
 
-class TestEveryFile:
-    def test_every_file_in_the_folder_is_covered(self) -> None:
-        """Each vms file there is loaded by a case below (a new file needs a new case)."""
-        covered = {name for names in SOURCES for name in names}
-        present = {p.name for p in SHARED_CATALOG.glob("*vms*.csv")}
-        assert present == covered
+class TestFixtures:
+    def test_every_fixture_names_its_source_and_is_covered(self) -> None:
+        """Each fixture starts with a comment naming the upstream file and commit."""
+        assert set(catalog_clouds()) == set(EXPECTED)
+        for cloud in catalog_clouds():
+            first = (CATALOGS / cloud / "vms.csv").read_text().splitlines()[0]
+            assert first.startswith("# Rows copied verbatim from skypilot-org/skypilot-catalog")
+            assert f"catalogs/v8/{cloud}/vms.csv @ " in first
+            assert cloud in CLOUDS
 
-    @pytest.mark.parametrize("names", list(SOURCES), ids=lambda n: n[0])
-    def test_row_counts_and_rejections(self, names: tuple[str, ...]) -> None:
-        """Every data row is seen; rejections are few and only for the documented reasons."""
-        rows, rejected, reasons = SOURCES[names]
-        feed = load(*names)
-        assert (feed.rows, feed.rejected) == (rows, rejected)
+    @pytest.mark.parametrize("cloud", sorted(EXPECTED))
+    async def test_rows_over_http(
+        self, feed_server: FeedServer, client: httpx.AsyncClient, cloud: str
+    ) -> None:
+        """Every data row is seen; rejections are few, for the documented reasons; the
+        catalog's date is its Last-Modified, not the fetch time."""
+        rows, rejected, reasons = EXPECTED[cloud]
+        feed = await load(feed_server, client, cloud)
+        assert (feed.rows, feed.rejected) == (rows, rejected), feed.errors
         assert all(any(r in e for r in reasons) for e in feed.errors), feed.errors
-        assert feed.offers
+        assert {o.provider for o in feed.offers} == {cloud}
+        assert feed.as_of == datetime(2025, 11, 18, 6, 12, 44, tzinfo=UTC)
 
-    def test_the_accelerator_index_is_not_a_price_feed(self) -> None:
-        """common_accelerators.csv is refused cleanly, not parsed into nonsense."""
-        with pytest.raises(CatalogError, match="not a price feed"):
-            load("common_accelerators.csv")
+    async def test_an_unchanged_catalog_costs_a_304(
+        self, feed_server: FeedServer, client: httpx.AsyncClient
+    ) -> None:
+        """A refresh with the ETag or the Last-Modified of the last fetch gets no body."""
+        url = feed_server.serve_catalogs(LAST_MODIFIED)["aws"]
+        [first] = await fetch_all([url], client=client)
+        assert first.fetched is not None
+        by_etag = {url: first.fetched.validators}
+        by_date = {url: Validators(last_modified=LAST_MODIFIED)}
+        for validators in (by_etag, by_date):
+            [again] = await fetch_all([url], client=client, validators=validators)
+            assert again.fetched is not None
+            assert again.fetched.not_modified
+            assert again.fetched.body is None
+
+    @pytest.mark.parametrize(
+        ("location", "cloud"),
+        [
+            (f"{UPSTREAM}/catalogs/v8/vast/vms.csv", "vast"),
+            ("/srv/catalogs/v7/do/vms.csv", "do"),
+            ("gcp_gpu_host_vms.csv", "gcp"),
+            ("https://example.com/prices.csv", None),
+        ],
+    )
+    def test_the_cloud_comes_from_the_url_or_path(self, location: str, cloud: str | None) -> None:
+        assert cloud_from_location(location) == cloud
 
 
 class TestKnownPrices:
     def test_aws_p5_on_demand_and_per_zone_spot(self) -> None:
         """p5.48xlarge us-east-1: 55.04 on demand; spot 19.2531 in use1-az2, 10.2397 in Atlanta."""
-        feed = load("aws_gpu_vms.csv")
-        assert only(feed, instance_type="p5.48xlarge", region="us-east-1", spot=False).zone == ""
+        feed = local("aws")
         od = only(feed, instance_type="p5.48xlarge", region="us-east-1", spot=False)
-        assert od.price_usd_per_hour == 55.04
+        assert (od.zone, od.price_usd_per_hour) == ("", 55.04)
         assert (od.fabric, od.fabric_gbps) == (Fabric.EFA, 3200.0)
         spot = {
             o.zone: o.price_usd_per_hour
@@ -83,33 +139,68 @@ class TestKnownPrices:
 
     def test_aws_b300(self) -> None:
         """The one p6-b300.48xlarge row: 142.416 on demand, 33.4308 spot, 268.6 GiB per GPU."""
-        feed = load("aws_gpu_vms.csv")
+        feed = local("aws")
         od = only(feed, instance_type="p6-b300.48xlarge", spot=False)
         assert (od.gpu_id, od.price_usd_per_hour) == ("B300-288GB", 142.416)
         assert od.gpu_memory_gib == pytest.approx(275040 / 1024)
         assert only(feed, instance_type="p6-b300.48xlarge", spot=True).price_usd_per_hour == 33.4308
 
-    def test_gcp_a3_highgpu_is_host_plus_gpus(self) -> None:
-        """a3-highgpu-8g us-central1-a: host 9.46006 + 8xH100 33.60609 on demand."""
-        feed = load("gcp_gpu_host_vms.csv", "gcp_gpu_vms.csv")
-        spot = only(feed, instance_type="a3-highgpu-8g", zone="us-central1-a", spot=True)
-        assert spot.price_usd_per_hour == pytest.approx(2.88933 + 23.9408)
-        od = [
-            o
-            for o in feed.offers
-            if o.instance_type == "a3-highgpu-8g" and o.region == "us-central1" and not o.spot
-        ]
-        assert [o.price_usd_per_hour for o in od] == [pytest.approx(9.46006 + 33.60609)]
+    def test_gcp_fixed_families_incl_edge_and_nolssd(self) -> None:
+        """a3-highgpu-8g, a3-edgegpu-8g(-nolssd) = host 9.46006 + 8xH100 33.60609;
+        a3-ultragpu-8g-nolssd = 12.266 + 8xH200 74.49392; a4 = 0.0 + 8xB200 90.216."""
+        feed = local("gcp")
+        for shape in ("a3-highgpu-8g", "a3-edgegpu-8g", "a3-edgegpu-8g-nolssd"):
+            od = only(feed, instance_type=shape, spot=False)
+            assert (od.gpu_id, od.gpu_count) == ("H100-SXM-80GB", 8)
+            assert od.price_usd_per_hour == pytest.approx(9.46006 + 33.60609)
+        h200 = only(feed, instance_type="a3-ultragpu-8g-nolssd", spot=False)
+        assert (h200.gpu_id, h200.price_usd_per_hour) == (
+            "H200-SXM-141GB",
+            pytest.approx(12.266 + 74.49392),
+        )
+        b200 = only(feed, instance_type="a4-highgpu-8g", spot=False)
+        assert b200.price_usd_per_hour == pytest.approx(90.216)
 
-    def test_lambda_and_nebius_and_runpod(self) -> None:
+    def test_gcp_attachable_gpus_take_the_cheapest_fitting_n1_host(self) -> None:
+        """T4x1 needs an n1 host with >= 4 vCPUs and 16 GiB: n1-highcpu-8 (7.2 GiB) does not
+        fit, n1-highcpu-96 does: 3.40073 + 0.35 on demand, 0.94435 + 0.175 spot."""
+        feed = local("gcp")
+        od = only(feed, gpu_id="T4", spot=False)
+        assert od.instance_type == "n1-highcpu-96"
+        assert od.price_usd_per_hour == pytest.approx(3.40073 + 0.35)
+        spot = only(feed, gpu_id="T4", spot=True)
+        assert spot.price_usd_per_hour == pytest.approx(0.94435 + 0.175)
+        assert only(feed, gpu_id="P4", spot=False).instance_type == "n1-highcpu-96"
+
+    def test_lambda_nebius_runpod(self) -> None:
         """Lambda 8xH100 us-east-1 31.92; Nebius 8xH100 23.60/10.00 spot; RunPod A100 IN 1.39."""
-        lam = only(load("lambda_gpu_vms.csv"), instance_type="gpu_8x_h100_sxm5", region="us-east-1")
+        lam = only(local("lambda"), instance_type="gpu_8x_h100_sxm5", region="us-east-1")
         assert (lam.price_usd_per_hour, lam.gpu_memory_gib) == (31.92, 80.0)
-        nebius = load("nebius_gpu_vms.csv")
-        h100 = [o for o in nebius.offers if o.instance_type == "gpu-h100-sxm_8gpu-128vcpu-1600gb"]
+        h100 = [o for o in local("nebius").offers if o.instance_type.startswith("gpu-h100-sxm_8")]
         assert sorted((o.spot, o.price_usd_per_hour) for o in h100) == [(False, 23.6), (True, 10.0)]
         assert all(o.fabric is Fabric.INFINIBAND for o in h100)
-        runpod = only(
-            load("runpod_gpu_vms.sample.csv"), instance_type="1x_A100-80GB_SECURE", region="IN"
-        )
+        runpod = only(local("runpod"), instance_type="1x_A100-80GB_SECURE", region="IN")
         assert (runpod.gpu_id, runpod.price_usd_per_hour) == ("A100-PCIE-80GB", 1.39)
+
+    def test_vast_memory_is_per_gpu_whatever_the_file_lists(self) -> None:
+        """Vast lists machine totals: 2x A100 with 81,920 MiB is two 40 GB cards, 8x RTX 4090
+        with 196,512 MiB eight 24 GB cards; 1x A100 PCIe with 81,920 MiB is one 80 GB card."""
+        feed = local("vast")
+        two = only(feed, instance_type="2x-A100_SXM4-32-65536")
+        assert (two.gpu_id, two.gpu_count, two.gpu_memory_gib) == ("A100-SXM-40GB", 2, 40.0)
+        eight = only(feed, instance_type="8x-RTX_4090-32-65536")
+        assert (eight.gpu_id, eight.gpu_memory_gib) == ("RTX-4090", pytest.approx(23.99, 0.01))
+        assert only(feed, instance_type="1x-A100_PCIE-32-65536").gpu_id == "A100-PCIE-80GB"
+        assert only(feed, instance_type="2x-RTX_5090-32-65536").gpu_id == "RTX-5090"
+        assert not [o for o in feed.offers if o.spot]  # SpotPrice 0.00 is "no spot price"
+
+    def test_oci_and_cudo_current_gpus(self) -> None:
+        """OCI lists GB200, GB300, B300, MI300X, MI355X and RTX PRO 6000; Cudo A800 and H100."""
+        oci = {o.instance_type: o.gpu_id for o in local("oci").offers}
+        assert oci["BM.GPU.GB300.4"] == "GB300-288GB"
+        assert oci["BM.GPU.MI355X.8"] == "MI355X"
+        assert oci["BM.GPU.RTXPRO.8"] == "RTX-PRO-6000"
+        assert oci["BM.GPU.A100-v2.8"] == "A100-SXM-80GB"
+        cudo = {o.instance_type: o.gpu_id for o in local("cudo").offers}
+        assert cudo["intel-ice-lake-a800-pci_1x2v4gb"] == "A800-80GB"
+        assert cudo["sapphire-rapids-h100_1x2v4gb"] == "H100-SXM-80GB"

@@ -134,7 +134,11 @@ class TestGcp:
         od = only(feed, instance_type="a3-highgpu-8g", spot=False)
         assert od.price_usd_per_hour == pytest.approx(88.5)
         assert (od.gpu_id, od.gpu_count, od.vcpus) == ("H100-SXM-80GB", 8, 208.0)
-        spot = {o.zone: o.price_usd_per_hour for o in feed.offers if o.spot}
+        spot = {
+            o.zone: o.price_usd_per_hour
+            for o in feed.offers
+            if o.spot and o.instance_type == "a3-highgpu-8g"
+        }
         assert spot["us-central1-a"] == pytest.approx(25.2)
         assert spot["us-central1-b"] == pytest.approx(26.4)
         assert (od.fabric, od.fabric_gbps) == (Fabric.ROCE, 800.0)
@@ -148,12 +152,14 @@ class TestGcp:
         assert not [o for o in feed.offers if o.instance_type == "a4-highgpu-8g" and o.spot]
 
     def test_unpaired_rows_are_rejected_with_reasons(self) -> None:
-        """Attachable GPUs without a host row, unmapped hosts and hosts without GPUs are counted."""
+        """Attachable GPUs without a host row and hosts without GPUs are counted; A3 Edge
+        hosts carry H100s like a3-highgpu (cloud.google.com/compute/docs/gpus#a3-series)."""
         feed = parse("skypilot_gcp_hosts.csv", "skypilot_gcp_accelerators.csv")
-        assert (feed.rows, feed.rejected) == (9, 3)
+        assert (feed.rows, feed.rejected) == (9, 2)
+        edge = only(feed, instance_type="a3-edgegpu-8g", spot=False)
+        assert (edge.gpu_id, edge.price_usd_per_hour) == ("H100-SXM-80GB", pytest.approx(89.0))
         text = " | ".join(feed.errors)
-        assert "a3-edgegpu-8g is not in SkyPilot's GPU machine-family map" in text
-        assert "T4x1 in us-central1-a has no host VM row" in text
+        assert "T4x1 in us-central1-a has no host VM row (n1 with >= 4 vCPUs)" in text
         assert "no A100-80GBx1 accelerator row in europe-west4-a" in text
 
     def test_one_combined_file_equals_two_separate_files(self) -> None:
@@ -189,10 +195,14 @@ class TestLambdaNebiusRunPod:
         )
 
     def test_unknown_gpus_are_counted_not_fatal(self) -> None:
-        """The Quadro RTX6000 is not in the spec table: that row is rejected, the rest loads."""
-        feed = parse("skypilot_lambda.csv")
+        """A GPU not in the spec table rejects its row; the rest loads. (Lambda's RTX6000 is
+        the Turing Quadro RTX 6000, which the table now knows.)"""
+        text = fixture_bytes("skypilot_lambda.csv").decode().replace(",RTX6000,", ",H900,")
+        feed = parse_skypilot(text, source="skypilot_lambda.csv")
         assert (feed.rows, feed.rejected, len(feed.offers)) == (4, 1, 3)
-        assert feed.errors == ("row 4: unknown GPU 'RTX6000'",)
+        assert feed.errors == ("row 4: unknown GPU 'H900'",)
+        known = parse("skypilot_lambda.csv")
+        assert (known.rejected, only(known, gpu_id="QUADRO-RTX-6000").gpu_count) == (0, 1)
 
     def test_nebius_eight_gpu_vms_have_infiniband_and_spot(self) -> None:
         """Nebius 8-GPU H200 VMs: InfiniBand 3.2 Tb/s, and a spot offer from SpotPrice."""

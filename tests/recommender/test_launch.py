@@ -26,6 +26,7 @@ from recommender.ranking import Option, recommend
 from recommender.workload import HardwareRequest, Offload, Precision, Sharding, Workload
 from tests.factories import NOW, catalog, offer, workload
 
+SKYPILOT_AWS = Path(__file__).resolve().parents[1] / "feeds/data/skypilot_aws.csv"
 H100_OD = offer()
 H100_SPOT = offer(spot=True, price_usd_per_hour=25.0, zone="use1-az4")
 
@@ -241,18 +242,41 @@ def test_skypilot_accelerator_names() -> None:
 
 
 def test_skypilot_parses_the_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SkyPilot's own task parser accepts task.yaml (``pip install .[launch-test]``)."""
+    """SkyPilot's own task parser accepts task.yaml (``pip install -e .[launch-test]``).
+
+    SkyPilot checks the instance type against its catalog, which it downloads; offline, it
+    reads the copy under ``~/.sky/catalogs``, so a HOME with the test AWS catalog is used.
+    """
+    home = tmp_path / "home"
+    catalog_dir = home / ".sky/catalogs/v8/aws"
+    catalog_dir.mkdir(parents=True)
+    (catalog_dir / "vms.csv").write_text((SKYPILOT_AWS).read_text())
+    monkeypatch.setenv("HOME", str(home))
     sky = pytest.importorskip("sky")
-    for w, offers in (
-        (workload(), (H100_SPOT,)),
-        (workload(hardware=HardwareRequest("H100-SXM-80GB", 16)), (H100_OD,)),
+    p4d = offer(instance_type="p4d.24xlarge", gpu_id="A100-SXM-40GB", price_usd_per_hour=21.96)
+    p4d_spot = offer(
+        instance_type="p4d.24xlarge",
+        gpu_id="A100-SXM-40GB",
+        price_usd_per_hour=8.12,
+        spot=True,
+        zone="use1-az1",
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    for w, o in (
+        (workload(), p4d_spot),
+        (workload(hardware=HardwareRequest("A100-SXM-40GB", 16)), p4d),
     ):
-        _, files = _files(w, *offers)
+        _, files = _files(w, o)
         for name, text in files.by_name().items():
-            (tmp_path / name).write_text(text)
-        (tmp_path / "train.py").write_text("print('hi')\n")
-        monkeypatch.chdir(tmp_path)
-        task = sky.Task.from_yaml_config(_load(files.task_yaml))
-        assert task.num_nodes == _load(files.task_yaml)["num_nodes"]
+            (work / name).write_text(text)
+        (work / "train.py").write_text("print('hi')\n")
+        config = _load(files.task_yaml)
+        task = sky.Task.from_yaml_config(_load(files.task_yaml))  # it pops keys
+        assert task.num_nodes == config["num_nodes"]
         (resources,) = task.resources
-        assert resources.use_spot is _load(files.task_yaml)["resources"]["use_spot"]
+        assert resources.use_spot is config["resources"]["use_spot"]
+        assert resources.instance_type == "p4d.24xlarge"
+        assert resources.accelerators == {"A100": 8}
+        assert "/checkpoints" in task.storage_mounts

@@ -1,4 +1,4 @@
-"""The ``gpufit`` command line: ask, estimate, feed, serve, worker.
+"""The ``gpufit`` command line: ask, estimate, launch, feed, serve, worker.
 
 Exit codes (a contract): 0 answered; 2 the input was not understood (stderr says what and
 shows an example that works); 1 anything else.
@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from bot.feedcli import add_feed_parser, answers_from_bundled, cli_catalog, run_feed
+from bot.launchcli import add_launch_parser
 from bot.settings import Settings
 from recommender import (
     Catalog,
@@ -37,6 +38,7 @@ EXAMPLES = """examples:
   gpufit ask "13B full finetune 2 days"
   gpufit ask "llama-3-70b qlora on 2B tokens under \\$3,000" --json
   gpufit estimate "llama-3-8b full finetune seq 4k on 1x A100-80GB"
+  gpufit launch "13B full finetune 2 days" --option 1 --dir ./gpufit-launch
 """
 
 
@@ -77,6 +79,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--catalog", action="append", default=[], metavar="SRC", help=argparse.SUPPRESS
     )
     add_feed_parser(sub)
+    add_launch_parser(sub)
     wrk = sub.add_parser("worker", help="refresh prices on a schedule and post price-drop alerts")
     wrk.add_argument("--once", action="store_true", help="one refresh-and-evaluate pass, then exit")
     srv = sub.add_parser("serve", help="run the Slack app (HTTP on GPUFIT_HOST:GPUFIT_PORT)")
@@ -144,6 +147,12 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _cmd_launch(args: argparse.Namespace, out: TextIO) -> int:
+    from bot.launchcli import run_launch
+
+    return run_launch(args, out, _load_catalog)
+
+
 def _cmd_feed(args: argparse.Namespace, out: TextIO) -> int:
     import asyncio
 
@@ -186,6 +195,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "ask": _cmd_ask,
     "estimate": _cmd_estimate,
     "feed": _cmd_feed,
+    "launch": _cmd_launch,
     "worker": _cmd_worker,
     "serve": _cmd_serve,
 }

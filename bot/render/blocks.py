@@ -17,7 +17,13 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message, truncate
+from bot.render.limits import (
+    BUTTON_VALUE_MAX,
+    Block,
+    Message,
+    fit_message,
+    truncate,
+)
 from bot.render.text import (
     describe_workload,
     finish_text,
@@ -40,12 +46,15 @@ from recommender import (
 
 __all__ = [
     "ACTION_IDS",
+    "ACTION_LAUNCH",
     "ACTION_MORE",
     "ACTION_ON_DEMAND_ONLY",
     "ACTION_POST",
     "ACTION_SPOT_ONLY",
     "ACTION_WATCH",
+    "decode_launch_value",
     "decode_watch_value",
+    "encode_launch_value",
     "encode_watch_value",
     "escape_mrkdwn",
     "render_apology",
@@ -63,7 +72,11 @@ ACTION_SPOT_ONLY = "gpufit_spot_only"
 ACTION_ON_DEMAND_ONLY = "gpufit_on_demand_only"
 ACTION_WATCH = "gpufit_watch"
 ACTION_POST = "gpufit_post"
-ACTION_IDS = (ACTION_MORE, ACTION_SPOT_ONLY, ACTION_ON_DEMAND_ONLY, ACTION_WATCH, ACTION_POST)
+ACTION_LAUNCH = "gpufit_launch"
+_REFINE_IDS = (ACTION_MORE, ACTION_SPOT_ONLY, ACTION_ON_DEMAND_ONLY)
+ACTION_IDS = (*_REFINE_IDS, ACTION_WATCH, ACTION_POST, ACTION_LAUNCH)
+#: Up to this many options, each gets a "Launch files" button (an actions block): 50 blocks max.
+LAUNCH_BUTTONS_MAX = 10
 
 #: Longest echo of the user's question in a reply (the full text is in the button values).
 QUERY_ECHO_MAX = 300  # ours: a sentence, not a page
@@ -129,6 +142,23 @@ def decode_watch_value(value: str) -> tuple[str, str]:
     if not isinstance(data, dict):
         return "", ""
     return str(data.get("q", "")), str(data.get("offer", ""))
+
+
+def encode_launch_value(query: str, rank: int, top: int, offer_key: str) -> str:
+    """The value of a "Launch files" button: the question, the option's rank, how many options
+    the answer showed (``recommend``'s ``top``) and the offer's key, to check it is the same."""
+    return json.dumps({"q": query, "n": rank, "t": top, "offer": offer_key}, separators=(",", ":"))
+
+
+def decode_launch_value(value: str) -> tuple[str, int, int, str]:
+    """``(query, rank, top, offer_key)`` of a launch button; ``("", 0, 0, "")`` when malformed."""
+    try:
+        data = json.loads(value)
+        if not isinstance(data, dict):
+            raise ValueError(value)
+        return str(data["q"]), int(data["n"]), int(data["t"]), str(data["offer"])
+    except (ValueError, KeyError, TypeError):
+        return "", 0, 0, ""
 
 
 # ----------------------------------------------------------------- pieces
@@ -254,6 +284,12 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
             own = [c for c in option.caveats if c not in shared]
             if own:
                 blocks.append(_context("\n".join(_caveat_text(c) for c in own)))
+            launch = encode_launch_value(query, option.rank, len(rec.options), option.offer.key)
+            if len(rec.options) <= LAUNCH_BUTTONS_MAX and len(launch) <= BUTTON_VALUE_MAX:
+                button = _button("Launch files", ACTION_LAUNCH, launch)
+                blocks.append(
+                    {"type": "actions", "block_id": f"launch_{option.rank}", "elements": [button]}
+                )
         if shared:
             blocks.append(
                 _context(

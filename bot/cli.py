@@ -107,11 +107,12 @@ def _print_rich(out: TextIO, renderable: object) -> None:
 
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     text = " ".join(args.text)
-    workload = parse_workload(text)
+    now = utc_now()
+    workload = parse_workload(text, now=now)
     if args.top is not None and not 1 <= args.top <= 100:
         raise WorkloadError("--top must be between 1 and 100.", hint="Try: --top 5")
     catalog = _load_catalog(args.catalog)
-    rec = recommend(workload, catalog, now=utc_now(), top=args.top or 5)
+    rec = recommend(workload, catalog, now=now, top=args.top or 5)
     if args.json:
         import json
 
@@ -128,14 +129,15 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
     text = " ".join(args.text)
-    workload = parse_workload(text)
+    now = utc_now()
+    workload = parse_workload(text, now=now)
     est = estimate(workload)
     if args.json:
         import json
 
         from bot.render.jsonout import estimate_document
 
-        json.dump(estimate_document(est, query=text, now=utc_now()), out, indent=2)
+        json.dump(estimate_document(est, query=text, now=now), out, indent=2)
         out.write("\n")
     else:
         from bot.render.terminal import render_estimate

@@ -326,3 +326,20 @@ def _fmt(params: float) -> str:
     if params >= 1e9:
         return f"{params / 1e9:.3g}B"
     return f"{params / 1e6:.3g}M"
+
+
+def model_spellings() -> dict[str, str]:
+    """Every lookup key a model or a model family is known by → a name to show.
+
+    For typo correction (:mod:`recommender._fuzzy`): full keys (``llama38b``), and family and
+    version words without the size (``llama``, ``llama3``, ``qwen2.5``) that name a model
+    when a size follows.
+    """
+    spellings: dict[str, str] = {family: family.capitalize() for family in _FAMILIES}
+    for arch in KNOWN_MODELS:
+        for spelling in (arch.name, *arch.aliases):
+            spellings.setdefault(_model_key(spelling), arch.name)
+            words = re.split(r"[- ]", spelling)
+            if len(words) > 1:
+                spellings.setdefault(_model_key(" ".join(words[:-1])), " ".join(words[:-1]))
+    return spellings

@@ -6,11 +6,13 @@ Distance is the optimal string alignment distance (Levenshtein plus adjacent
 transpositions, Damerau 1964), so "lroa" is one edit from "lora". Thresholds: words of 4–6
 characters may be one edit off, longer ones two; GPU names (short, and one digit apart from
 each other: H100/H200, A10/A100) only one, and only from 5 characters. A word equally close
-to two different names is left alone (then the parser reports it or asks back).
+to two different names is left alone (then the parser reports it or asks back), and so is
+any change to the digits: a version or a size is not a typo we may guess at.
 """
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 from recommender.gpus import try_normalize
@@ -38,6 +40,7 @@ _METHODS: dict[str, str] = {
 _KEEP: frozenset[str] = frozenset({"lord", "flora", "gamma", "glora", "full", "fully", "mini"})
 
 
+_DIGITS = re.compile(r"[^0-9]")
 #: Longer words are not corrected: no name is this long, and the cost grows with the length.
 _LONGEST = 24
 
@@ -77,8 +80,11 @@ def correct(word: str) -> tuple[str, str] | None:
         return None
     key = word.replace("-", "") if "-" in word and word.replace("-", "") in _vocabulary() else word
     limit = _allowed(key)
+    digits = _DIGITS.sub("", key)
     best: dict[str, tuple[int, str]] = {}
     for candidate, (replacement, name) in _vocabulary().items():
+        if _DIGITS.sub("", candidate) != digits:
+            continue  # a version or a size is never "corrected": qwen2 is not qwen2.5
         d = distance(key, candidate, limit)
         if 0 < d <= limit and (name not in best or d < best[name][0]):
             best[name] = (d, replacement)

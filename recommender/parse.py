@@ -408,7 +408,7 @@ def parse_workload(text: str, now: datetime | None = None) -> Workload:
 
 def _read(toks: Tokens, now: datetime | None) -> tuple[Draft, list[int]]:
     """Apply the rules along the tokens: the draft, and the indices no rule took."""
-    st = Draft(now=now, cjk=any(not w.isascii() for w in toks.raw))
+    st = Draft(now=now, cjk=any("\u4e00" <= c <= "\u9fff" for c in toks.text))
     unknown: list[int] = []
     i = 0
     while i < len(toks.raw):

@@ -106,7 +106,14 @@ def _tokens(tokens: float) -> str:
 
 
 def settle(st: Draft) -> None:
-    """A dataset size and epochs become a token budget, each assumption stated."""
+    """A dataset size and epochs become a token budget, each assumption stated; a model's
+    approximation note and its tokens per example (images, audio) are stated too."""
+    model = st.model
+    if model is not None and model.note:
+        st.notes.append(f"{model.name}: {model.note}")
+    if model is not None and model.default_seq and st.seq_len is None:
+        st.seq_len = model.default_seq
+        st.notes.append(f"seq {model.default_seq}: tokens per example for {model.name}")
     epochs = st.epochs or 1.0
     if st.examples is not None:
         if st.example_len is not None:
@@ -114,6 +121,9 @@ def settle(st: Draft) -> None:
             if st.seq_len is None:
                 st.seq_len = length
                 st.notes.append(f"seq {length}: the example length (say `seq 4k` to change)")
+        elif model is not None and model.default_seq:
+            length = st.seq_len or model.default_seq
+            said = f"one example for {model.name}"
         elif st.method is Method.PRETRAIN:
             length = st.seq_len or 2048
             said = "assumed: a pretraining example is one packed sequence"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from recommender import _lexicon as lex
@@ -20,9 +21,17 @@ from recommender._scan import Tokens
 from recommender.errors import WorkloadError
 from recommender.fx import fx_table, to_usd
 from recommender.gpus import try_normalize
+from recommender.models import family_models, infer_architecture
 from recommender.workload import Method
 
-__all__ = ["DEFAULT_EXAMPLE_TOKENS", "ask_back", "nodes", "retokenize", "settle"]
+__all__ = [
+    "DEFAULT_EXAMPLE_TOKENS",
+    "ask_back",
+    "family_shape",
+    "nodes",
+    "retokenize",
+    "settle",
+]
 
 Matcher = Callable[[Tokens, int, Draft], int]
 
@@ -216,7 +225,7 @@ def h_deadline(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
         raise WorkloadError(
             f"I can't read the deadline {phrase!r} without knowing today's date.",
             not_understood=raw,
-            hint='Say how long instead: "13B full finetune 3 days"',
+            hint='Try: "13B full finetune 3 days" (say how long instead)',
         )
     try:
         day = _deadline_day(m, st.now)
@@ -315,6 +324,42 @@ def bare_gpu(toks: Tokens, i: int, st: Draft) -> int:
     return 1 if gpu is not None and _put(st, "gpu_id", gpu) else 0
 
 
+# ------------------------------------------------------------------ family shapes
+
+_SIZE = re.compile(r"(?P<n>[0-9]+(?:\.[0-9]+)?)(?P<u>[bm])")
+
+
+def family_shape(toks: Tokens, i: int, st: Draft) -> int:
+    """``llama 33b``: a family word with a size it never had. The size sets the depth and
+    width (:func:`infer_architecture`); the family's nearest model sets what the family
+    shares: vocabulary, tied embeddings, block type and the query/key-value head ratio."""
+    if st.model is not None or i + 1 >= len(toks.norm):
+        return 0
+    family, size = family_models(toks.norm[i]), _SIZE.fullmatch(toks.norm[i + 1])
+    if not family or size is None:
+        return 0
+    params = float(size["n"]) * (1e9 if size["u"] == "b" else 1e6)
+    if not 1e8 <= params <= 1e13:
+        return 0
+    ref = min(family, key=lambda a: abs(math.log(a.params / params)))
+    base = infer_architecture(params)
+    group = max(1, ref.heads // ref.kv_heads)
+    kv = base.heads // group if base.heads % group == 0 else base.kv_heads
+    st.model = replace(
+        base,
+        name=f"{base.name.split(' ')[0]} (inferred, shaped like {ref.name})",
+        vocab=ref.vocab,
+        tied_embeddings=ref.tied_embeddings,
+        block=ref.block,
+        kv_heads=kv,
+    )
+    st.notes.append(
+        f"no {toks.raw[i]} model of {toks.raw[i + 1]} is known: layers and width inferred "
+        f"from the size, vocabulary and attention groups from {ref.name}"
+    )
+    return 2
+
+
 # ------------------------------------------------------------------ Chinese
 
 
@@ -370,6 +415,6 @@ def ask_back(toks: Tokens, unknown: list[int], readable: Callable[[Tokens, int],
         raise WorkloadError(
             f"I don't know what {raw!r} stands for, so I won't guess.",
             not_understood=(raw,),
-            hint='Say what it is, e.g. "2 days", "$500", "on 2B tokens", "100k samples", '
-            '"on 8x H100" or "seq 4k".',
+            hint='Try: "13B lora 2 days": say what the number is, as in "2 days", "$500", '
+            '"on 2B tokens", "100k samples", "on 8x H100" or "seq 4k".',
         )

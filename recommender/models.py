@@ -412,3 +412,15 @@ def model_spellings() -> dict[str, str]:
             if len(words) > 1:
                 spellings.setdefault(_model_key(" ".join(words[:-1])), " ".join(words[:-1]))
     return spellings
+
+
+def family_models(family: str) -> tuple[Architecture, ...]:
+    """The known models of the newest generation a family word names ("llama": Llama 3.1,
+    "qwen3": Qwen3); empty when it names none."""
+    for prefix in _FAMILIES.get(family.lower().replace("-", ""), ()):
+        found = tuple(
+            a for a in KNOWN_MODELS if a.name.startswith(prefix + " ") or a.name == prefix
+        )
+        if found:
+            return found
+    return ()

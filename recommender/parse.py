@@ -297,6 +297,7 @@ def _hardware(toks: Tokens, i: int, st: Draft) -> int:
 _RULES: tuple[_Rule, ...] = (
     _Rule("model name", _model_name),
     _Rule("mixtral 8x7b", _rx(lex.MIXTRAL, _mixtral)),
+    _Rule("family + new size", lang.family_shape),
     _Rule("N samples", _rx(words.DATASET, lang.h_dataset)),
     _Rule("N tokens each", _rx(words.EXAMPLE_LENGTH, lang.h_example_length)),
     _Rule("N epochs", _rx(words.EPOCHS, lang.h_epochs)),

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message, truncate
+from bot.render.safe import public_caveat, public_source_name
 from bot.render.text import (
     describe_workload,
     layout_text,
@@ -165,7 +166,7 @@ def _option_text(option: Option, rec: Recommendation) -> str:
 
 def _caveat_text(caveat: Caveat) -> str:
     mark = ":warning: " if caveat.severity.value == "warn" else ""
-    return mark + escape_mrkdwn(caveat.text)
+    return mark + escape_mrkdwn(public_caveat(caveat.kind.value, caveat.text))
 
 
 def _shared_caveats(options: Sequence[Option]) -> set[Caveat]:
@@ -178,9 +179,11 @@ def _sources_text(sources: Iterable[SourceInfo], now: datetime) -> str:
     parts = []
     for s in sources:
         kind = "bundled snapshot" if s.bundled else "feed"
-        failed = f", last refresh failed: {s.error}" if s.error else ""
+        # The error itself stays in the logs: it may name internal hosts or carry the feed
+        # URL's credentials; users learn only that these are the last good prices.
+        failed = ", last refresh failed; showing the last good prices" if s.error else ""
         parts.append(
-            f"{s.name} ({kind}, as of {s.as_of:%Y-%m-%d %H:%M} UTC, "
+            f"{public_source_name(s.name)} ({kind}, as of {s.as_of:%Y-%m-%d %H:%M} UTC, "
             f"{hours_text(s.age_hours(now))} old{failed})"
         )
     if not parts:

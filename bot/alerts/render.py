@@ -87,7 +87,10 @@ def render_alert(
 def _state_line(watch: Watch, state: WatchState | None) -> str:
     label = f"`{watch.id}` {esc(watch.spec.label())}"
     if watch.disabled_reason is not None:
-        return f":no_entry: {label}\n    disabled: {esc(watch.disabled_reason)}"
+        return (
+            f":no_entry: {label}\n    disabled: {esc(watch.disabled_reason)}"
+            f" · `/gpufit watch enable {watch.id}` once fixed"
+        )
     bits: list[str] = []
     if state is not None and state.last_price_usd is not None:
         bits.append(f"now {fmt_usd(state.last_price_usd)}{watch.threshold.basis.unit}")

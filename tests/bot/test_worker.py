@@ -8,6 +8,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+import httpx
 import pytest
 import redis.asyncio as aioredis
 
@@ -20,6 +21,8 @@ from bot.alerts import (
     parse_watch,
 )
 from bot.alerts.delivery import MAX_RETRY_AFTER_S, POST_TRIES
+from bot.health import start_metrics_server
+from bot.metrics import Metrics
 from bot.worker import Worker
 from recommender import Catalog, PriceFeedError
 from tests.bot.alerts_helpers import (
@@ -399,6 +402,29 @@ class TestTokenErrors:
         assert report.sent == len(ids)
         assert sorted(c.body["channel"] for c in slack.posts()) == [f"C{i}" for i in range(5)]
         assert await w.queue.pending_count() == 0
+
+    async def test_a_paused_workspace_is_reported_on_readyz(
+        self, redis: aioredis.Redis, slack: FakeSlack
+    ) -> None:
+        feed = ChangingFeed(h100x8(19.0))
+        await watch(redis)
+        w = worker(redis, feed, slack, sleep=Sleeps())
+        server = start_metrics_server("127.0.0.1", 0, Metrics(), ready=w.readiness)
+        try:
+            async with httpx.AsyncClient() as http:
+                url = f"http://127.0.0.1:{server.port}/readyz"
+                slack.token_error = "token_revoked"
+                await w.run_once()
+                broken = await http.get(url)
+                assert broken.status_code == 503
+                assert broken.json()["checks"] == {"slack_token": False}
+                assert broken.json()["paused"][TEAM].startswith("token_revoked")
+                slack.token_error = None
+                await w.run_once()
+                assert (await http.get(url)).status_code == 200
+                assert len(slack.posts()) == 1
+        finally:
+            server.close()
 
     async def test_an_unconfirmed_token_error_disables_nothing_and_retries(
         self, redis: aioredis.Redis, slack: FakeSlack

@@ -291,8 +291,9 @@ def configure_logging(settings: Settings, *, stream: TextIO | None = None) -> lo
     # httpx logs every request URL at INFO (response_url included); keep it to warnings.
     logging.getLogger("httpx").setLevel(max(logging.WARNING, root.level))
     # Bolt's INFO lines are per-request chatter (and carried unverified bodies): warnings only.
-    for name in _BOLT_LOGGERS:
-        logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
+    # Only ``slack_bolt``: Bolt copies the level of the app's logger (gpufit.slack) onto one
+    # named after the app, "gpufit", the parent of all of ours.
+    logging.getLogger("slack_bolt").setLevel(max(logging.WARNING, root.level))
     structlog.configure(
         processors=[
             structlog.stdlib.filter_by_level,

@@ -261,7 +261,7 @@ def log_stream() -> Iterator[io.StringIO]:
             if handler not in saved_handlers:
                 root.removeHandler(handler)
         root.setLevel(saved_level)
-        for name in ("httpx", "slack_bolt", "gpufit.slack"):
+        for name in ("httpx", "slack_bolt", "gpufit.slack", "gpufit"):
             logging.getLogger(name).setLevel(logging.NOTSET)
 
 
@@ -530,7 +530,7 @@ class TestBoltBodies:
         from bot.services import Services, static_catalog
         from tests.bot.slack_requests import FORM, command_body, request
 
-        logging.getLogger("gpufit.slack").setLevel(logging.INFO)  # even when INFO is on
+        logging.getLogger("slack_bolt").setLevel(logging.INFO)  # even when INFO is on
         redis = aioredis.Redis.from_url("redis://127.0.0.1:1/0")  # never reached
         services = Services(
             redis=redis,

@@ -8,6 +8,7 @@ thread. :func:`healthcheck` is the image's ``HEALTHCHECK`` (``python -m bot.heal
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -54,12 +55,18 @@ class MetricsServer:
 
 
 def start_metrics_server(
-    host: str, port: int, metrics: Metrics | None = None
+    host: str,
+    port: int,
+    metrics: Metrics | None = None,
+    *,
+    ready: Callable[[], dict[str, Any]] | None = None,
 ) -> MetricsServer:  # pragma: no branch
     """Serve ``/metrics`` and ``/healthz`` on ``host:port`` from a daemon thread.
 
     For processes without an HTTP face (``gpufit worker``): Prometheus scrapes it and the
-    liveness probe asks ``/healthz``. Any other path is 404.
+    liveness probe asks ``/healthz``. With ``ready``, ``/readyz`` answers its checks as JSON
+    (``checks``: name → passed; any other keys are details), 503 when one failed. Any other
+    path is 404.
     """
     metrics_app = make_wsgi_app((metrics or default_metrics()).registry)
 
@@ -68,6 +75,12 @@ def start_metrics_server(
         if path == "/metrics":
             body: Iterable[bytes] = metrics_app(environ, start_response)
             return body
+        if path == "/readyz" and ready is not None:
+            report = ready()
+            ok = all(report.get("checks", {}).values())
+            status = "200 OK" if ok else "503 Service Unavailable"
+            start_response(status, [("Content-Type", "application/json")])
+            return [json.dumps({"status": "ready" if ok else "not ready", **report}).encode()]
         if path == "/healthz":
             start_response("200 OK", [("Content-Type", "text/plain; charset=utf-8")])
             return [b"ok\n"]

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TextIO
+from typing import Any, TextIO
 
 import redis.asyncio as aioredis
 from slack_sdk.web.async_client import AsyncWebClient
@@ -109,6 +109,11 @@ class Worker:
             sleep=sleep,
             metrics=metrics,
         )
+
+    def readiness(self) -> dict[str, Any]:
+        """``/readyz``: the Slack token works (a workspace whose token failed is paused)."""
+        paused = self.delivery.paused
+        return {"checks": {"slack_token": not paused}, "paused": paused}
 
     async def run_once(self) -> PassReport:
         """One refresh-evaluate-deliver pass."""
@@ -276,7 +281,9 @@ async def _run(settings: Settings, *, once: bool, out: TextIO) -> int:
             out.write(f"gpufit worker: {report.summary()}\n")
             return 0
         server = (
-            start_metrics_server(settings.host, settings.metrics_port, metrics)
+            start_metrics_server(
+                settings.host, settings.metrics_port, metrics, ready=worker.readiness
+            )
             if settings.metrics_enabled
             else None
         )

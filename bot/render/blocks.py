@@ -12,18 +12,18 @@ back into a query with :func:`decode_watch_value` or the value itself.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.render.limits import (
-    BUTTON_VALUE_MAX,
-    Block,
-    Message,
-    fit_message,
-    truncate,
+from bot.render.buttons import (
+    decode_launch_value,
+    decode_watch_value,
+    encode_launch_value,
+    encode_watch_value,
 )
+from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message, truncate
+from bot.render.safe import public_caveat, public_source_name
 from bot.render.text import (
     describe_workload,
     finish_text,
@@ -125,42 +125,6 @@ def _button(text: str, action_id: str, value: str, *, style: str | None = None) 
     return button
 
 
-# ----------------------------------------------------------------- button values
-
-
-def encode_watch_value(query: str, offer_key: str) -> str:
-    """The value of a "watch this price" button: the query and the offer's stable key."""
-    return json.dumps({"q": query, "offer": offer_key}, separators=(",", ":"))
-
-
-def decode_watch_value(value: str) -> tuple[str, str]:
-    """``(query, offer_key)`` from a watch button's value; ``("", "")`` when malformed."""
-    try:
-        data = json.loads(value)
-    except ValueError:
-        return "", ""
-    if not isinstance(data, dict):
-        return "", ""
-    return str(data.get("q", "")), str(data.get("offer", ""))
-
-
-def encode_launch_value(query: str, rank: int, top: int, offer_key: str) -> str:
-    """The value of a "Launch files" button: the question, the option's rank, how many options
-    the answer showed (``recommend``'s ``top``) and the offer's key, to check it is the same."""
-    return json.dumps({"q": query, "n": rank, "t": top, "offer": offer_key}, separators=(",", ":"))
-
-
-def decode_launch_value(value: str) -> tuple[str, int, int, str]:
-    """``(query, rank, top, offer_key)`` of a launch button; ``("", 0, 0, "")`` when malformed."""
-    try:
-        data = json.loads(value)
-        if not isinstance(data, dict):
-            raise ValueError(value)
-        return str(data["q"]), int(data["n"]), int(data["t"]), str(data["offer"])
-    except (ValueError, KeyError, TypeError):
-        return "", 0, 0, ""
-
-
 # ----------------------------------------------------------------- pieces
 
 
@@ -205,7 +169,7 @@ def _option_text(option: Option, rec: Recommendation) -> str:
 
 def _caveat_text(caveat: Caveat) -> str:
     mark = ":warning: " if caveat.severity.value == "warn" else ""
-    return mark + escape_mrkdwn(caveat.text)
+    return mark + escape_mrkdwn(public_caveat(caveat.kind.value, caveat.text))
 
 
 def _shared_caveats(options: Sequence[Option]) -> set[Caveat]:
@@ -218,9 +182,11 @@ def _sources_text(sources: Iterable[SourceInfo], now: datetime) -> str:
     parts = []
     for s in sources:
         kind = "bundled snapshot" if s.bundled else "feed"
-        failed = f", last refresh failed: {s.error}" if s.error else ""
+        # The error itself stays in the logs: it may name internal hosts or carry the feed
+        # URL's credentials; users learn only that these are the last good prices.
+        failed = ", last refresh failed; showing the last good prices" if s.error else ""
         parts.append(
-            f"{s.name} ({kind}, as of {s.as_of:%Y-%m-%d %H:%M} UTC, "
+            f"{public_source_name(s.name)} ({kind}, as of {s.as_of:%Y-%m-%d %H:%M} UTC, "
             f"{hours_text(s.age_hours(now))} old{failed})"
         )
     if not parts:

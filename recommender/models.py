@@ -214,7 +214,9 @@ KNOWN_MODELS: tuple[Architecture, ...] = (
 
 def _registry() -> tuple[Architecture, ...]:
     """The architectures in ``data/models.csv``: one row per model, each citing the
-    ``config.json`` on the Hugging Face Hub its figures come from."""
+    ``config.json`` on the Hugging Face Hub its figures come from. The ``verified`` column
+    (``yes``/``partly``/``no`` and the public copy checked against) is provenance for
+    maintainers and is not loaded."""
     text = resources.files("recommender").joinpath("data/models.csv").read_text("utf-8")
     known = {a.name for a in _BUILT_IN}
     models = []

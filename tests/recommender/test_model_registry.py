@@ -104,3 +104,16 @@ def test_non_llms_state_their_approximation(text: str, seq: int, note: str) -> N
 def test_images_count_as_examples() -> None:
     w = parse_workload("dit-xl/2 pretrain 1m images 2 epochs")
     assert w.tokens == 1e6 * 256 * 2
+
+
+def test_every_registry_row_says_whether_it_was_verified() -> None:
+    """Each row of models.csv states yes/partly/no and, unless no, where it was checked."""
+    import csv
+    from importlib import resources
+
+    text = resources.files("recommender").joinpath("data/models.csv").read_text("utf-8")
+    for row in csv.DictReader(text.splitlines()):
+        verdict = row["verified"]
+        assert verdict == "no" or verdict.startswith(("yes", "partly")), row["name"]
+        if verdict != "no":
+            assert ":" in verdict, row["name"]

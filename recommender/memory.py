@@ -37,6 +37,7 @@ from recommender.model_states import (
     shard_degree,
     trainable_bytes,
 )
+from recommender.parallelism import NO_PARALLEL, Parallel, activation_scale, stage_fractions
 from recommender.workload import Method, Offload, Sharding, Workload
 
 __all__ = [
@@ -99,6 +100,8 @@ class Strategy:
     sharding: Sharding
     offload: Offload
     checkpointing: bool
+    #: Model parallelism (tensor, pipeline, context, expert); data parallelism is the rest.
+    parallel: Parallel = NO_PARALLEL
 
     def __post_init__(self) -> None:
         if self.offload is Offload.PARAMS and self.sharding not in FULL_SHARDING:
@@ -110,7 +113,10 @@ class Strategy:
         With ``gpus=1`` the sharding is not named (it does nothing on one GPU).
         """
         parts: list[str] = []
-        if gpus == 1:
+        if not self.parallel.trivial:
+            dp = self.parallel.describe(gpus or self.parallel.replica)
+            parts.append(f"{dp} with {_SHARDING_LABEL[self.sharding]}")
+        elif gpus == 1:
             parts.append("single GPU")
         else:
             parts.append(_SHARDING_LABEL[self.sharding])
@@ -204,6 +210,7 @@ class MemoryModel:
         "_gathered_w",
         "_grads_total",
         "_host_opt",
+        "_model",
         "_optimizer_total",
         "_overhead",
         "_peft",
@@ -225,6 +232,7 @@ class MemoryModel:
             frozen_bytes = 0.0
             block_bytes = 4.0 if reg is Regime.FP32 else 2.0
         per = trainable_bytes(workload.optimizer, reg, adapters=peft)
+        self._model = m
         self._peft = peft
         self._trainable = trainable
         self._frozen_bytes = frozen_bytes
@@ -268,33 +276,47 @@ class MemoryModel:
         self, strategy: Strategy, gpus: int, gpus_per_node: int
     ) -> tuple[float, float, float, float, float, float, float, float]:
         """(weights, grads, optimizer, activations, overhead, host, gathered w, gathered g)."""
-        sharding = strategy.sharding
-        n = shard_degree(sharding, gpus=gpus, gpus_per_node=gpus_per_node)
+        sharding, par = strategy.sharding, strategy.parallel
+        # Model parallelism first: this GPU's share of the model (memory.md §2, 3D), then
+        # data-parallel sharding over the rest (parallelism.py). Trivial: 1.0, unchanged.
+        own, whole = stage_fractions(self._model, par)
+        dp_gpus, dp_per_node = gpus, gpus_per_node
+        if not par.trivial:
+            dp_gpus = max(gpus // (par.tp * par.pp), 1)
+            dp_per_node = max(gpus_per_node // par.tp, 1)
+        n = shard_degree(sharding, gpus=dp_gpus, gpus_per_node=dp_per_node)
         full = sharding in FULL_SHARDING
-        weights = self._weights_total / n if full else self._weights_total
-        grads = self._grads_total / n if sharding in SHARDS_GRADS else self._grads_total
+        weights = self._weights_total * own / n if full else self._weights_total * whole
+        grads_sharded = sharding in SHARDS_GRADS
+        grads = self._grads_total * own / n if grads_sharded else self._grads_total * whole
         sharded_opt = sharding in SHARDS_OPTIMIZER
-        optimizer = self._optimizer_total / n if sharded_opt else self._optimizer_total
+        opt_total = self._optimizer_total
+        optimizer = opt_total * own / n if sharded_opt else opt_total * whole
 
         gathered_w = gathered_g = 0.0
-        if (full and gpus > 1) or strategy.offload is Offload.PARAMS:
-            gathered_w = self._gathered_w
-            gathered_g = self._gathered_g
+        if (full and dp_gpus > 1) or strategy.offload is Offload.PARAMS:
+            gathered_w = self._gathered_w / par.tp
+            gathered_g = self._gathered_g / par.tp
 
         host = 0.0
         if strategy.offload is not Offload.NONE:
-            host += self._host_opt / n if sharded_opt or gpus == 1 else self._host_opt
+            host_opt = self._host_opt
+            host += host_opt * own / n if sharded_opt or gpus == 1 else host_opt * whole
             optimizer = 0.0
             grads = 0.0
             if strategy.offload is Offload.PARAMS:
-                host += self._weights_total / n
+                host += self._weights_total * own / n
                 weights = 0.0
             host *= HOST_BUFFER_FACTOR
         weights += gathered_w
         grads += gathered_g
         ckpt = 1 if strategy.checkpointing else 0
-        act = self._activations[ckpt][0]
+        act, logits = self._activations[ckpt]
         overhead = self._overhead[ckpt][1 if gpus > 1 else 0]
+        if not par.trivial:  # split activations; the fragmentation margin follows them
+            split = activation_scale(act - logits, logits, par)
+            overhead += FRAGMENTATION_FRACTION * (split - act)
+            act = split
         return weights, grads, optimizer, act, overhead, host, gathered_w, gathered_g
 
     def totals(self, strategy: Strategy, *, gpus: int, gpus_per_node: int) -> tuple[float, float]:
@@ -308,6 +330,9 @@ class MemoryModel:
             strategy, gpus, gpus_per_node
         )
         logits = self._activations[1 if strategy.checkpointing else 0][1]
+        par = strategy.parallel
+        if not par.trivial:  # only the last pipeline stage computes the (vocab-split) loss
+            logits /= par.tp * par.cp
         return MemoryBreakdown(
             weights_gib=weights / GIB,
             gradients_gib=grads / GIB,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from recommender.activations import Kernels
 from recommender.memory import MemoryBreakdown, MemoryModel, Strategy
 from recommender.model_states import FULL_SHARDING
+from recommender.parallelism import parallel_notes
 from recommender.strategies import MAX_GPUS_PER_NODE
 from recommender.workload import Offload, Sharding, Workload
 
@@ -121,7 +122,9 @@ def plan_notes(
                 f"activation checkpointing switched on{detail} "
                 f"(costs ~{CHECKPOINTING_COMPUTE_COST:.0%} more compute)"
             )
-    if gpus > 1 and strategy.sharding is not Sharding.DDP:
+    if not strategy.parallel.trivial:
+        notes += parallel_notes(workload, strategy, tried, usable=usable, gpus=gpus)
+    elif gpus > 1 and strategy.sharding is not Sharding.DDP:
         if workload.sharding is not None:
             notes.append(f"{strategy.describe(gpus).split(' + ')[0]}, as requested")
         else:

@@ -11,12 +11,13 @@ would have made it fit.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import replace
 from operator import itemgetter
 
 from recommender.activations import DEFAULT_KERNELS, Kernels
-from recommender.gpus import GpuSpec, all_gpus
+from recommender.gpus import GpuSpec, IntraNode, all_gpus
 from recommender.memory import MemoryModel, Strategy, usable_gib
 from recommender.plan import CHECKPOINTING_COMPUTE_COST, Plan, offload_hint, plan_notes
 from recommender.strategies import MAX_GPUS_PER_NODE, candidate_strategies
@@ -41,8 +42,8 @@ _MULTI_NODE_LIMIT = 64
 #: One rung of a layout: the strategy, its per-GPU total and the host RAM per node, GiB.
 _Rung = tuple[Strategy, float, float]
 #: A plan's key in a search: usable GiB, GPUs, GPUs per node, first fitting rung (-1: none),
-#: and whether the offload-free ladder's answer (see :meth:`LayoutSearch.plan`).
-_PlanKey = tuple[float, int, int, int, bool]
+#: whether the offload-free ladder's answer (see :meth:`LayoutSearch.plan`), and NVLink.
+_PlanKey = tuple[float, int, int, int, bool, bool]
 #: A search's answer: the layout found, as (GPUs, GPUs per node), or ``None``.
 _Found = tuple[int, int] | None
 
@@ -64,28 +65,48 @@ class LayoutSearch:
         self.workload = workload
         self.kernels = kernels
         self.memory = MemoryModel(workload, kernels)
-        #: Every rung of a layout (GPUs, GPUs per node, offload allowed) and the least total.
-        self._rungs: dict[tuple[int, int, bool], tuple[tuple[_Rung, ...], float]] = {}
+        #: Every rung of a layout (GPUs, GPUs per node, offload allowed, NVLink) and the least
+        #: total.
+        self._rungs: dict[tuple[int, int, bool, bool], tuple[tuple[_Rung, ...], float]] = {}
         self._plans: dict[_PlanKey, Plan] = {}
         #: Search answers by (usable GiB, single-node counts, GPUs per node beyond one node,
-        #: node limit, host RAM).
-        self._found: dict[tuple[float, tuple[int, ...], int, int, float | None], _Found] = {}
+        #: node limit, host RAM, NVLink).
+        self._found: dict[
+            tuple[float, tuple[int, ...], int, int, float | None, bool], _Found
+        ] = {}
+        #: Whether the GPU being searched has NVLink (tensor parallelism is searched only
+        #: over NVLink); set per GPU by the public methods.
+        self._nvlink = True
+
+    def _use(self, gpu: GpuSpec) -> None:
+        """Search for ``gpu``: tensor parallelism only where its GPUs share NVLink."""
+        self._nvlink = gpu.intra_node is IntraNode.NVLINK
 
     # -------------------------------------------------------------- per layout
 
     def rungs(
         self, *, gpus: int, gpus_per_node: int, allow: bool
     ) -> tuple[tuple[_Rung, ...], float]:
-        """Every candidate strategy of this layout with its memory, and the least total."""
-        key = (gpus, gpus_per_node, allow)
+        """Every candidate strategy of this layout with its memory, and the least total (a
+        split this layout cannot host counts as infinite memory)."""
+        key = (gpus, gpus_per_node, allow, self._nvlink)
         found = self._rungs.get(key)
         if found is None:
             nodes = -(-gpus // gpus_per_node)
             rungs: list[_Rung] = []
             ladder = candidate_strategies(
-                self.workload, gpus=gpus, nodes=nodes, allow_offload=allow
+                self.workload,
+                gpus=gpus,
+                nodes=nodes,
+                allow_offload=allow,
+                gpus_per_node=gpus_per_node,
+                nvlink=self._nvlink,
             )
+            m = self.workload.model
             for strategy in ladder:
+                if strategy.parallel.problem(m, gpus=gpus, gpus_per_node=gpus_per_node):
+                    rungs.append((strategy, math.inf, 0.0))
+                    continue
                 total, host = self.memory.totals(strategy, gpus=gpus, gpus_per_node=gpus_per_node)
                 rungs.append((strategy, total, host * gpus_per_node))
             found = self._rungs[key] = (tuple(rungs), min(r[1] for r in rungs))
@@ -118,6 +139,7 @@ class LayoutSearch:
         Offload is tried only when the node's host RAM is known (it must hold the offloaded
         states) or the workload asks for it.
         """
+        self._use(gpu)
         usable = usable_gib(gpu)
         rungs, _ = self.rungs(
             gpus=gpus, gpus_per_node=gpus_per_node, allow=host_ram_gib is not None
@@ -128,7 +150,8 @@ class LayoutSearch:
         # without offload rungs agree up to their first offload rung.
         first = self._first_rung(gpus, gpus_per_node, usable, host_ram_gib)
         offload_free = first >= 0 and rungs[first][0].offload is Offload.NONE
-        key = (usable, gpus, gpus_per_node, first, offload_free or host_ram_gib is None)
+        free = offload_free or host_ram_gib is None
+        key = (usable, gpus, gpus_per_node, first, free, self._nvlink)
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = self._make_plan(gpu, key, rungs, first, host_ram_gib)
@@ -219,7 +242,7 @@ class LayoutSearch:
         """The first of ``single`` GPU counts on one node that fits, else the fewest nodes
         of ``per_node`` GPUs up to ``last`` nodes; memoised (GPU types with the same usable
         memory, and instance shapes alike, share the answer)."""
-        key = (usable, single, per_node, last, host_ram_gib)
+        key = (usable, single, per_node, last, host_ram_gib, self._nvlink)
         if key in self._found:
             return self._found[key]
         found: _Found = None
@@ -246,6 +269,7 @@ class LayoutSearch:
         host_ram_gib: float | None = None,
     ) -> Plan | None:
         """As :func:`fit_on_nodes`."""
+        self._use(gpu)
         if gpus_per_node < 1:
             raise ValueError("gpus_per_node must be at least 1")
         hw = self.workload.hardware
@@ -273,6 +297,7 @@ class LayoutSearch:
 
     def smallest_layout(self, gpu: GpuSpec, *, host_ram_gib: float | None = None) -> Plan | None:
         """As :func:`smallest_layout`."""
+        self._use(gpu)
         hw = self.workload.hardware
         if hw is not None and hw.count is not None:
             plan = self.evaluate(gpu, gpus=hw.count, host_ram_gib=host_ram_gib)

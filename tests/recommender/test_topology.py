@@ -24,24 +24,34 @@ class TestCandidates:
         assert [s.offload for s in got[2:]] == [Offload.OPTIMIZER] * 2 + [Offload.PARAMS] * 2
 
     def test_node_ladder_tries_every_sharding_before_checkpointing(self) -> None:
-        """In a node: DDP, ZeRO-1, ZeRO-2, FSDP without checkpointing, then with it."""
+        """In a node: DDP, ZeRO-1, ZeRO-2, FSDP without checkpointing, then with it; the
+        model-parallel splits only after every sharding rung."""
         got = candidate_strategies(workload(), gpus=8, nodes=1, allow_offload=False)
-        assert [(s.sharding, s.checkpointing) for s in got] == [
+        plain = [s for s in got if s.parallel.trivial]
+        assert got[: len(plain)] == tuple(plain)
+        assert [(s.sharding, s.checkpointing) for s in plain] == [
             (sh, ck)
             for ck in (False, True)
             for sh in (Sharding.DDP, Sharding.ZERO1, Sharding.ZERO2, Sharding.FSDP)
         ]
 
     def test_multi_node_ladder_fully_shards(self) -> None:
-        """Across nodes only HSDP and FSDP are tried."""
+        """Across nodes HSDP and FSDP are tried, and model-parallel splits (with ZeRO-1 or
+        FSDP over the data-parallel ranks) between them."""
         got = candidate_strategies(workload(), gpus=16, nodes=2, allow_offload=False)
-        assert {s.sharding for s in got} == {Sharding.HSDP, Sharding.FSDP}
+        assert {s.sharding for s in got if s.parallel.trivial} == {Sharding.HSDP, Sharding.FSDP}
+        assert {s.sharding for s in got if not s.parallel.trivial} == {
+            Sharding.ZERO1,
+            Sharding.FSDP,
+        }
+        assert got[0].sharding is Sharding.HSDP and got[1].parallel.tp == 2
 
     def test_fixed_choices_are_honoured(self) -> None:
         """A sharding, offload or checkpointing the workload fixes is the only one tried."""
         w = workload(sharding=Sharding.ZERO2, checkpointing=True)
         got = candidate_strategies(w, gpus=4, nodes=1, allow_offload=False)
-        assert got == (Strategy(Sharding.ZERO2, Offload.NONE, True),)
+        assert got[0] == Strategy(Sharding.ZERO2, Offload.NONE, True)
+        assert {(s.sharding, s.checkpointing) for s in got} == {(Sharding.ZERO2, True)}
         w = workload(offload=Offload.PARAMS)
         assert {s.offload for s in candidate_strategies(w, gpus=4, nodes=1)} == {Offload.PARAMS}
 

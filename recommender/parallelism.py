@@ -26,6 +26,7 @@ parallelism; long sequences try context parallelism first.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -83,7 +84,7 @@ class Parallel:
     def problem(self, m: Architecture, *, gpus: int, gpus_per_node: int) -> str | None:
         """Why this split cannot run on ``gpus`` GPUs, ``gpus_per_node`` a node, or ``None``."""
         if self.tp > gpus_per_node:
-            return f"TP{self.tp} needs {self.tp} GPUs in one node (tensor parallelism never crosses nodes)"
+            return f"TP{self.tp} needs {self.tp} GPUs in one node (TP never crosses nodes)"
         if gpus % self.replica:
             return f"{self.describe_degrees()} needs a multiple of {self.replica} GPUs"
         if self.pp > m.layers:
@@ -227,7 +228,7 @@ def with_fixed(layouts: tuple[Parallel, ...], fixed: dict[str, int]) -> tuple[Pa
 def parallel_notes(
     workload: Workload,
     strategy: _HasParallel,
-    tried: list[tuple[_HasParallel, float]],
+    tried: Sequence[tuple[_HasParallel, float]],
     *,
     usable: float,
     gpus: int,

@@ -80,15 +80,18 @@ def candidate_strategies(
 
 
 def _split_rungs(workload: Workload, splits: list[Parallel]) -> list[Strategy]:
-    """Each split with ZeRO-1 then FSDP over the data-parallel ranks, without then with
-    checkpointing; the workload's sharding, checkpointing and offload where it fixes them."""
+    """Every split with ZeRO-1, then every split with FSDP over the data-parallel ranks,
+    without then with checkpointing; the workload's sharding, checkpointing and offload
+    where it fixes them."""
     shardings = (workload.sharding,) if workload.sharding else (Sharding.ZERO1, Sharding.FSDP)
     offload = workload.offload or Offload.NONE
     ckpts = (workload.checkpointing,) if workload.checkpointing is not None else (False, True)
     out: list[Strategy] = []
     for ckpt in ckpts:
-        for par in splits:
-            for sharding in shardings:
+        # ZeRO-1 reduces gradients once per optimizer step; FSDP gathers every weight each
+        # micro-step over the fabric, so any split with ZeRO-1 comes before FSDP
+        for sharding in shardings:
+            for par in splits:
                 if offload is Offload.PARAMS and sharding not in FULL_SHARDING:
                     continue
                 out.append(Strategy(sharding, offload, ckpt, par))

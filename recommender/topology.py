@@ -71,9 +71,7 @@ class LayoutSearch:
         self._plans: dict[_PlanKey, Plan] = {}
         #: Search answers by (usable GiB, single-node counts, GPUs per node beyond one node,
         #: node limit, host RAM, NVLink).
-        self._found: dict[
-            tuple[float, tuple[int, ...], int, int, float | None, bool], _Found
-        ] = {}
+        self._found: dict[tuple[float, tuple[int, ...], int, int, float | None, bool], _Found] = {}
         #: Whether the GPU being searched has NVLink (tensor parallelism is searched only
         #: over NVLink); set per GPU by the public methods.
         self._nvlink = True

@@ -44,7 +44,8 @@ class TestCandidates:
             Sharding.ZERO1,
             Sharding.FSDP,
         }
-        assert got[0].sharding is Sharding.HSDP and got[1].parallel.tp == 2
+        assert got[0].sharding is Sharding.HSDP
+        assert got[1].parallel.tp == 2
 
     def test_fixed_choices_are_honoured(self) -> None:
         """A sharding, offload or checkpointing the workload fixes is the only one tried."""
@@ -88,12 +89,16 @@ class TestSmallestLayout:
         assert any("sharding switched on" in n and "replicated (DDP)" in n for n in plan.notes)
 
     def test_multi_node_when_one_node_is_not_enough(self) -> None:
-        """A 70B full fine-tune needs more than one 8×H100 node."""
+        """A 70B full fine-tune needs more than one 8×H100 node: tensor parallelism inside
+        each node, pipeline stages across them (as NeMo's Llama 2 70B SFT, TP4 PP4 on 16)."""
         plan = smallest_layout(workload(model=model("Llama 3 70B")), H100)
         assert plan is not None
         assert plan.nodes >= 2
         assert plan.gpus_per_node == 8
-        assert plan.strategy.sharding in (Sharding.FSDP, Sharding.HSDP)
+        par = plan.strategy.parallel
+        assert par.tp == 8
+        assert par.pp == plan.nodes
+        assert any(n.startswith("model split TP8 × PP2") for n in plan.notes)
 
     def test_fitted_plans_have_non_negative_headroom(self) -> None:
         """A plan that fits never exceeds usable memory."""

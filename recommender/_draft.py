@@ -53,6 +53,13 @@ class Draft:
     lora_rank: int | None = None
     lora_targets: str | None = None
     double_quant: bool | None = None
+    #: Model-parallel degrees and "3d parallel" (see :mod:`recommender.parallelism`).
+    tp: int | None = None
+    pp: int | None = None
+    cp: int | None = None
+    ep: int | None = None
+    vp: int | None = None
+    model_parallel: bool = False
     ignored: list[str] = field(default_factory=list)
 
 
@@ -163,6 +170,12 @@ def finish(st: Draft, text: str) -> Workload:
             lora_rank=st.lora_rank or 16,
             lora_targets=st.lora_targets or "all",
             nf4_double_quant=True if st.double_quant is None else st.double_quant,
+            tensor_parallel=st.tp,
+            pipeline_parallel=st.pp,
+            context_parallel=st.cp,
+            expert_parallel=st.ep,
+            virtual_stages=st.vp,
+            model_parallel=st.model_parallel,
             assumed=tuple(assumed),
             ignored=ignored,
             text=text,

@@ -66,7 +66,8 @@ def candidate_strategies(
     if workload.model_parallel:
         return tuple(split_rungs) or plain
     if nodes == 1:  # after every sharding rung, before offload
-        cut = next((i for i, s in enumerate(plain) if s.offload is not Offload.NONE), len(plain))
+        offloads = [i for i, s in enumerate(plain) if s.offload is not Offload.NONE]
+        cut = len(plain) if workload.offload is not None or not offloads else offloads[0]
         return tuple(plain[:cut]) + tuple(split_rungs) + tuple(plain[cut:])
     out: list[Strategy] = []
     for ckpt in (False, True):  # multi-node: HSDP, the splits, then FSDP across all

@@ -237,6 +237,17 @@ def _zero(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     return _set(st, "sharding", stages[int(m["z"])])
 
 
+def _parallel_degree(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    word = m["k"] or m["w"] or m["v"]
+    value = _whole(_number(m["n"] or m["m"] or m["x"], raw), 1, 1024, raw, "A parallel degree")
+    return _set(st, lex.PARALLEL_FIELDS[word.replace("-", " ")], value)
+
+
+def _parallel_search(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    st.model_parallel = True
+    return True
+
+
 def _provider(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     ids = lex.PROVIDERS[m["p"].replace("-", " ")]
     (st.excluded if m["neg"] else st.providers).update(ids)
@@ -327,6 +338,8 @@ def _hardware(toks: Tokens, i: int, st: Draft) -> int:
 _RULES: tuple[_Rule, ...] = (
     _Rule("model name", _model_name),
     _Rule("mixtral 8x7b", _rx(lex.MIXTRAL, _mixtral)),
+    _Rule("tp N", _rx(lex.PARALLEL_DEGREE, _parallel_degree)),
+    _Rule("3d parallel", _rx(lex.PARALLEL_SEARCH, _parallel_search)),  # "3d" is not 3 days
     _Rule("seq N", _rx(lex.SEQ_FIRST, _seq)),
     _Rule("N context", _rx(lex.SEQ_AFTER, _seq)),
     _Rule("N tokens", _rx(lex.TOKENS, _tokens)),

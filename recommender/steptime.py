@@ -380,7 +380,7 @@ def step_time(
                 across = 2 * trained * grad_bytes / gpn * (nodes - 1) / nodes
                 comm_s += across / span_bw / accum
         else:  # DDP, ZeRO-1/2: all-reduce (or RS + AG) once per optimizer step
-            comm_s = 2 * trained * grad_bytes * ring / span_bw / accum
+            comm_s += 2 * trained * grad_bytes * ring / span_bw / accum
 
     # optimizer step, amortised over the micro-steps of one global batch
     shard = ranks if sharding is not Sharding.DDP else 1

@@ -17,7 +17,7 @@ from recommender.offers import Fabric
 from recommender.parallelism import Parallel, activation_scale
 from recommender.parse import parse_workload
 from recommender.steptime import step_time
-from recommender.workload import Method, Offload, Sharding
+from recommender.workload import MemorySavers, Method, Objective, Offload, Sharding
 from tests.factories import model, workload
 
 H100 = get_gpu("H100-SXM-80GB")
@@ -179,3 +179,43 @@ class TestTime:
         assert not case.strategy.parallel.trivial
         err = case.published / time_estimate(case) - 1
         assert abs(err) <= tolerance, f"{name}: {err:+.0%} ({case.source})"
+
+
+class TestWithMemorySavers:
+    """Model parallelism composes with the memory savers and post-training models."""
+
+    def test_reference_model_is_split_like_the_policy(self) -> None:
+        """DPO's frozen reference is part of the weights TP2 halves (same dp, 1 rank)."""
+        w = workload(objective=Objective.DPO)
+        plain = estimate_memory(
+            w, Strategy(Sharding.DDP, Offload.NONE, True), gpus=1, gpus_per_node=1
+        )
+        tp2 = estimate_memory(w, ckpt(Sharding.DDP, Parallel(tp=2)), gpus=2, gpus_per_node=2)
+        assert tp2.weights_gib == pytest.approx(plain.weights_gib / 2, rel=1e-6)
+
+    def test_paged_states_and_offloaded_activations_are_split(self) -> None:
+        """Host RAM for paged states (÷tp) and offloaded activations (÷tp) per GPU."""
+        savers = MemorySavers(paged_optimizer=True, activation_offload=True)
+        w = workload(savers=savers)
+        plain = estimate_memory(
+            w, Strategy(Sharding.DDP, Offload.NONE, True), gpus=1, gpus_per_node=1
+        )
+        tp4 = estimate_memory(w, ckpt(Sharding.DDP, Parallel(tp=4)), gpus=4, gpus_per_node=4)
+        assert plain.cpu_offload_gib > 0
+        assert tp4.cpu_offload_gib == pytest.approx(plain.cpu_offload_gib / 4, rel=1e-6)
+
+    def test_optimizer_in_backward_floor_is_split(self) -> None:
+        """The one unit's gradient left by optimizer-in-backward is ÷tp as well."""
+        w = workload(savers=MemorySavers(optimizer_in_backward=True))
+        plain = estimate_memory(
+            w, Strategy(Sharding.DDP, Offload.NONE, True), gpus=1, gpus_per_node=1
+        )
+        tp8 = estimate_memory(w, ckpt(Sharding.DDP, Parallel(tp=8)), gpus=8, gpus_per_node=8)
+        assert 0 < tp8.gradients_gib == pytest.approx(plain.gradients_gib / 8, rel=1e-6)
+
+    def test_split_plans_keep_the_safety_margin(self) -> None:
+        """A searched split fits with the 15 % margin (Plan.safe), as every plan does."""
+        plan = evaluate(workload(model=model("Llama 3 70B")), H100, gpus=32, gpus_per_node=8)
+        assert plan.fits
+        assert plan.safe
+        assert not plan.strategy.parallel.trivial

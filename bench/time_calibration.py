@@ -22,6 +22,7 @@ from recommender.gpus import IntraNode, get_gpu
 from recommender.memory import Strategy
 from recommender.models import Architecture, Block, lookup_model
 from recommender.offers import Fabric
+from recommender.parallelism import NO_PARALLEL, Parallel
 from recommender.steptime import step_time
 from recommender.throughput import peak_tflops
 from recommender.workload import Method, Offload, Optimizer, Precision, Sharding, Workload
@@ -67,6 +68,14 @@ def _arch(row: dict[str, str]) -> Architecture:
     )
 
 
+def parallel(cell: str | None) -> Parallel:
+    """``tp4 pp4 cp2 vp20`` → the degrees; empty → none."""
+    if not cell:
+        return NO_PARALLEL
+    degrees = {word[:2]: int(word[2:]) for word in cell.split()}
+    return Parallel(**degrees)
+
+
 def load_cases(path: Path = CASES) -> list[Case]:
     """Every calibration row as a workload, strategy and layout."""
     lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if not ln.startswith("#")]
@@ -84,6 +93,7 @@ def load_cases(path: Path = CASES) -> list[Case]:
             sharding=Sharding(row["sharding"]),
             offload=Offload.NONE,
             checkpointing=row["checkpointing"] == "1",
+            parallel=parallel(row.get("parallel")),
         )
         cases.append(
             Case(

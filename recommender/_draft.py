@@ -67,6 +67,13 @@ class Draft:
     activation_offload: bool | None = None
     objective: Objective | None = None
     group_size: int | None = None
+    #: Model-parallel degrees and "3d parallel" (see :mod:`recommender.parallelism`).
+    tp: int | None = None
+    pp: int | None = None
+    cp: int | None = None
+    ep: int | None = None
+    vp: int | None = None
+    model_parallel: bool = False
     ignored: list[str] = field(default_factory=list)
     # Read by recommender._rules_lang: the time deadlines count from, a dataset's size, and
     # what the reader should know about how a word was read ("read 'lroa' as LoRA").
@@ -232,6 +239,12 @@ def finish(st: Draft, text: str) -> Workload:
             savers=_savers(st),
             objective=objective,
             group_size=st.group_size or 8,
+            tensor_parallel=st.tp,
+            pipeline_parallel=st.pp,
+            context_parallel=st.cp,
+            expert_parallel=st.ep,
+            virtual_stages=st.vp,
+            model_parallel=st.model_parallel,
             assumed=tuple(assumed),
             ignored=ignored,
             text=text,

@@ -364,3 +364,35 @@ OBJECTIVE = (
 )
 GROUP_SIZE = rf"(?:group(?:[- ]size)?|num[- ]generations|generations){_OF} ?{NUM}"
 GROUP_COMPLETIONS = rf"{NUM}[- ](?:completions|generations|samples|rollouts)(?:[- ]per[- ]prompt)?"
+
+
+# ------------------------------------------------------------------ model-parallel degrees
+
+# Model-parallel degrees: "tp 8", "tp8", "pp 4", "cp 2", "ep 8", "vp 5", "tensor parallel 8",
+# "pipeline-parallel size 4", "8-way tensor parallelism"; bare words ask for a search.
+_PAR_WORD = r"tensor|pipeline|context|expert|virtual[- ]pipeline"
+PARALLEL_DEGREE = (
+    r"(?P<k>tp|pp|cp|ep|vpp|vp) ?(?P<n>[0-9]+)"
+    rf"|(?P<w>{_PAR_WORD})[- ]?parallel(?:ism)?(?:[- ](?:size|degree))? (?P<m>[0-9]+)"
+    rf"|(?P<x>[0-9]+)[- ]?way[- ](?P<v>{_PAR_WORD})[- ]?parallel(?:ism)?"
+)
+PARALLEL_SEARCH = (
+    r"(?:[34]d|three[- ]d)[- ]?parallel(?:ism)?"
+    r"|(?:tensor|pipeline|context|expert|model)[- ]?parallel(?:ism)?"
+)
+#: Which Draft field each spelling of a parallel dimension sets.
+PARALLEL_FIELDS: dict[str, str] = {
+    "tp": "tp",
+    "tensor": "tp",
+    "pp": "pp",
+    "pipeline": "pp",
+    "cp": "cp",
+    "context": "cp",
+    "ep": "ep",
+    "expert": "ep",
+    "vp": "vp",
+    "vpp": "vp",
+    "virtual pipeline": "vp",
+    "virtual-pipeline": "vp",
+    "virtualpipeline": "vp",
+}

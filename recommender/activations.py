@@ -147,15 +147,21 @@ def _logits_bytes(m: Architecture, tokens: float, b: float, loss: LossKernel) ->
 
 @dataclass(frozen=True, slots=True)
 class ActivationBytes:
-    """Activation memory of one micro-batch, in bytes: ``gpu`` is the peak on the GPU, of
-    which ``logits`` is the loss's share; ``host`` is what activation offloading keeps in
-    host RAM; ``generation`` is the KV cache of on-policy sampling, which peaks apart from
-    training (``gpu`` is the larger of the two)."""
+    """Activation memory of one micro-batch, in bytes: ``train`` is the training peak on the
+    GPU, of which ``logits`` is the loss's share; ``host`` is what activation offloading keeps
+    in host RAM; ``generation`` is the KV cache of on-policy sampling, which peaks apart from
+    training (:attr:`gpu` is the larger of the two). Model parallelism splits the layers'
+    share (``train - logits``) and the logits differently (:mod:`recommender.parallelism`)."""
 
-    gpu: float
+    train: float
     logits: float
     host: float = 0.0
     generation: float = 0.0
+
+    @property
+    def gpu(self) -> float:
+        """The peak on the GPU: training or generation, whichever is larger."""
+        return max(self.train, self.generation)
 
 
 def activations(workload: Workload, checkpointing: bool, kernels: Kernels) -> ActivationBytes:
@@ -192,4 +198,4 @@ def activations(workload: Workload, checkpointing: bool, kernels: Kernels) -> Ac
         host, stored = stored - resident, resident
     train = stored + transient + logits
     generation = generation_bytes(workload)
-    return ActivationBytes(max(train, generation), logits, host, generation)
+    return ActivationBytes(train, logits, host, generation)

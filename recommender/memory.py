@@ -37,6 +37,7 @@ from recommender.model_states import (
     shard_degree,
     trainable_bytes,
 )
+from recommender.parallelism import NO_PARALLEL, Parallel, activation_scale, stage_fractions
 from recommender.posttrain import extra_models
 from recommender.workload import Method, Offload, Sharding, Workload
 
@@ -110,6 +111,8 @@ class Strategy:
     sharding: Sharding
     offload: Offload
     checkpointing: bool
+    #: Model parallelism (tensor, pipeline, context, expert); data parallelism is the rest.
+    parallel: Parallel = NO_PARALLEL
 
     def __post_init__(self) -> None:
         if self.offload is Offload.PARAMS and self.sharding not in FULL_SHARDING:
@@ -121,7 +124,10 @@ class Strategy:
         With ``gpus=1`` the sharding is not named (it does nothing on one GPU).
         """
         parts: list[str] = []
-        if gpus == 1:
+        if not self.parallel.trivial:
+            dp = self.parallel.describe(gpus or self.parallel.replica)
+            parts.append(f"{dp} with {_SHARDING_LABEL[self.sharding]}")
+        elif gpus == 1:
             parts.append("single GPU")
         else:
             parts.append(_SHARDING_LABEL[self.sharding])
@@ -219,6 +225,7 @@ class MemoryModel:
         "_grads_floor",
         "_grads_total",
         "_host_opt",
+        "_model",
         "_optimizer_total",
         "_overhead",
         "_paged",
@@ -242,10 +249,11 @@ class MemoryModel:
             block_bytes = 4.0 if reg is Regime.FP32 else 2.0
         per = trainable_bytes(workload.optimizer, reg, adapters=peft)
         # Post-training: frozen reference/reward models and PPO's trained value model
-        # (recommender.posttrain), held and sharded like the policy's weights.
+        # (recommender.posttrain), held, split and sharded like the policy's weights.
         extra_frozen, value_model = extra_models(workload, frozen_bytes)
         trained = trainable * (2 if value_model else 1)
         savers = workload.savers
+        self._model = m
         self._peft = peft
         self._trainable = trained
         self._frozen_bytes = frozen_bytes + extra_frozen
@@ -304,39 +312,59 @@ class MemoryModel:
         self, strategy: Strategy, gpus: int, gpus_per_node: int
     ) -> tuple[float, float, float, float, float, float, float, float]:
         """(weights, grads, optimizer, activations, overhead, host, gathered w, gathered g)."""
-        sharding = strategy.sharding
-        n = shard_degree(sharding, gpus=gpus, gpus_per_node=gpus_per_node)
+        sharding, par = strategy.sharding, strategy.parallel
+        # Model parallelism first: this GPU's share of the model (memory.md §2, 3D), then
+        # data-parallel sharding over the rest (parallelism.py). Trivial: 1.0, unchanged.
+        own, whole = stage_fractions(self._model, par)
+        dp_gpus, dp_per_node = gpus, gpus_per_node
+        if not par.trivial:
+            dp_gpus = max(gpus // (par.tp * par.pp), 1)
+            dp_per_node = max(gpus_per_node // par.tp, 1)
+        n = shard_degree(sharding, gpus=dp_gpus, gpus_per_node=dp_per_node)
         full = sharding in FULL_SHARDING
-        weights = self._weights_total / n if full else self._weights_total
-        grads = self._grads_total / n if sharding in SHARDS_GRADS else self._grads_total
+        weights = self._weights_total * own / n if full else self._weights_total * whole
+        grads_sharded = sharding in SHARDS_GRADS
+        grads = self._grads_total * own / n if grads_sharded else self._grads_total * whole
         sharded_opt = sharding in SHARDS_OPTIMIZER
-        optimizer = self._optimizer_total / n if sharded_opt else self._optimizer_total
+        opt_total = self._optimizer_total
+        optimizer = opt_total * own / n if sharded_opt else opt_total * whole
 
         gathered_w = gathered_g = 0.0
-        if (full and gpus > 1) or strategy.offload is Offload.PARAMS:
-            gathered_w = self._gathered_w
-            gathered_g = self._gathered_g
-        grads += max(self._grads_floor - gathered_g, 0.0)
+        if (full and dp_gpus > 1) or strategy.offload is Offload.PARAMS:
+            # Tensor parallelism splits the gathered unit as it splits every block matmul.
+            gathered_w = self._gathered_w / par.tp
+            gathered_g = self._gathered_g / par.tp
+        grads += max(self._grads_floor / par.tp - gathered_g, 0.0)
 
         host = 0.0
         if strategy.offload is not Offload.NONE:
             # Optimizer offload moves the states, the master copy and the gradients; parameter
             # offload (ZeRO-3/Infinity, FSDP CPUOffload(offload_params=True)) the weights too.
-            host += self._host_opt / n if sharded_opt or gpus == 1 else self._host_opt
+            host_opt = self._host_opt
+            host += host_opt * own / n if sharded_opt or gpus == 1 else host_opt * whole
             optimizer = 0.0
             grads = 0.0
             if strategy.offload is Offload.PARAMS:
-                host += self._weights_total / n
+                host += self._weights_total * own / n
                 weights = 0.0
             host *= HOST_BUFFER_FACTOR
         elif self._paged:
-            host += self._paged / n if sharded_opt else self._paged
+            host += self._paged * own / n if sharded_opt else self._paged * whole
         weights += gathered_w
         grads += gathered_g
         ckpt = 1 if strategy.checkpointing else 0
-        host += self._activations[ckpt].host
-        act = self._activations[ckpt].gpu
+        acts = self._activations[ckpt]
+        act = acts.gpu
         overhead = self._overhead[ckpt][1 if gpus > 1 else 0]
+        if par.trivial:
+            host += acts.host
+        else:  # split activations; the fragmentation margin follows them
+            # Offloaded activations are layer activations: split like the body on the GPU.
+            host += activation_scale(acts.host, 0.0, par)
+            train = activation_scale(acts.train - acts.logits, acts.logits, par)
+            split = max(train, acts.generation / (par.tp * par.pp))
+            overhead += FRAGMENTATION_FRACTION * (split - act)
+            act = split
         return weights, grads, optimizer, act, overhead, host, gathered_w, gathered_g
 
     def totals(self, strategy: Strategy, *, gpus: int, gpus_per_node: int) -> tuple[float, float]:
@@ -350,19 +378,24 @@ class MemoryModel:
             strategy, gpus, gpus_per_node
         )
         acts = self._activations[1 if strategy.checkpointing else 0]
+        logits, generation = acts.logits, acts.generation
+        par = strategy.parallel
+        if not par.trivial:  # only the last pipeline stage computes the (vocab-split) loss
+            logits /= par.tp * par.cp
+            generation /= par.tp * par.pp  # KV heads split by TP, layers by PP
         return MemoryBreakdown(
             weights_gib=weights / GIB,
             gradients_gib=grads / GIB,
             optimizer_gib=optimizer / GIB,
             activations_gib=act / GIB,
             overhead_gib=overhead / GIB,
-            logits_gib=acts.logits / GIB,
+            logits_gib=logits / GIB,
             gathered_gib=(gathered_w + gathered_g) / GIB,
             cuda_context_gib=CUDA_CONTEXT_GIB,
             fragmentation_gib=FRAGMENTATION_FRACTION * act / GIB,
             cpu_offload_gib=host / GIB,
             trainable_params=self._trainable,
-            generation_gib=acts.generation / GIB,
+            generation_gib=generation / GIB,
         )
 
 

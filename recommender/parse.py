@@ -21,17 +21,25 @@ Conventions:
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Callable
 from datetime import datetime
-from typing import NamedTuple
 
 from recommender import _fuzzy
 from recommender import _lexicon as lex
 from recommender import _rules_lang as lang
 from recommender import _words as words
 from recommender._draft import Draft, finish
+from recommender._rulekit import (
+    Handler,
+    _bad,
+    _number,
+    _ok,
+    _Rule,
+    _rx,
+    _set,
+    _sets,
+    _whole,
+)
 from recommender._scan import Tokens, tokenize
 from recommender.errors import WorkloadError
 from recommender.gpus import normalize, try_normalize
@@ -51,69 +59,6 @@ __all__ = ["parse_workload"]
 
 #: Longest accepted message: a workload fits in a sentence; beyond this it is not one.
 MAX_CHARS = 2000
-
-Handler = Callable[[re.Match[str], tuple[str, ...], Draft], bool]
-Matcher = Callable[[Tokens, int, Draft], int]
-
-
-class _Rule(NamedTuple):
-    name: str
-    match: Matcher
-
-
-# ------------------------------------------------------------------ helpers for rules
-
-
-def _rx(pattern: str, handle: Handler) -> Matcher:
-    """A matcher for a regex over the normalised text that ends on a token boundary."""
-    compiled = re.compile(rf"(?:{pattern})(?= |$)")
-
-    def match(toks: Tokens, i: int, st: Draft) -> int:
-        m = compiled.match(toks.text, toks.starts[i])
-        if m is None:
-            return 0
-        end = toks.index_after(m.end())
-        return end - i if handle(m, toks.raw[i:end], st) else 0
-
-    return match
-
-
-def _ok(current: object, new: object) -> bool:
-    """The first stated value wins; repeating it is fine, contradicting it is not."""
-    return current is None or current == new
-
-
-def _set(st: Draft, attr: str, value: object) -> bool:
-    """Record ``value`` for ``attr``; ``False`` (the phrase is not taken) when a different
-    value was stated first."""
-    if not _ok(getattr(st, attr), value):
-        return False
-    setattr(st, attr, value)
-    return True
-
-
-def _sets(attr: str, value: object) -> Handler:
-    """A handler for a phrase that always means the same value."""
-    return lambda m, raw, st: _set(st, attr, value)
-
-
-def _bad(raw: tuple[str, ...], what: str) -> WorkloadError:
-    phrase = " ".join(raw)
-    return WorkloadError(f"{what} (in {phrase!r}).", not_understood=raw)
-
-
-def _number(text: str, raw: tuple[str, ...]) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _bad(raw, "That number is too large")
-    return value
-
-
-def _whole(value: float, low: float, high: float, raw: tuple[str, ...], what: str) -> int:
-    if not low <= value <= high or value != int(value):
-        raise _bad(raw, f"{what} must be a whole number from {low:,.0f} to {high:,.0f}")
-    return int(value)
-
 
 # ------------------------------------------------------------------ handlers
 
@@ -243,6 +188,17 @@ def _zero(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     return _set(st, "sharding", stages[int(m["z"])])
 
 
+def _parallel_degree(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    word = m["k"] or m["w"] or m["v"]
+    value = _whole(_number(m["n"] or m["m"] or m["x"], raw), 1, 1024, raw, "A parallel degree")
+    return _set(st, lex.PARALLEL_FIELDS[word.replace("-", " ")], value)
+
+
+def _parallel_search(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    st.model_parallel = True
+    return True
+
+
 def _provider(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     ids = lex.PROVIDERS[m["p"].replace("-", " ")]
     (st.excluded if m["neg"] else st.providers).update(ids)
@@ -335,6 +291,8 @@ def _hardware(toks: Tokens, i: int, st: Draft) -> int:
 _RULES: tuple[_Rule, ...] = (
     _Rule("model name", _model_name),
     _Rule("mixtral 8x7b", _rx(lex.MIXTRAL, _mixtral)),
+    _Rule("tp N", _rx(lex.PARALLEL_DEGREE, _parallel_degree)),
+    _Rule("3d parallel", _rx(lex.PARALLEL_SEARCH, _parallel_search)),  # "3d" is not 3 days
     _Rule("family + new size", lang.family_shape),
     _Rule("N samples", _rx(words.DATASET, lang.h_dataset)),
     _Rule("N tokens each", _rx(words.EXAMPLE_LENGTH, lang.h_example_length)),

@@ -18,6 +18,7 @@ from recommender.memory import (
     safety_margin_gib,
 )
 from recommender.model_states import FULL_SHARDING
+from recommender.parallelism import parallel_notes
 from recommender.strategies import MAX_GPUS_PER_NODE
 from recommender.workload import Offload, Sharding, Workload
 
@@ -135,6 +136,7 @@ def plan_notes(
                     for s, total in tried
                     if s.sharding is strategy.sharding
                     and s.offload is strategy.offload
+                    and s.parallel == strategy.parallel
                     and not s.checkpointing
                 ),
                 None,
@@ -144,7 +146,9 @@ def plan_notes(
                 f"activation checkpointing switched on{detail} "
                 f"(costs ~{CHECKPOINTING_COMPUTE_COST:.0%} more compute)"
             )
-    if gpus > 1 and strategy.sharding is not Sharding.DDP:
+    if not strategy.parallel.trivial:
+        notes += parallel_notes(workload, strategy, tried, usable=usable, gpus=gpus, over=over)
+    elif gpus > 1 and strategy.sharding is not Sharding.DDP:
         if workload.sharding is not None:
             notes.append(f"{strategy.describe(gpus).split(' + ')[0]}, as requested")
         else:

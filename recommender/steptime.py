@@ -24,6 +24,7 @@ from recommender.gpus import GpuSpec, IntraNode
 from recommender.memory import Strategy
 from recommender.models import Architecture
 from recommender.offers import Fabric
+from recommender.parallel_time import bubble_share, split_traffic
 from recommender.posttrain import extra_flops_per_param
 from recommender.workload import Method, Offload, Precision, Sharding, Workload
 
@@ -232,13 +233,16 @@ class StepTime:
     comm_s: float  # collectives and offload copies that can overlap compute
     serial_s: float  # amortised optimizer step and CPU work that overlap nothing
     goodput: float
+    split_s: float = 0.0  # tensor/expert-parallel collectives on the critical path
+    bubble_s: float = 0.0  # pipeline bubble, amortised per micro-step
 
     @property
     def busy_s(self) -> float:
         """Compute/memory bound and traffic: the slower sets the pace, part of the other
-        stays exposed."""
+        stays exposed; tensor-parallel collectives and the pipeline bubble add to it."""
         work = max(self.compute_s, self.weights_s) + self.dequant_s
-        return max(work, self.comm_s) + EXPOSED_SHARE * min(work, self.comm_s)
+        overlapped = max(work, self.comm_s) + EXPOSED_SHARE * min(work, self.comm_s)
+        return overlapped + self.split_s + self.bubble_s
 
     @property
     def seconds(self) -> float:
@@ -295,6 +299,11 @@ def step_time(
     ckpt = strategy.checkpointing
     per_gpu_tokens = float(workload.micro_batch * workload.seq_len)
     gpn = max(gpus // max(nodes, 1), 1)
+    # Model parallelism: a replica of tp·pp·cp GPUs shares each micro-batch's work and the
+    # weights (tp·pp); data parallelism runs over dp = gpus/replica (and cp for sharding).
+    par = strategy.parallel
+    replica, mp = par.replica, par.tp * par.pp
+    dp = max(gpus // replica, 1)
 
     # compute: hardware FLOPs at the achievable share of the dense peak
     gen = generation(gpu)
@@ -310,7 +319,7 @@ def step_time(
         peak *= FP8_SPEEDUP
     dense, attention = hw_flops_per_token(workload, ckpt)
     flops = (dense + attention / ATTENTION_RELATIVE_RATE) * per_gpu_tokens
-    compute_s = flops / (peak * compute_efficiency(gpu, m.hidden))
+    compute_s = flops / (peak * compute_efficiency(gpu, m.hidden)) / replica
 
     # HBM: every pass (forward, recompute, backward) reads all the weights it multiplies
     hbm = gpu.mem_bandwidth_tbps * 1e12 * HBM_EFFICIENCY
@@ -319,8 +328,8 @@ def step_time(
     n_active = float(m.active_params)
     frozen_q = _block_linear_params(m) * n_active / m.params if method is Method.QLORA else 0.0
     stored = (n_active - frozen_q) * w_bytes + frozen_q * 0.5
-    weights_s = passes * stored / hbm
-    dequant_s = passes * frozen_q * DEQUANT_BYTES_PER_PARAM / hbm
+    weights_s = passes * stored / hbm / mp
+    dequant_s = passes * frozen_q * DEQUANT_BYTES_PER_PARAM / hbm / mp
 
     # traffic per micro-step over the slowest link, bytes × (N-1)/N
     intra_gbs, span_gbs = link_gbs(
@@ -336,26 +345,45 @@ def step_time(
     batch = global_batch_tokens or (
         PRETRAIN_BATCH_TOKENS if method is Method.PRETRAIN else FINETUNE_BATCH_TOKENS
     )
-    accum = max(batch / (per_gpu_tokens * gpus), 1.0)
+    accum = max(batch / (per_gpu_tokens * gpus / replica), 1.0)
     sharding = strategy.sharding
-    comm_s = 0.0
-    if gpus > 1:
-        ring = (gpus - 1) / gpus
+    comm_s = split_s = bubble_s = 0.0
+    ranks = gpus  # the data-parallel group (FSDP shards over dp·cp)
+    if not par.trivial:
+        traffic = split_traffic(
+            workload,
+            par,
+            checkpointing=ckpt,
+            gpus_per_node=gpn,
+            nodes=nodes,
+            intra_bw=intra_bw,
+            span_bw=span_bw / min(par.tp * par.cp, gpn),
+        )
+        split_s, comm_s = traffic.exposed_s, traffic.overlap_s
+        trained, w_store, ranks = trained / mp, w_store / mp, dp * par.cp
+        # tp·cp data-parallel rings run side by side, one per rank in the node: across
+        # nodes each gets its share of the node's NICs; inside a node, NVLink
+        if ranks * par.tp <= gpn:
+            span_bw = intra_bw
+        else:
+            span_bw = min(intra_bw, span_bw / min(par.tp * par.cp, gpn))
+    if ranks > 1:
+        ring = (ranks - 1) / ranks
         if sharding in _FULL_SHARD:  # all-gather fwd + bwd, reduce-scatter grads
-            comm_s = (2 * w_store + trained * grad_bytes) * ring / span_bw
+            comm_s += (2 * w_store + trained * grad_bytes) * ring / span_bw
         elif sharding is Sharding.FSDP_GRAD_OP:  # gather once, reduce-scatter each micro-step
-            comm_s = (w_store + trained * grad_bytes) * ring / span_bw
+            comm_s += (w_store + trained * grad_bytes) * ring / span_bw
         elif sharding is Sharding.HSDP:  # full shard in the node, all-reduce across nodes
             if gpn > 1:
-                comm_s = (2 * w_store + trained * grad_bytes) * (gpn - 1) / gpn / intra_bw
+                comm_s += (2 * w_store + trained * grad_bytes) * (gpn - 1) / gpn / intra_bw
             if nodes > 1:
                 across = 2 * trained * grad_bytes / gpn * (nodes - 1) / nodes
                 comm_s += across / span_bw / accum
         else:  # DDP, ZeRO-1/2: all-reduce (or RS + AG) once per optimizer step
-            comm_s = 2 * trained * grad_bytes * ring / span_bw / accum
+            comm_s += 2 * trained * grad_bytes * ring / span_bw / accum
 
     # optimizer step, amortised over the micro-steps of one global batch
-    shard = gpus if sharding is not Sharding.DDP else 1
+    shard = ranks if sharding is not Sharding.DDP else 1
     if sharding is Sharding.HSDP:
         shard = gpn
     offload = strategy.offload
@@ -370,12 +398,16 @@ def step_time(
         serial_s = (cpu + trained / shard * w_bytes / (HOST_GBS * 1e9)) / accum
         if offload is Offload.PARAMS:  # every gather streams the shard in from host memory
             comm_s += 2 * w_store / max(shard, 1) / (HOST_GBS * 1e9)
+    if par.pp > 1:  # the 1F1B bubble over the accum micro-batches of one optimizer step
+        bubble_s = bubble_share(par, accum) * (max(compute_s, weights_s) + dequant_s + split_s)
     return StepTime(
-        tokens=per_gpu_tokens * gpus,
+        tokens=per_gpu_tokens * gpus / replica,
         compute_s=compute_s,
         weights_s=weights_s,
         dequant_s=dequant_s,
         comm_s=comm_s,
         serial_s=serial_s,
         goodput=goodput(gpus),
+        split_s=split_s,
+        bubble_s=bubble_s,
     )

@@ -8,6 +8,14 @@
 * several nodes: HSDP (full shard inside a node, replicated across) → FSDP across all GPUs,
   without then with checkpointing, offload last.
 
+Model parallelism (:mod:`recommender.parallelism`) adds rungs that split the model: on one
+node after every sharding rung and before offload (sharding alone does not fit); beyond one
+node right after HSDP, before FSDP across every GPU (the model needs more than a node, and
+tensor parallelism over NVLink beats gathering every weight across the fabric each
+micro-step); with ZeRO-1 (Megatron's distributed optimizer) then FSDP over the data-parallel
+ranks. Degrees the workload fixes (``tp 8``) are honoured on every rung; ``3d parallel``
+keeps only the split rungs.
+
 Whatever the workload fixes (sharding, offload, checkpointing) is honoured.
 """
 
@@ -15,6 +23,7 @@ from __future__ import annotations
 
 from recommender.memory import Strategy
 from recommender.model_states import FULL_SHARDING
+from recommender.parallelism import Parallel, auto_layouts, requested, with_fixed
 from recommender.workload import Offload, Sharding, Workload
 
 __all__ = ["MAX_GPUS_PER_NODE", "candidate_strategies"]
@@ -24,12 +33,76 @@ MAX_GPUS_PER_NODE = 8
 
 
 def candidate_strategies(
-    workload: Workload, *, gpus: int, nodes: int, allow_offload: bool = True
+    workload: Workload,
+    *,
+    gpus: int,
+    nodes: int,
+    allow_offload: bool = True,
+    gpus_per_node: int | None = None,
+    nvlink: bool = True,
 ) -> tuple[Strategy, ...]:
     """Strategies to try for this layout, cheapest first, honouring what the workload fixes.
 
     Offload rungs appear only with ``allow_offload`` or when the workload asks for offload.
+    Model-parallel rungs need the node size (``gpus_per_node``); tensor parallelism is
+    searched only over NVLink (``nvlink``). A strategy this layout cannot host (a fixed
+    ``tp 8`` on 4 GPUs) is still returned; :meth:`Parallel.problem` says why it cannot run.
     """
+    plain = _plain_strategies(workload, gpus=gpus, nodes=nodes, allow_offload=allow_offload)
+    per_node = gpus_per_node or max(gpus // max(nodes, 1), 1)
+    fixed = requested(workload)
+    if gpus == 1 and not fixed:
+        return plain
+    splits = auto_layouts(workload, gpus=gpus, gpus_per_node=per_node, nvlink=nvlink)
+    if fixed:
+        splits = with_fixed(splits, fixed)
+    m = workload.model
+    feasible = [p for p in splits if p.problem(m, gpus=gpus, gpus_per_node=per_node) is None]
+    if fixed and not feasible:  # say why, on the exact degrees asked for
+        feasible = list(splits[:1])
+    split_rungs = _split_rungs(workload, feasible)
+    if fixed:
+        return tuple(split_rungs)
+    if workload.model_parallel:
+        return tuple(split_rungs) or plain
+    if nodes == 1:  # after every sharding rung, before offload
+        offloads = [i for i, s in enumerate(plain) if s.offload is not Offload.NONE]
+        cut = len(plain) if workload.offload is not None or not offloads else offloads[0]
+        return tuple(plain[:cut]) + tuple(split_rungs) + tuple(plain[cut:])
+    out: list[Strategy] = []
+    for ckpt in (False, True):  # multi-node: HSDP, the splits, then FSDP across all
+        hsdp = [s for s in plain if s.checkpointing is ckpt and s.sharding is Sharding.HSDP]
+        rest = [s for s in plain if s.checkpointing is ckpt and s not in hsdp]
+        rest = [s for s in rest if s.offload is Offload.NONE]
+        out += hsdp + [s for s in split_rungs if s.checkpointing is ckpt] + rest
+    out += [s for s in plain if s.offload is not Offload.NONE]
+    out += [s for s in split_rungs if s not in out]
+    return tuple(out)
+
+
+def _split_rungs(workload: Workload, splits: list[Parallel]) -> list[Strategy]:
+    """Every split with ZeRO-1, then every split with FSDP over the data-parallel ranks,
+    without then with checkpointing; the workload's sharding, checkpointing and offload
+    where it fixes them."""
+    shardings = (workload.sharding,) if workload.sharding else (Sharding.ZERO1, Sharding.FSDP)
+    offload = workload.offload or Offload.NONE
+    ckpts = (workload.checkpointing,) if workload.checkpointing is not None else (False, True)
+    out: list[Strategy] = []
+    for ckpt in ckpts:
+        # ZeRO-1 reduces gradients once per optimizer step; FSDP gathers every weight each
+        # micro-step over the fabric, so any split with ZeRO-1 comes before FSDP
+        for sharding in shardings:
+            for par in splits:
+                if offload is Offload.PARAMS and sharding not in FULL_SHARDING:
+                    continue
+                out.append(Strategy(sharding, offload, ckpt, par))
+    return out
+
+
+def _plain_strategies(
+    workload: Workload, *, gpus: int, nodes: int, allow_offload: bool
+) -> tuple[Strategy, ...]:
+    """The sharding/offload/checkpointing ladder without model parallelism."""
     sharding, offload, checkpointing = workload.sharding, workload.offload, workload.checkpointing
     single_gpu, single_node = gpus == 1, nodes == 1
     if single_gpu:

@@ -11,12 +11,13 @@ would have made it fit.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import replace
 from operator import itemgetter
 
 from recommender.activations import DEFAULT_KERNELS, Kernels
-from recommender.gpus import GpuSpec, all_gpus
+from recommender.gpus import GpuSpec, IntraNode, all_gpus
 from recommender.hardware import precision_on
 from recommender.memory import MemoryModel, Strategy, safe_limit_gib, usable_gib
 from recommender.plan import CHECKPOINTING_COMPUTE_COST, Plan, offload_hint, plan_notes
@@ -26,25 +27,23 @@ from recommender.workload import Offload, Precision, Workload
 __all__ = [
     "CHECKPOINTING_COMPUTE_COST",
     "MAX_GPUS_PER_NODE",
+    "MULTI_NODE_LIMIT",
     "LayoutSearch",
     "Plan",
     "candidate_strategies",
-    "evaluate",
-    "fit_on_nodes",
-    "smallest_layout",
-    "smallest_layouts",
 ]
 
 #: GPU counts ``smallest_layout`` tries on one node before whole 8-GPU nodes.
 _SINGLE_NODE_COUNTS = (1, 2, 4, 8)
-_MULTI_NODE_LIMIT = 64
+#: Most nodes a search tries.
+MULTI_NODE_LIMIT = 64
 
 #: One rung of a layout: the strategy, its per-GPU total and the host RAM per node, GiB.
 _Rung = tuple[Strategy, float, float]
 #: A plan's key in a search: usable GiB, GPUs, GPUs per node, first fitting rung (-1: none),
-#: whether the offload-free ladder's answer (see :meth:`LayoutSearch.plan`), and whether
-#: that rung keeps the safety margin.
-_PlanKey = tuple[float, int, int, int, bool, bool]
+#: whether the offload-free ladder's answer (see :meth:`LayoutSearch.plan`), whether that
+#: rung keeps the safety margin, and NVLink.
+_PlanKey = tuple[float, int, int, int, bool, bool, bool]
 #: A search's answer: the layout found, as (GPUs, GPUs per node), or ``None``.
 _Found = tuple[int, int] | None
 
@@ -80,12 +79,20 @@ class LayoutSearch:
         self.hardware_note = hardware_note
         self._variants: dict[Precision, LayoutSearch] = {}
         self.memory = MemoryModel(workload, kernels)
-        #: Every rung of a layout (GPUs, GPUs per node, offload allowed) and the least total.
-        self._rungs: dict[tuple[int, int, bool], tuple[tuple[_Rung, ...], float]] = {}
+        #: Every rung of a layout (GPUs, GPUs per node, offload allowed, NVLink) and the least
+        #: total.
+        self._rungs: dict[tuple[int, int, bool, bool], tuple[tuple[_Rung, ...], float]] = {}
         self._plans: dict[_PlanKey, Plan] = {}
-        #: Search answers by (GiB limit per GPU, single-node counts, GPUs per node beyond one node,
-        #: node limit, host RAM).
-        self._found: dict[tuple[float, tuple[int, ...], int, int, float | None], _Found] = {}
+        #: Search answers by (GiB limit per GPU, single-node counts, GPUs per node beyond one
+        #: node, node limit, host RAM, NVLink).
+        self._found: dict[tuple[float, tuple[int, ...], int, int, float | None, bool], _Found] = {}
+        #: Whether the GPU being searched has NVLink (tensor parallelism is searched only
+        #: over NVLink); set per GPU by the public methods.
+        self._nvlink = True
+
+    def _use(self, gpu: GpuSpec) -> None:
+        """Search for ``gpu``: tensor parallelism only where its GPUs share NVLink."""
+        self._nvlink = gpu.intra_node is IntraNode.NVLINK
 
     def on(self, gpu: GpuSpec) -> LayoutSearch:
         """The search for ``gpu``: this one, or one for the precision ``gpu`` can run when it
@@ -106,16 +113,26 @@ class LayoutSearch:
     def rungs(
         self, *, gpus: int, gpus_per_node: int, allow: bool
     ) -> tuple[tuple[_Rung, ...], float]:
-        """Every candidate strategy of this layout with its memory, and the least total."""
-        key = (gpus, gpus_per_node, allow)
+        """Every candidate strategy of this layout with its memory, and the least total (a
+        split this layout cannot host counts as infinite memory)."""
+        key = (gpus, gpus_per_node, allow, self._nvlink)
         found = self._rungs.get(key)
         if found is None:
             nodes = -(-gpus // gpus_per_node)
             rungs: list[_Rung] = []
             ladder = candidate_strategies(
-                self.workload, gpus=gpus, nodes=nodes, allow_offload=allow
+                self.workload,
+                gpus=gpus,
+                nodes=nodes,
+                allow_offload=allow,
+                gpus_per_node=gpus_per_node,
+                nvlink=self._nvlink,
             )
+            m = self.workload.model
             for strategy in ladder:
+                if strategy.parallel.problem(m, gpus=gpus, gpus_per_node=gpus_per_node):
+                    rungs.append((strategy, math.inf, 0.0))
+                    continue
                 total, host = self.memory.totals(strategy, gpus=gpus, gpus_per_node=gpus_per_node)
                 rungs.append((strategy, total, host * gpus_per_node))
             found = self._rungs[key] = (tuple(rungs), min(r[1] for r in rungs))
@@ -153,6 +170,7 @@ class LayoutSearch:
             return search.plan(
                 gpu, gpus=gpus, gpus_per_node=gpus_per_node, host_ram_gib=host_ram_gib
             )
+        self._use(gpu)
         usable = usable_gib(gpu)
         limit = safe_limit_gib(usable)
         rungs, _ = self.rungs(
@@ -168,7 +186,8 @@ class LayoutSearch:
             first = self._first_rung(gpus, gpus_per_node, usable, host_ram_gib)
             limit = usable
         offload_free = first >= 0 and rungs[first][0].offload is Offload.NONE
-        key = (usable, gpus, gpus_per_node, first, offload_free or host_ram_gib is None, safe)
+        free = offload_free or host_ram_gib is None
+        key = (usable, gpus, gpus_per_node, first, free, safe, self._nvlink)
         plan = self._plans.get(key)
         if plan is None:
             plan = self._make_plan(gpu, key, rungs, first, host_ram_gib, limit)
@@ -290,7 +309,7 @@ class LayoutSearch:
         """The first of ``single`` GPU counts on one node that fits in ``limit`` GiB per GPU,
         else the fewest nodes of ``per_node`` GPUs up to ``last`` nodes; memoised (GPU types
         with the same usable memory, and instance shapes alike, share the answer)."""
-        key = (limit, single, per_node, last, host_ram_gib)
+        key = (limit, single, per_node, last, host_ram_gib, self._nvlink)
         if key in self._found:
             return self._found[key]
         found: _Found = None
@@ -312,11 +331,11 @@ class LayoutSearch:
         gpu: GpuSpec,
         *,
         gpus_per_node: int,
-        max_nodes: int = _MULTI_NODE_LIMIT,
+        max_nodes: int = MULTI_NODE_LIMIT,
         multi_node: bool = True,
         host_ram_gib: float | None = None,
     ) -> Plan | None:
-        """As :func:`fit_on_nodes`."""
+        """As :func:`recommender.layouts.fit_on_nodes`."""
         if (search := self.on(gpu)) is not self:
             return search.fit_on_nodes(
                 gpu,
@@ -325,6 +344,7 @@ class LayoutSearch:
                 multi_node=multi_node,
                 host_ram_gib=host_ram_gib,
             )
+        self._use(gpu)
         if gpus_per_node < 1:
             raise ValueError("gpus_per_node must be at least 1")
         hw = self.workload.hardware
@@ -351,9 +371,10 @@ class LayoutSearch:
         return self.plan(gpu, gpus=found[0], gpus_per_node=found[1], host_ram_gib=host_ram_gib)
 
     def smallest_layout(self, gpu: GpuSpec, *, host_ram_gib: float | None = None) -> Plan | None:
-        """As :func:`smallest_layout`."""
+        """As :func:`recommender.layouts.smallest_layout`."""
         if (search := self.on(gpu)) is not self:
             return search.smallest_layout(gpu, host_ram_gib=host_ram_gib)
+        self._use(gpu)
         hw = self.workload.hardware
         if hw is not None and hw.count is not None:
             plan = self.evaluate(gpu, gpus=hw.count, host_ram_gib=host_ram_gib)
@@ -363,7 +384,7 @@ class LayoutSearch:
             host_ram_gib,
             single=_SINGLE_NODE_COUNTS,
             per_node=MAX_GPUS_PER_NODE,
-            last=_MULTI_NODE_LIMIT,
+            last=MULTI_NODE_LIMIT,
         )
         if found is None:
             return None
@@ -377,7 +398,7 @@ class LayoutSearch:
         gpus_per_node: int | None = None,
         host_ram_gib: float | None = None,
     ) -> Plan:
-        """As :func:`evaluate`."""
+        """As :func:`recommender.layouts.evaluate`."""
         if gpus < 1:
             raise ValueError("gpus must be at least 1")
         per_node = gpus_per_node or min(gpus, MAX_GPUS_PER_NODE)
@@ -401,64 +422,3 @@ class LayoutSearch:
             if plan is not None:
                 out.append(plan)
         return tuple(out)
-
-
-def smallest_layouts(workload: Workload, gpus: Iterable[GpuSpec] | None = None) -> tuple[Plan, ...]:
-    """Smallest layout per GPU type: ``gpus``, or every GPU in the spec table."""
-    return LayoutSearch(workload).smallest_layouts(gpus)
-
-
-def fit_on_nodes(
-    workload: Workload,
-    gpu: GpuSpec,
-    *,
-    gpus_per_node: int,
-    max_nodes: int = _MULTI_NODE_LIMIT,
-    multi_node: bool = True,
-    kernels: Kernels = DEFAULT_KERNELS,
-    host_ram_gib: float | None = None,
-) -> Plan | None:
-    """The fewest whole nodes of ``gpus_per_node`` × ``gpu`` on which the workload fits.
-
-    Every GPU of each node is used. More than one node only when ``multi_node``; ``None``
-    when nothing up to ``max_nodes`` fits. A GPU count the workload names is honoured (it
-    must be a whole number of nodes). CPU offload is considered only when ``host_ram_gib``
-    (RAM of one node, e.g. an offer's ``ram_gib``) is given, and must fit in it.
-    """
-    return LayoutSearch(workload, kernels).fit_on_nodes(
-        gpu,
-        gpus_per_node=gpus_per_node,
-        max_nodes=max_nodes,
-        multi_node=multi_node,
-        host_ram_gib=host_ram_gib,
-    )
-
-
-def smallest_layout(
-    workload: Workload,
-    gpu: GpuSpec,
-    *,
-    kernels: Kernels = DEFAULT_KERNELS,
-    host_ram_gib: float | None = None,
-) -> Plan | None:
-    """1, 2, 4 or 8 GPUs on one node, then 8-GPU nodes: the smallest layout that fits.
-
-    A GPU count the workload names is evaluated as is (``None`` when it does not fit).
-    """
-    return LayoutSearch(workload, kernels).smallest_layout(gpu, host_ram_gib=host_ram_gib)
-
-
-def evaluate(
-    workload: Workload,
-    gpu: GpuSpec,
-    *,
-    gpus: int,
-    gpus_per_node: int | None = None,
-    kernels: Kernels = DEFAULT_KERNELS,
-    host_ram_gib: float | None = None,
-) -> Plan:
-    """Exactly this hardware: the cheapest strategy that fits on it, or (``fits=False``) the
-    least-memory strategy with what it would need. Up to 8 GPUs form one node by default."""
-    return LayoutSearch(workload, kernels).evaluate(
-        gpu, gpus=gpus, gpus_per_node=gpus_per_node, host_ram_gib=host_ram_gib
-    )

@@ -220,6 +220,15 @@ class Workload:
     objective: Objective = Objective.SFT
     #: GRPO: completions sampled per prompt (TRL GRPOConfig.num_generations default 8).
     group_size: int = 8
+    #: Model-parallel degrees the user fixed (``tp 8``, ``pp 4``, ``cp 2``, ``ep 8``, ``vp 5``);
+    #: ``None`` lets the search decide (see :mod:`recommender.parallelism`).
+    tensor_parallel: int | None = None
+    pipeline_parallel: int | None = None
+    context_parallel: int | None = None
+    expert_parallel: int | None = None
+    virtual_stages: int | None = None
+    #: ``3d parallel``: split the model (TP/PP/CP) even where sharding alone would fit.
+    model_parallel: bool = False
     assumed: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     text: str = field(default="", compare=False)
@@ -239,6 +248,17 @@ class Workload:
             raise ValueError("GRPO group size must be between 1 and 1024")
         if not 1 <= self.lora_rank <= 4096:
             raise ValueError("LoRA rank must be between 1 and 4096")
+        for what, degree, high in (
+            ("tensor", self.tensor_parallel, 8),  # one HGX/DGX node: TP never crosses nodes
+            ("pipeline", self.pipeline_parallel, 1024),
+            ("context", self.context_parallel, 1024),
+            ("expert", self.expert_parallel, 1024),
+            ("interleaved pipeline", self.virtual_stages, 1024),
+        ):
+            if degree is not None and not 1 <= degree <= high:
+                raise ValueError(f"{what} parallel degree must be between 1 and {high}")
+        if self.virtual_stages not in (None, 1) and self.pipeline_parallel == 1:
+            raise ValueError("an interleaved schedule needs pipeline parallelism")
         if self.offload is Offload.PARAMS and self.sharding not in (
             None,
             Sharding.ZERO3,

@@ -64,6 +64,14 @@ def workload_doc(w: Workload) -> JSON:
         "checkpointing": w.checkpointing,
         "sharding": None if w.sharding is None else w.sharding.value,
         "offload": None if w.offload is None else w.offload.value,
+        "parallel": {
+            "tp": w.tensor_parallel,
+            "pp": w.pipeline_parallel,
+            "cp": w.context_parallel,
+            "ep": w.expert_parallel,
+            "vp": w.virtual_stages,
+            "search": w.model_parallel,
+        },
         "hardware": None
         if w.hardware is None
         else {"gpu": w.hardware.gpu_id, "count": w.hardware.count},
@@ -80,7 +88,7 @@ def workload_doc(w: Workload) -> JSON:
 
 
 def plan_doc(p: Plan) -> JSON:
-    mem = p.memory
+    mem, par = p.memory, p.strategy.parallel
     return {
         "gpu": p.gpu_id,
         "gpu_name": get_gpu(p.gpu_id).name,
@@ -91,6 +99,14 @@ def plan_doc(p: Plan) -> JSON:
         "sharding": p.strategy.sharding.value,
         "offload": p.strategy.offload.value,
         "checkpointing": p.strategy.checkpointing,
+        "parallel": {
+            "tp": par.tp,
+            "pp": par.pp,
+            "cp": par.cp,
+            "ep": par.ep,
+            "vp": par.vp,
+            "dp": par.dp(p.gpus),
+        },
         "fits": p.fits,
         "memory_per_gpu": {
             "weights_gib": _r(mem.weights_gib),

@@ -12,9 +12,9 @@ import pytest
 
 from recommender.activations import Kernels
 from recommender.gpus import get_gpu
+from recommender.layouts import evaluate, fit_on_nodes
 from recommender.memory import GIB, MemoryBreakdown, Strategy, estimate_memory, usable_gib
 from recommender.models import infer_architecture
-from recommender.topology import evaluate, fit_on_nodes
 from recommender.workload import Method, Offload, Optimizer, Precision, Sharding
 from tests.factories import model, workload
 

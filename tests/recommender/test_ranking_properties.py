@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from recommender.economics import Economics
 from recommender.gpus import get_gpu
+from recommender.layouts import evaluate
 from recommender.offers import Fabric, Offer
 from recommender.ranking import rank_key, recommend
 from recommender.selection import Priced
-from recommender.topology import evaluate
 from recommender.workload import Method, Precision, SpotPolicy, Workload
 from tests.factories import NOW, catalog, offer, workload
 

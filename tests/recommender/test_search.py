@@ -11,11 +11,12 @@ from recommender.billing import RULES
 from recommender.costing import Option, price_option
 from recommender.feeds.bundled import load_bundled
 from recommender.gpus import get_gpu
+from recommender.layouts import evaluate, fit_on_nodes
 from recommender.offers import Catalog
 from recommender.parse import parse_workload
 from recommender.ranking import rank, recommend
 from recommender.selection import MAX_NODES, allowed
-from recommender.topology import LayoutSearch, evaluate, fit_on_nodes
+from recommender.topology import LayoutSearch
 from recommender.work import reference
 from recommender.workload import Method, Workload
 from tests.factories import NOW, catalog, model, offer, workload

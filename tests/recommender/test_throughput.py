@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from recommender.gpus import IntraNode, get_gpu
+from recommender.layouts import evaluate
+from recommender.memory import Strategy
 from recommender.throughput import (
     flops_per_token,
     mfu,
@@ -12,8 +16,7 @@ from recommender.throughput import (
     tokens_per_hour,
     train_hours,
 )
-from recommender.topology import evaluate
-from recommender.workload import Method, Precision
+from recommender.workload import Method, Offload, Precision, Sharding
 from tests.factories import model, workload
 
 H100 = get_gpu("H100-SXM-80GB")
@@ -83,7 +86,8 @@ class TestUtilisation:
     def test_slow_fabric_is_much_slower_across_nodes(self) -> None:
         """Full sharding over plain Ethernet is communication-bound."""
         w = workload(model=model("Llama 3 70B"), method=Method.PRETRAIN)
-        plan = evaluate(w, H100, gpus=16)
+        fsdp = Strategy(Sharding.FSDP, Offload.NONE, True)
+        plan = replace(evaluate(w, H100, gpus=16), strategy=fsdp)
         fast = mfu(w, plan, link=IntraNode.NVLINK, fast_fabric=True)
         assert mfu(w, plan, link=IntraNode.NVLINK, fast_fabric=False) < fast / 3
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from recommender.gpus import get_gpu
+from recommender.layouts import evaluate, fit_on_nodes, smallest_layout
 from recommender.memory import Strategy, estimate_memory
-from recommender.topology import Plan, candidate_strategies, evaluate, fit_on_nodes, smallest_layout
+from recommender.topology import Plan, candidate_strategies
 from recommender.workload import HardwareRequest, Method, Offload, Sharding
 from tests.factories import model, workload
 
@@ -24,24 +25,35 @@ class TestCandidates:
         assert [s.offload for s in got[2:]] == [Offload.OPTIMIZER] * 2 + [Offload.PARAMS] * 2
 
     def test_node_ladder_tries_every_sharding_before_checkpointing(self) -> None:
-        """In a node: DDP, ZeRO-1, ZeRO-2, FSDP without checkpointing, then with it."""
+        """In a node: DDP, ZeRO-1, ZeRO-2, FSDP without checkpointing, then with it; the
+        model-parallel splits only after every sharding rung."""
         got = candidate_strategies(workload(), gpus=8, nodes=1, allow_offload=False)
-        assert [(s.sharding, s.checkpointing) for s in got] == [
+        plain = [s for s in got if s.parallel.trivial]
+        assert got[: len(plain)] == tuple(plain)
+        assert [(s.sharding, s.checkpointing) for s in plain] == [
             (sh, ck)
             for ck in (False, True)
             for sh in (Sharding.DDP, Sharding.ZERO1, Sharding.ZERO2, Sharding.FSDP)
         ]
 
     def test_multi_node_ladder_fully_shards(self) -> None:
-        """Across nodes only HSDP and FSDP are tried."""
+        """Across nodes HSDP and FSDP are tried, and model-parallel splits (with ZeRO-1 or
+        FSDP over the data-parallel ranks) between them."""
         got = candidate_strategies(workload(), gpus=16, nodes=2, allow_offload=False)
-        assert {s.sharding for s in got} == {Sharding.HSDP, Sharding.FSDP}
+        assert {s.sharding for s in got if s.parallel.trivial} == {Sharding.HSDP, Sharding.FSDP}
+        assert {s.sharding for s in got if not s.parallel.trivial} == {
+            Sharding.ZERO1,
+            Sharding.FSDP,
+        }
+        assert got[0].sharding is Sharding.HSDP
+        assert got[1].parallel.tp == 2
 
     def test_fixed_choices_are_honoured(self) -> None:
         """A sharding, offload or checkpointing the workload fixes is the only one tried."""
         w = workload(sharding=Sharding.ZERO2, checkpointing=True)
         got = candidate_strategies(w, gpus=4, nodes=1, allow_offload=False)
-        assert got == (Strategy(Sharding.ZERO2, Offload.NONE, True),)
+        assert got[0] == Strategy(Sharding.ZERO2, Offload.NONE, True)
+        assert {(s.sharding, s.checkpointing) for s in got} == {(Sharding.ZERO2, True)}
         w = workload(offload=Offload.PARAMS)
         assert {s.offload for s in candidate_strategies(w, gpus=4, nodes=1)} == {Offload.PARAMS}
 
@@ -95,12 +107,18 @@ class TestSmallestLayout:
         assert any("sharding switched on" in n and "replicated (DDP)" in n for n in plan.notes)
 
     def test_multi_node_when_one_node_is_not_enough(self) -> None:
-        """A 70B full fine-tune needs more than one 8×H100 node."""
+        """A 70B full fine-tune needs more than one 8×H100 node: tensor parallelism inside
+        each node, pipeline stages across them (as NeMo's Llama 2 70B SFT, TP4 PP4 on 16)."""
         plan = smallest_layout(workload(model=model("Llama 3 70B")), H100)
         assert plan is not None
         assert plan.nodes >= 2
         assert plan.gpus_per_node == 8
-        assert plan.strategy.sharding in (Sharding.FSDP, Sharding.HSDP)
+        par = plan.strategy.parallel
+        assert par.tp == 8
+        assert par.pp == plan.nodes
+        # TP8 × PP2 on 2 nodes needs 74.7 GiB/GPU: it fits the 79.2 usable but not the 15 %
+        # safety margin (67.3), so the search adds a third stage: TP8 × PP3 on 3 nodes.
+        assert any(n.startswith(f"model split TP8 × PP{plan.nodes}") for n in plan.notes)
 
     def test_fitted_plans_have_non_negative_headroom(self) -> None:
         """A plan that fits never exceeds usable memory."""

@@ -231,6 +231,9 @@ class LaunchSpec:
     checkpoint_interval_hours: float | None
     tokens: float
     checkpoint_bucket: str
+    #: The plan's model split (``TP8 × PP4``), empty when the model is not split: Accelerate's
+    #: FSDP and DeepSpeed settings cannot express tensor or pipeline parallelism.
+    model_split: str = ""
 
     @property
     def total_gpus(self) -> int:
@@ -332,4 +335,5 @@ def launch_spec(workload: Workload, option: Option) -> LaunchSpec:
         ),
         tokens=round(option.tokens),
         checkpoint_bucket=_bucket(option, workload),
+        model_split="" if s.parallel.trivial else s.parallel.describe_degrees(),
     )

@@ -259,6 +259,14 @@ def _readme(spec: LaunchSpec, query: str) -> str:
             f"sky jobs launch -n {cluster} task.yaml --env DATA_PATH=s3://your-bucket/data",
             "```",
         ]
+    if spec.model_split:
+        lines += [
+            "",
+            f"This plan splits the model ({spec.model_split}). Accelerate's FSDP and DeepSpeed "
+            "settings in accelerate.yaml cover only the data-parallel part: run the split with a "
+            "framework that implements it (Megatron-LM or NeMo, torchtitan, or Accelerate's "
+            "Megatron-LM plugin) at these degrees.",
+        ]
     if spec.cloud is None:
         lines += [
             "",

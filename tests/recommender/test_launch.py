@@ -280,3 +280,20 @@ def test_skypilot_parses_the_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert resources.instance_type == "p4d.24xlarge"
         assert resources.accelerators == {"A100": 8}
         assert "/checkpoints" in task.storage_mounts
+
+
+def test_a_model_split_is_named_and_its_limits_said() -> None:
+    """A plan that splits the model (TP/PP) says so in the spec and the README: Accelerate's
+    FSDP/DeepSpeed settings express only the data-parallel part."""
+    from recommender import parse_workload
+    from recommender.feeds import bundled_catalog
+
+    w = parse_workload("llama-3-70b pretrain on 100B tokens tp 8 pp 2")
+    option = recommend(w, bundled_catalog(), now=NOW).options[0]
+    spec = launch_spec(w, option)
+    assert spec.model_split == "TP8 × PP2"
+    assert "splits the model (TP8 × PP2)" in launch_files(spec).readme
+    plain_w = workload()
+    plain = launch_spec(plain_w, _first(plain_w, offer()))
+    assert plain.model_split == ""
+    assert "splits the model" not in launch_files(plain).readme

@@ -408,7 +408,8 @@ def usable_gib(gpu: GpuSpec) -> float:
 
 
 def safety_margin_gib(usable: float) -> float:
-    """Memory a plan should leave free on a GPU with ``usable`` GiB: HEADROOM_FRAC (15 %), at least HEADROOM_MIN_GIB (2 GiB)."""
+    """Memory a plan should leave free on a GPU with ``usable`` GiB: :data:`HEADROOM_FRAC`
+    of it (15 %), at least :data:`HEADROOM_MIN_GIB` (2 GiB)."""
     return max(HEADROOM_FRAC * usable, HEADROOM_MIN_GIB)
 
 

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import TextIO
 
 import redis.asyncio as aioredis
@@ -39,7 +40,7 @@ from bot.alerts.evaluate import PricePoint, Verdict, WatchState, current_price
 from bot.alerts.model import Watch
 from bot.alerts.render import render_alert, render_digest
 from bot.alerts.store import AlertQueue, WatchStore
-from bot.health import start_metrics_server
+from bot.health import ReadyChecks, start_metrics_server
 from bot.metrics import Metrics, default_metrics
 from bot.runtime import redis_url
 from bot.settings import Settings, SettingsError
@@ -258,7 +259,20 @@ def _catalog_source(store: PriceStore, settings: Settings, metrics: Metrics) -> 
     return refresh_and_load
 
 
+#: Why the worker is not ready without feeds: it then refreshes nothing (docs/feed-format.md).
+NO_FEEDS = "GPUFIT_FEEDS is empty: no live prices are refreshed; answers use the bundled snapshot"
+
+
+def feeds_ready(settings: Settings) -> ReadyChecks:
+    """The worker's readiness checks: ``feeds`` (a price feed is configured)."""
+    if settings.feeds:
+        return {"feeds": True}, {}
+    return {"feeds": False}, {"feeds": NO_FEEDS}
+
+
 async def _run(settings: Settings, *, once: bool, out: TextIO) -> int:
+    if not settings.feeds:
+        log.warning("%s (set it, e.g. as in deploy/.env.example)", NO_FEEDS)
     client = _slack_client(settings)
     url = redis_url(settings)
     metrics = default_metrics()
@@ -276,7 +290,9 @@ async def _run(settings: Settings, *, once: bool, out: TextIO) -> int:
             out.write(f"gpufit worker: {report.summary()}\n")
             return 0
         server = (
-            start_metrics_server(settings.host, settings.metrics_port, metrics)
+            start_metrics_server(
+                settings.host, settings.metrics_port, metrics, ready=partial(feeds_ready, settings)
+            )
             if settings.metrics_enabled
             else None
         )

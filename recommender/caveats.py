@@ -27,7 +27,6 @@ class CaveatKind(StrEnum):
     OUTLIER = "outlier"  # a price far from its peers (median, on-demand): see sanity.py
     ZONE = "zone"  # where it runs: an opt-in zone, or the same price in several regions
     CAPACITY = "capacity"  # needs a quota or a reservation before it can be launched
-    AVAILABILITY = "availability"  # how steadily the offer has been listed (price history)
 
 
 class Severity(StrEnum):

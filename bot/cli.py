@@ -1,4 +1,4 @@
-"""The ``gpufit`` command line: ask, estimate, feed, serve, worker.
+"""The ``gpufit`` command line: ask, estimate, launch, gpus, prices, feed, serve, worker.
 
 Exit codes (a contract): 0 answered; 2 the input was not understood (stderr says what and
 shows an example that works); 1 anything else.
@@ -9,19 +9,26 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from bot.feedcli import add_feed_parser, answers_from_bundled, cli_catalog, run_feed
+from bot.launchcli import add_launch_parser
 from bot.settings import Settings
 from recommender import (
     Catalog,
     GpufitError,
     WorkloadError,
+    all_gpus,
     estimate,
+    get_gpu,
+    normalize,
     parse_workload,
     recommend,
 )
 from recommender.feeds import utc_now
+
+if TYPE_CHECKING:
+    from bot.render.limits import Message
 
 __all__ = ["main"]
 
@@ -37,6 +44,9 @@ EXAMPLES = """examples:
   gpufit ask "13B full finetune 2 days"
   gpufit ask "llama-3-70b qlora on 2B tokens under \\$3,000" --json
   gpufit estimate "llama-3-8b full finetune seq 4k on 1x A100-80GB"
+  gpufit launch "13B full finetune 2 days" --option 1 --dir ./gpufit-launch
+  gpufit prices H100
+  gpufit gpus
 """
 
 
@@ -76,7 +86,14 @@ def _build_parser() -> argparse.ArgumentParser:
     est.add_argument(
         "--catalog", action="append", default=[], metavar="SRC", help=argparse.SUPPRESS
     )
+    sub.add_parser("gpus", help="the GPUs gpufit knows (as Slack's /gpufit gpus)")
+    prc = sub.add_parser("prices", help="the cheapest offers for one GPU (as /gpufit prices)")
+    prc.add_argument("gpu", nargs="+", help="a GPU name, e.g. H100 or A100-80GB")
+    prc.add_argument(
+        "--catalog", action="append", default=[], metavar="SRC", help=argparse.SUPPRESS
+    )
     add_feed_parser(sub)
+    add_launch_parser(sub)
     wrk = sub.add_parser("worker", help="refresh prices on a schedule and post price-drop alerts")
     wrk.add_argument("--once", action="store_true", help="one refresh-and-evaluate pass, then exit")
     srv = sub.add_parser("serve", help="run the Slack app (HTTP on GPUFIT_HOST:GPUFIT_PORT)")
@@ -107,11 +124,12 @@ def _print_rich(out: TextIO, renderable: object) -> None:
 
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     text = " ".join(args.text)
-    workload = parse_workload(text)
+    now = utc_now()
+    workload = parse_workload(text, now=now)
     if args.top is not None and not 1 <= args.top <= 100:
         raise WorkloadError("--top must be between 1 and 100.", hint="Try: --top 5")
     catalog = _load_catalog(args.catalog)
-    rec = recommend(workload, catalog, now=utc_now(), top=args.top or 5)
+    rec = recommend(workload, catalog, now=now, top=args.top or 5)
     if args.json:
         import json
 
@@ -128,19 +146,54 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
     text = " ".join(args.text)
-    workload = parse_workload(text)
+    now = utc_now()
+    workload = parse_workload(text, now=now)
     est = estimate(workload)
     if args.json:
         import json
 
         from bot.render.jsonout import estimate_document
 
-        json.dump(estimate_document(est, query=text, now=utc_now()), out, indent=2)
+        json.dump(estimate_document(est, query=text, now=now), out, indent=2)
         out.write("\n")
     else:
         from bot.render.terminal import render_estimate
 
         _print_rich(out, render_estimate(est))
+    return EXIT_OK
+
+
+def _cmd_launch(args: argparse.Namespace, out: TextIO) -> int:
+    from bot.launchcli import run_launch
+
+    return run_launch(args, out, _load_catalog)
+
+
+def _plain(message: Message) -> str:
+    """A Block Kit message as plain text: the same words Slack shows, without the markup."""
+    lines: list[str] = []
+    for block in message.blocks:
+        parts = [block["text"]] if "text" in block else block.get("elements", [])
+        for part in parts:
+            text = str(part.get("text", "")).replace("```", "").replace("*", "")
+            lines.append(text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+    return "\n".join(lines or [message.text]) + "\n"
+
+
+def _cmd_gpus(args: argparse.Namespace, out: TextIO) -> int:
+    from bot.render.blocks import render_gpus
+
+    out.write(_plain(render_gpus(all_gpus())))
+    return EXIT_OK
+
+
+def _cmd_prices(args: argparse.Namespace, out: TextIO) -> int:
+    from bot.render.blocks import render_prices
+
+    gpu = get_gpu(normalize(" ".join(args.gpu)))  # UnknownGpuError: exit 2 with suggestions
+    catalog = _load_catalog(args.catalog)
+    offers = [o for o in catalog.offers if o.gpu_id == gpu.id]
+    out.write(_plain(render_prices(gpu, offers, catalog.sources, now=utc_now())))
     return EXIT_OK
 
 
@@ -185,7 +238,10 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "ask": _cmd_ask,
     "estimate": _cmd_estimate,
+    "gpus": _cmd_gpus,
+    "prices": _cmd_prices,
     "feed": _cmd_feed,
+    "launch": _cmd_launch,
     "worker": _cmd_worker,
     "serve": _cmd_serve,
 }

@@ -1,12 +1,9 @@
-"""The worker's ``/metrics`` + ``/healthz`` + ``/readyz`` listener, and the container health
-check.
+"""The worker's ``/metrics`` + ``/healthz`` listener, and the container health check.
 
 ``gpufit worker`` has no HTTP face of its own: :func:`start_metrics_server` serves its
-metrics (:mod:`bot.metrics`), ``/healthz`` and ``/readyz`` (its readiness checks, e.g.
-``{"feeds": false}`` with a reason when no price feed is configured) on
-``GPUFIT_METRICS_PORT`` from a daemon thread. :func:`healthcheck` is the image's
-``HEALTHCHECK`` (``python -m bot.health``): it asks ``/healthz`` of whichever command the
-container runs.
+metrics (:mod:`bot.metrics`) and ``/healthz`` on ``GPUFIT_METRICS_PORT`` from a daemon
+thread. :func:`healthcheck` is the image's ``HEALTHCHECK`` (``python -m bot.health``): it asks
+``/healthz`` of whichever command the container runs.
 """
 
 from __future__ import annotations
@@ -26,7 +23,7 @@ from prometheus_client import make_wsgi_app
 from bot.metrics import Metrics, default_metrics
 from bot.settings import Settings, SettingsError
 
-__all__ = ["MetricsServer", "ReadyChecks", "healthcheck", "start_metrics_server"]
+__all__ = ["MetricsServer", "healthcheck", "start_metrics_server"]
 
 
 class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
@@ -57,21 +54,19 @@ class MetricsServer:
         self._thread.join(timeout=5)
 
 
-#: Readiness: each check's result, and a reason per failed check.
-ReadyChecks = tuple[dict[str, bool], dict[str, str]]
-
-
 def start_metrics_server(
     host: str,
     port: int,
     metrics: Metrics | None = None,
-    ready: Callable[[], ReadyChecks] | None = None,
+    *,
+    ready: Callable[[], dict[str, Any]] | None = None,
 ) -> MetricsServer:  # pragma: no branch
-    """Serve ``/metrics``, ``/healthz`` and ``/readyz`` on ``host:port`` from a daemon thread.
+    """Serve ``/metrics`` and ``/healthz`` on ``host:port`` from a daemon thread.
 
     For processes without an HTTP face (``gpufit worker``): Prometheus scrapes it and the
-    liveness probe asks ``/healthz``. ``/readyz`` answers 200 or 503 with ``ready``'s checks
-    (200 with none). Any other path is 404.
+    liveness probe asks ``/healthz``. With ``ready``, ``/readyz`` answers its checks as JSON
+    (``checks``: name → passed; any other keys are details), 503 when one failed. Any other
+    path is 404.
     """
     metrics_app = make_wsgi_app((metrics or default_metrics()).registry)
 
@@ -80,20 +75,15 @@ def start_metrics_server(
         if path == "/metrics":
             body: Iterable[bytes] = metrics_app(environ, start_response)
             return body
+        if path == "/readyz" and ready is not None:
+            report = ready()
+            ok = all(report.get("checks", {}).values())
+            status = "200 OK" if ok else "503 Service Unavailable"
+            start_response(status, [("Content-Type", "application/json")])
+            return [json.dumps({"status": "ready" if ok else "not ready", **report}).encode()]
         if path == "/healthz":
             start_response("200 OK", [("Content-Type", "text/plain; charset=utf-8")])
             return [b"ok\n"]
-        if path == "/readyz":
-            checks, reasons = ready() if ready is not None else ({}, {})
-            ok = all(checks.values())
-            doc: dict[str, object] = {"status": "ready" if ok else "not ready", "checks": checks}
-            if reasons:
-                doc["reasons"] = reasons
-            start_response(
-                "200 OK" if ok else "503 Service Unavailable",
-                [("Content-Type", "application/json")],
-            )
-            return [json.dumps(doc).encode()]
         start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
         return [b"not found\n"]
 

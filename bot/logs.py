@@ -243,6 +243,26 @@ def _formatter(settings: Settings, redactor: Redactor) -> structlog.stdlib.Proce
     )
 
 
+#: Bolt's loggers: ``slack_bolt.*`` and the app's own (``AsyncApp(logger=…)`` in bot.app).
+_BOLT_LOGGERS = ("slack_bolt", "gpufit.slack")
+#: ``…, body: <the raw request body>)`` as Bolt logs a request that failed verification.
+_BOLT_BODY = re.compile(r"\bbody: .*", re.DOTALL)
+
+
+class _NoRequestBodies(logging.Filter):
+    """Bolt logs a request that failed signature verification with its whole body (at INFO:
+    ``Invalid request signature detected (…, body: …)``): an unverified, attacker-chosen body,
+    a user's text. Such records keep their first part only."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith(_BOLT_LOGGERS):
+            message = record.getMessage()
+            if "body: " in message:
+                record.msg = _BOLT_BODY.sub("body: [omitted])", message)
+                record.args = ()
+        return True
+
+
 #: Loggers of libraries that install handlers of their own; theirs go, ours format all.
 _THIRD_PARTY_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "slack_bolt")
 
@@ -258,6 +278,7 @@ def configure_logging(settings: Settings, *, stream: TextIO | None = None) -> lo
     handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
     handler.setFormatter(_formatter(settings, redactor))
     handler.set_name("gpufit")
+    handler.addFilter(_NoRequestBodies())
     root = logging.getLogger()
     for old in [h for h in root.handlers if h.get_name() == "gpufit"]:
         root.removeHandler(old)
@@ -269,6 +290,10 @@ def configure_logging(settings: Settings, *, stream: TextIO | None = None) -> lo
         lib.propagate = True
     # httpx logs every request URL at INFO (response_url included); keep it to warnings.
     logging.getLogger("httpx").setLevel(max(logging.WARNING, root.level))
+    # Bolt's INFO lines are per-request chatter (and carried unverified bodies): warnings only.
+    # Only ``slack_bolt``: Bolt copies the level of the app's logger (gpufit.slack) onto one
+    # named after the app, "gpufit", the parent of all of ours.
+    logging.getLogger("slack_bolt").setLevel(max(logging.WARNING, root.level))
     structlog.configure(
         processors=[
             structlog.stdlib.filter_by_level,

@@ -30,7 +30,7 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncApp
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import Message
@@ -52,6 +52,7 @@ __all__ = [
     "readiness",
     "request_kind",
     "serve",
+    "uvicorn_config",
 ]
 
 logger = logging.getLogger(__name__)
@@ -72,6 +73,17 @@ DRAIN_GRACE_S = 10.0
 #: answer is milliseconds and a Slack post a second or two; 10 s more still ends inside the
 #: default 30 s terminationGracePeriodSeconds (10 s readiness grace + requests + this).
 BACKGROUND_GRACE_S = 10.0
+#: How long the whole body of a Slack request may take to arrive (408 after it): Slack sends
+#: a few KB at once; a client trickling bytes holds a connection and a task for nothing.
+BODY_TIMEOUT_S = 10.0  # ours
+#: Connections (and tasks) served at once; over it uvicorn answers 503 at once rather than
+#: queueing work it could not finish within Slack's 3 s. The pod's CPU answers ~100-200
+#: commands/s (docs/benchmarks.md), so 256 in flight is already over a second of work.
+LIMIT_CONCURRENCY = 256  # ours
+#: An idle keep-alive connection is closed after this (uvicorn's default 5 s, stated).
+KEEP_ALIVE_S = 5
+#: Largest incomplete HTTP event h11 buffers (the request line and headers): 16 KiB.
+MAX_HEADER_BYTES = 16 * 1024  # Slack's headers are ~1 KB; h11's own default is 16 KiB too
 
 
 class DrainingServer(uvicorn.Server):
@@ -153,7 +165,12 @@ async def _capped(request: Request, limit: int) -> Request | None:
         if size > limit:
             return None
         chunks.append(chunk)
-    pending = [b"".join(chunks)]
+    return _replaying(request, b"".join(chunks))
+
+
+def _replaying(request: Request, body: bytes) -> Request:
+    """``request`` whose body is ``body``, already read."""
+    pending = [body]
 
     async def replay() -> Message:
         # The body once, as one message; after it, the client's own messages (disconnect).
@@ -172,6 +189,7 @@ def build_asgi(
     connected: Callable[[], Awaitable[bool]] | None = None,
     metrics: Metrics | None = None,
     draining: Callable[[], bool] | None = None,
+    body_timeout_s: float = BODY_TIMEOUT_S,
 ) -> Starlette:
     """The ASGI app: Slack's route (when ``app`` is given), the health routes and, with
     ``metrics``, ``/metrics`` (the HTTP response to Slack is the ack, so its latency is timed
@@ -205,7 +223,15 @@ def build_asgi(
         async def events(request: Request) -> Response:
             if not verifier.headers_ok(request.headers, time.time()):
                 return PlainTextResponse("invalid request", status_code=401)
-            capped = await _capped(request, MAX_BODY_BYTES)
+            try:
+                async with asyncio.timeout(body_timeout_s):
+                    capped = await _capped(request, MAX_BODY_BYTES)
+            except TimeoutError:
+                logger.info("request body not received within %g s; 408", body_timeout_s)
+                return PlainTextResponse("Request body too slow", status_code=408)
+            except ClientDisconnect:
+                logger.info("client disconnected before sending the whole body")
+                return PlainTextResponse("", status_code=400)
             if capped is None:
                 return PlainTextResponse("Request body too large", status_code=413)
             request = capped
@@ -235,17 +261,26 @@ class _Drain:
         return self.server is not None and self.server.draining
 
 
-def _uvicorn(settings: Settings, asgi: Starlette, drain: _Drain) -> DrainingServer:
-    config = uvicorn.Config(
+def uvicorn_config(asgi: Starlette, *, host: str, port: int) -> uvicorn.Config:
+    """uvicorn's settings for gpufit's HTTP face: h11, a connection cap, short keep-alive, a
+    header size limit, the process's own logging."""
+    return uvicorn.Config(
         asgi,
-        host=settings.host,
-        port=settings.port,
+        host=host,
+        port=port,
         # h11 always, whatever else is installed: the pure-Python parser uvicorn ships with.
         http="h11",
+        limit_concurrency=LIMIT_CONCURRENCY,
+        timeout_keep_alive=KEEP_ALIVE_S,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
         log_config=None,  # keep the process's own logging setup
         access_log=False,  # access lines would carry nothing but noise; Bolt logs outcomes
         lifespan="off",
     )
+
+
+def _uvicorn(settings: Settings, asgi: Starlette, drain: _Drain) -> DrainingServer:
+    config = uvicorn_config(asgi, host=settings.host, port=settings.port)
     drain.server = DrainingServer(config)
     return drain.server
 

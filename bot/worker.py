@@ -28,8 +28,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
-from typing import TextIO
+from typing import Any, TextIO
 
 import redis.asyncio as aioredis
 from slack_sdk.web.async_client import AsyncWebClient
@@ -40,7 +39,7 @@ from bot.alerts.evaluate import PricePoint, Verdict, WatchState, current_price
 from bot.alerts.model import Watch
 from bot.alerts.render import render_alert, render_digest
 from bot.alerts.store import AlertQueue, WatchStore
-from bot.health import ReadyChecks, start_metrics_server
+from bot.health import start_metrics_server
 from bot.metrics import Metrics, default_metrics
 from bot.runtime import redis_url
 from bot.settings import Settings, SettingsError
@@ -110,6 +109,11 @@ class Worker:
             sleep=sleep,
             metrics=metrics,
         )
+
+    def readiness(self) -> dict[str, Any]:
+        """``/readyz``: the Slack token works (a workspace whose token failed is paused)."""
+        paused = self.delivery.paused
+        return {"checks": {"slack_token": not paused}, "paused": paused}
 
     async def run_once(self) -> PassReport:
         """One refresh-evaluate-deliver pass."""
@@ -263,11 +267,12 @@ def _catalog_source(store: PriceStore, settings: Settings, metrics: Metrics) -> 
 NO_FEEDS = "GPUFIT_FEEDS is empty: no live prices are refreshed; answers use the bundled snapshot"
 
 
-def feeds_ready(settings: Settings) -> ReadyChecks:
-    """The worker's readiness checks: ``feeds`` (a price feed is configured)."""
-    if settings.feeds:
-        return {"feeds": True}, {}
-    return {"feeds": False}, {"feeds": NO_FEEDS}
+def with_feeds(report: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """``report`` (``/readyz``'s checks and details) with the ``feeds`` check added: a price
+    feed is configured; when none is, ``feeds_reason`` says so."""
+    checks = {**report.get("checks", {}), "feeds": bool(settings.feeds)}
+    extra = {} if settings.feeds else {"feeds_reason": NO_FEEDS}
+    return {**report, "checks": checks, **extra}
 
 
 async def _run(settings: Settings, *, once: bool, out: TextIO) -> int:
@@ -291,7 +296,10 @@ async def _run(settings: Settings, *, once: bool, out: TextIO) -> int:
             return 0
         server = (
             start_metrics_server(
-                settings.host, settings.metrics_port, metrics, ready=partial(feeds_ready, settings)
+                settings.host,
+                settings.metrics_port,
+                metrics,
+                ready=lambda: with_feeds(worker.readiness(), settings),
             )
             if settings.metrics_enabled
             else None

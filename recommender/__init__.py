@@ -16,6 +16,8 @@ from recommender.errors import (
 )
 from recommender.estimate import Estimate, estimate
 from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu, normalize, try_normalize
+from recommender.launch import LaunchSpec, launch_spec
+from recommender.launch_text import LaunchFiles, launch_files
 from recommender.models import Architecture, lookup_model
 from recommender.offers import Catalog, Fabric, Offer, SourceInfo
 from recommender.parse import parse_workload
@@ -57,6 +59,8 @@ __all__ = [
     "HardwareRequest",
     "HoursBasis",
     "IntraNode",
+    "LaunchFiles",
+    "LaunchSpec",
     "Method",
     "NoFeasibleOptionError",
     "Offer",
@@ -81,6 +85,8 @@ __all__ = [
     "estimate",
     "get_gpu",
     "hours_text",
+    "launch_files",
+    "launch_spec",
     "lookup_model",
     "normalize",
     "parse_workload",

@@ -8,6 +8,7 @@ defaults (recording each in ``assumed``), resolves words that depend on the meth
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from recommender import _lexicon as lex
 from recommender.errors import WorkloadError
@@ -67,6 +68,14 @@ class Draft:
     objective: Objective | None = None
     group_size: int | None = None
     ignored: list[str] = field(default_factory=list)
+    # Read by recommender._rules_lang: the time deadlines count from, a dataset's size, and
+    # what the reader should know about how a word was read ("read 'lroa' as LoRA").
+    now: datetime | None = None
+    examples: float | None = None
+    example_len: int | None = None
+    epochs: float | None = None
+    notes: list[str] = field(default_factory=list)
+    cjk: bool = False
 
 
 _DEFAULT_PRECISION = {
@@ -173,7 +182,7 @@ def finish(st: Draft, text: str) -> Workload:
             + listed,
             not_understood=ignored,
         )
-    assumed: list[str] = []
+    assumed: list[str] = list(dict.fromkeys(st.notes))
     method = _method(st, assumed)
     precision = _precision(st, method, assumed)
     objective = _objective(st, method, assumed)

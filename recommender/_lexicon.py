@@ -41,6 +41,7 @@ NUMBER_WORDS: dict[str, int] = {
 #: Words that stand for "a GPU" after a count: "2 gpus", "8x cards".
 GPU_WORDS: frozenset[str] = frozenset(
     {"gpu", "gpus", "card", "cards", "accelerator", "accelerators"}
+    | {"卡", "显卡", "张卡", "块卡"}  # Chinese: card, graphics card
 )
 
 #: Accelerator names we do not price; after "8x" they raise UnknownGpuError instead of
@@ -133,6 +134,17 @@ DURATION_HOURS: dict[str, float] = {
     "weeks": 168.0,
     "month": 730.0,  # 8760 h / 12
     "months": 730.0,
+    # Chinese: 分钟 minutes, 小时 hours, 天 days, 周/星期 weeks, 个月 months
+    "分钟": 1 / 60,
+    "小时": 1.0,
+    "个小时": 1.0,
+    "钟头": 1.0,
+    "天": 24.0,
+    "周": 168.0,
+    "星期": 168.0,
+    "个星期": 168.0,
+    "礼拜": 168.0,
+    "个月": 730.0,
 }
 
 #: Parameter-count suffixes ("13b", "350m", "70 billion").

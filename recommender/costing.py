@@ -195,7 +195,7 @@ def _caveats(
                 f"(MTBF {hours_text(s.mtbf_hours)}), each waiting ~{hours_text(s.wait_hours)} "
                 f"for capacity; checkpoint every {every} "
                 f"({s.checkpoint_gib:.0f} GiB, ~{s.checkpoint_write_s:.0f} s to write); "
-                f"+{s.overhead_frac * 100:.1f} % expected overhead",
+                f"+{s.overhead_frac * 100:.1f} % expected overhead{_spot_range(offer, econ)}",
             )
         )
     if plan.gpus > 1 and offer.link is not IntraNode.NVLINK:
@@ -287,6 +287,19 @@ def _caveats(
             )
         )
     return tuple(out)
+
+
+def _spot_range(offer: Offer, econ: Economics) -> str:
+    """The spot run's optimistic-to-pessimistic time and cost, and where the rates come from
+    (a fixed duration has no range in time: the run stops when the duration is up)."""
+    s = econ.spot
+    if s is None or econ.pessimistic_wall_hours <= econ.wall_hours:
+        return ""
+    price = offer.price_usd_per_hour
+    return (
+        f"; range {hours_text(s.optimistic_hours)}-{hours_text(econ.pessimistic_wall_hours)}, "
+        f"up to ${econ.pessimistic_cost_usd(price):,.0f} ({s.source})"
+    )
 
 
 def tight_memory_text(workload: Workload, plan: Plan) -> str:

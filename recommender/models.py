@@ -6,11 +6,14 @@ paper where there is no Hub config); parameter counts are the total including em
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import re
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import lru_cache
+from importlib import resources
 
 __all__ = [
     "KNOWN_MODELS",
@@ -52,6 +55,13 @@ class Architecture:
     experts_per_token: int = 1
     known: bool = True
     aliases: tuple[str, ...] = ()
+    #: From ``data/models.csv``: the published active parameters of a mixture of experts
+    #: (0: computed), tokens per example for a non-LLM (0: the text default), an
+    #: approximation the answer must state, and the config the figures come from.
+    active: int = 0
+    default_seq: int = 0
+    note: str = ""
+    source: str = ""
 
     def __post_init__(self) -> None:
         if self.params <= 0 or self.layers <= 0 or self.hidden <= 0:
@@ -71,6 +81,8 @@ class Architecture:
     @property
     def active_params(self) -> int:
         """Parameters one token passes through (all of them for a dense model)."""
+        if self.active:
+            return self.active
         if self.experts <= 1:
             return self.params
         mlp_matrices = 3 if self.block is Block.LLAMA else 2
@@ -200,12 +212,50 @@ KNOWN_MODELS: tuple[Architecture, ...] = (
 )
 
 
+def _registry() -> tuple[Architecture, ...]:
+    """The architectures in ``data/models.csv``: one row per model, each citing the
+    ``config.json`` on the Hugging Face Hub its figures come from."""
+    text = resources.files("recommender").joinpath("data/models.csv").read_text("utf-8")
+    known = {a.name for a in _BUILT_IN}
+    models = []
+    for row in csv.DictReader(io.StringIO(text)):
+        if row["name"] in known:
+            continue
+        models.append(
+            Architecture(
+                name=row["name"],
+                params=round(float(row["params"])),
+                layers=int(row["layers"]),
+                hidden=int(row["hidden"]),
+                heads=int(row["heads"]),
+                kv_heads=int(row["kv_heads"]),
+                ffn=int(row["ffn"]),
+                vocab=int(row["vocab"]),
+                tied_embeddings=row["tied"] == "y",
+                block=Block(row["block"]),
+                experts=int(row["experts"]),
+                experts_per_token=int(row["experts_per_token"]),
+                aliases=tuple(a for a in row["aliases"].split(";") if a),
+                active=round(float(row["active"])) if row["active"] else 0,
+                default_seq=int(row["seq"] or 0),
+                note=row["note"],
+                source=f"huggingface.co/{row['source']}",
+            )
+        )
+    return tuple(models)
+
+
+_BUILT_IN = KNOWN_MODELS
+KNOWN_MODELS = _BUILT_IN + _registry()
+
 _MODEL_SUFFIX = re.compile(r"-(hf|instruct|chat|base|it|v0\.\d|4k|128k)\b")
 _NOT_MODEL_CHAR = re.compile(r"[^a-z0-9.]+")
 
 
 def _model_key(text: str) -> str:
-    s = text.lower().rsplit("/", 1)[-1]
+    s = text.lower()
+    # "meta-llama/Llama-2-7b-hf": the repo name; "ViT-L/16", "DiT-XL/2": the whole name
+    s = s.replace("/", "") if s.rsplit("/", 1)[-1].isdigit() else s.rsplit("/", 1)[-1]
     s = _MODEL_SUFFIX.sub("", s)
     s = s.replace("meta-llama-", "llama-").replace("meta-", "")
     return _NOT_MODEL_CHAR.sub("", s)
@@ -245,6 +295,25 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
     "falcon": ("Falcon",),
     "phi": ("Phi-3",),
     "gpt2": ("GPT-2",),
+    # families from data/models.csv, after the built-in ones so earlier answers stay the same
+    "llama4": ("Llama 4",),
+    "qwen2": ("Qwen2",),
+    "qwen3": ("Qwen3",),
+    "gemma3": ("Gemma 3",),
+    "deepseek": ("DeepSeek V3", "DeepSeek V2"),
+    "olmo": ("OLMo 2",),
+    "olmo2": ("OLMo 2",),
+    "yi": ("Yi",),
+    "glm": ("GLM-4",),
+    "glm4": ("GLM-4",),
+    "internlm": ("InternLM2.5", "InternLM2"),
+    "starcoder": ("StarCoder2",),
+    "starcoder2": ("StarCoder2",),
+    "t5": ("T5",),
+    "flant5": ("Flan-T5",),
+    "whisper": ("Whisper",),
+    "bert": ("BERT",),
+    "roberta": ("RoBERTa",),
 }
 # How close a stated size must be to a known model's count; the closest wins ("7b" is Llama 2
 # 7B at 6.74B, "8b" Llama 3.1 8B), newest first on a tie.
@@ -326,3 +395,32 @@ def _fmt(params: float) -> str:
     if params >= 1e9:
         return f"{params / 1e9:.3g}B"
     return f"{params / 1e6:.3g}M"
+
+
+def model_spellings() -> dict[str, str]:
+    """Every lookup key a model or a model family is known by → a name to show.
+
+    For typo correction (:mod:`recommender._fuzzy`): full keys (``llama38b``), and family and
+    version words without the size (``llama``, ``llama3``, ``qwen2.5``) that name a model
+    when a size follows.
+    """
+    spellings: dict[str, str] = {family: family.capitalize() for family in _FAMILIES}
+    for arch in KNOWN_MODELS:
+        for spelling in (arch.name, *arch.aliases):
+            spellings.setdefault(_model_key(spelling), arch.name)
+            words = re.split(r"[- ]", spelling)
+            if len(words) > 1:
+                spellings.setdefault(_model_key(" ".join(words[:-1])), " ".join(words[:-1]))
+    return spellings
+
+
+def family_models(family: str) -> tuple[Architecture, ...]:
+    """The known models of the newest generation a family word names ("llama": Llama 3.1,
+    "qwen3": Qwen3); empty when it names none."""
+    for prefix in _FAMILIES.get(family.lower().replace("-", ""), ()):
+        found = tuple(
+            a for a in KNOWN_MODELS if a.name.startswith(prefix + " ") or a.name == prefix
+        )
+        if found:
+            return found
+    return ()

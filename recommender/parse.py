@@ -24,9 +24,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from datetime import datetime
 from typing import NamedTuple
 
+from recommender import _fuzzy
 from recommender import _lexicon as lex
+from recommender import _rules_lang as lang
+from recommender import _words as words
 from recommender._draft import Draft, finish
 from recommender._scan import Tokens, tokenize
 from recommender.errors import WorkloadError
@@ -116,6 +120,8 @@ def _whole(value: float, low: float, high: float, raw: tuple[str, ...], what: st
 
 def _model_name(toks: Tokens, i: int, st: Draft) -> int:
     for span in range(min(5, len(toks.norm) - i), 0, -1):
+        if not all(w.isascii() for w in toks.norm[i + 1 : i + span]):
+            continue  # lookup keys drop non-ASCII: "llama3 8b 预算" is not one name
         if span == 1 and (taken := _model_family(toks, i, st)):
             # A family word and a size say more than the word alone: "gpt2 1.5b" is GPT-2 XL,
             # though "gpt2" by itself names the 124M model.
@@ -260,6 +266,8 @@ _SIZE_LIKE = re.compile(r"[0-9.]+[kmbt]")
 
 def _find_gpu(words: list[str]) -> tuple[str, int] | None:
     for span in range(min(3, len(words)), 0, -1):
+        if not all(w.isascii() for w in words[1:span]):
+            continue  # GPU keys drop non-ASCII: "H100 周五" is not one name
         name = " ".join(words[:span])
         gpu = try_normalize(name) or (try_normalize(name[:-1]) if name.endswith("s") else None)
         if gpu is not None:
@@ -327,6 +335,17 @@ def _hardware(toks: Tokens, i: int, st: Draft) -> int:
 _RULES: tuple[_Rule, ...] = (
     _Rule("model name", _model_name),
     _Rule("mixtral 8x7b", _rx(lex.MIXTRAL, _mixtral)),
+    _Rule("family + new size", lang.family_shape),
+    _Rule("N samples", _rx(words.DATASET, lang.h_dataset)),
+    _Rule("N tokens each", _rx(words.EXAMPLE_LENGTH, lang.h_example_length)),
+    _Rule("N epochs", _rx(words.EPOCHS, lang.h_epochs)),
+    _Rule("epochs N", _rx(words.EPOCHS_FIRST, lang.h_epochs)),
+    _Rule("by friday", _rx(words.DEADLINE, lang.h_deadline)),
+    _Rule("周五前", _rx(words.DEADLINE_CJK, lang.h_deadline)),
+    _Rule("€N", _rx(words.MONEY_SYMBOL, lang.h_money)),
+    _Rule("N eur", _rx(words.MONEY_CURRENCY, lang.h_money)),
+    _Rule("eur N", _rx(words.MONEY_CODE_FIRST, lang.h_money)),
+    _Rule("预算 N", _rx(words.MONEY_CJK_BUDGET, lang.h_money)),
     _Rule("seq N", _rx(lex.SEQ_FIRST, _seq)),
     _Rule("N context", _rx(lex.SEQ_AFTER, _seq)),
     _Rule("N tokens", _rx(lex.TOKENS, _tokens)),
@@ -336,6 +355,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("have Nk", _rx(lex.MONEY_HAVE, _budget)),
     _Rule("N hours", _rx(lex.DURATION, _duration)),
     _Rule("a day", _rx(lex.DURATION_ONE, _duration)),
+    _Rule("two days", _rx(words.DURATION_WORDS, lang.h_duration_words)),
+    _Rule("overnight", _rx(words.DURATION_PHRASE, lang.h_duration_phrase)),
     _Rule("global batch", _rx(lex.GLOBAL_BATCH, _unsupported)),
     _Rule("micro-batch", _rx(lex.MICRO_BATCH, _micro_batch)),
     _Rule("lora rank", _rx(lex.LORA_RANK, _lora_rank)),
@@ -383,7 +404,13 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("spot ok", _rx(lex.SPOT_OK, _sets("spot", SpotPolicy.ALLOW))),
     _Rule("provider", _rx(lex.PROVIDER, _provider)),
     _Rule("region", _rx(lex.REGION, _region)),
+    _Rule("N nodes", lang.nodes(_hardware)),
     _Rule("hardware", _hardware),
+    _Rule("4090", lang.bare_gpu),
+    _Rule("全量微调", _rx("全量微调|全参微调|全参数微调", lang.h_cjk_method(Method.FULL))),
+    _Rule("预训练", _rx("继续预训练|预训练", lang.h_cjk_method(Method.PRETRAIN))),
+    _Rule("微调", _rx("微调", lang.h_cjk_method(None))),
+    _Rule("chinese filler", _rx(lang.CJK_FILLER, lang.h_filler)),
     _Rule("qlora", _rx(lex.QLORA, _sets("method", Method.QLORA))),
     _Rule("lora", _rx(lex.LORA, _sets("method", Method.LORA))),
     _Rule("pretrain", _rx(lex.PRETRAIN, _sets("method", Method.PRETRAIN))),
@@ -394,15 +421,18 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
-def parse_workload(text: str) -> Workload:
+def parse_workload(text: str, now: datetime | None = None) -> Workload:
     """Turn a free-text job description into a validated :class:`Workload`.
 
     ``"13B full finetune 2 days"``, ``"llama-3-70b qlora on 2B tokens under $3k"``,
     ``"meta-llama/Llama-2-7b-hf qlora seq 4k batch 4 on 1x A100-40GB spot ok aws only"``.
+    ``now`` is the time deadlines ("by Friday") count from; without it they are refused.
+    The parser never reads the clock: the bot and the CLI pass it.
 
     Raises:
-        WorkloadError: the text names no model, is empty or too long, or states a value
-            out of range (``UnknownGpuError`` when it names an accelerator we do not know).
+        WorkloadError: the text names no model, is empty or too long, states a value out
+            of range, or has a number we cannot place (``UnknownGpuError`` when it names an
+            accelerator we do not know).
     """
     if len(text) > MAX_CHARS:
         raise WorkloadError(
@@ -412,7 +442,24 @@ def parse_workload(text: str) -> Workload:
     toks = tokenize(text)
     if not toks.raw:
         raise WorkloadError("The message is empty: describe the training job.")
-    st = Draft()
+    st, unknown = _read(toks, now)
+    fixes = {i: fix for i in unknown if (fix := _fuzzy.correct(toks.norm[i])) is not None}
+    if fixes:
+        norm = tuple(fixes[i][0] if i in fixes else n for i, n in enumerate(toks.norm))
+        fixed = lang.retokenize(toks.raw, norm)
+        st, unknown = _read(fixed, now)
+        read = [f"read {toks.raw[i]!r} as {name}" for i, (_, name) in fixes.items()]
+        st.notes[:0] = [note for i, note in zip(fixes, read, strict=True) if i not in unknown]
+        toks = fixed
+    lang.ask_back(toks, unknown, lambda t, i: _readable(t, i, now))
+    lang.settle(st)
+    return finish(st, text)
+
+
+def _read(toks: Tokens, now: datetime | None) -> tuple[Draft, list[int]]:
+    """Apply the rules along the tokens: the draft, and the indices no rule took."""
+    st = Draft(now=now, cjk=any("\u4e00" <= c <= "\u9fff" for c in toks.text))
+    unknown: list[int] = []
     i = 0
     while i < len(toks.raw):
         for rule in _RULES:
@@ -422,5 +469,17 @@ def parse_workload(text: str) -> Workload:
         else:
             if toks.norm[i] not in lex.FILLER:
                 st.ignored.append(toks.raw[i])
+                unknown.append(i)
             i += 1
-    return finish(st, text)
+    return st, unknown
+
+
+def _readable(toks: Tokens, i: int, now: datetime | None) -> bool:
+    """Whether some rule reads the word at ``i`` when nothing was stated before it."""
+    for rule in _RULES:
+        try:
+            if rule.match(toks, i, Draft(now=now)):
+                return True
+        except WorkloadError:
+            return True
+    return False

@@ -9,8 +9,15 @@
   is not slept through: the alert goes back to the outbox, due after the wait.
 * **Transient** failures (network, 5xx, ``internal_error``…) retry with backoff, then return
   the alert to the outbox; it is never dropped while attempts remain.
-* **Permanent** errors disable the watches they concern (the channel's, or the workspace's
-  for token errors), with the reason shown in ``/gpufit watches``.
+* **Channel** errors (``channel_not_found``, ``not_in_channel``, ``is_archived``) disable
+  that channel's watches, with the reason shown in ``/gpufit watches``; ``/gpufit watch
+  enable W3`` turns one back on once the channel is fixed.
+* **Token** errors (``invalid_auth``, ``token_revoked``…) disable nothing: the error is first
+  confirmed with ``auth.test`` (one wrong answer must not silence a workspace); a confirmed
+  one pauses posting to that workspace (the alert stays in the outbox, later alerts of the
+  pass are not tried), is logged and reported on the worker's ``/readyz``, and each later
+  pass asks ``auth.test`` once: when the token works again, posting resumes where it stopped.
+  An unconfirmed one is retried like a transient failure.
 """
 
 from __future__ import annotations
@@ -73,6 +80,11 @@ TOKEN_ERRORS = {
     "account_inactive": "the bot user was deactivated",
     "missing_scope": "the app lacks the chat:write scope; reinstall it",
 }
+#: Longest ``Retry-After`` honoured: a larger (or absurd) value is capped and logged, so one
+#: bad header cannot stall a channel for hours.
+MAX_RETRY_AFTER_S = 60.0  # ours: Slack's own values are seconds to a minute
+#: The scope posting needs; ``missing_scope`` is confirmed by its absence from auth.test.
+POST_SCOPE = "chat:write"
 _TRANSIENT_ERRORS = {"internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 
 _RESERVE = """
@@ -134,7 +146,7 @@ class ChannelPacer:
 class Outcome:
     """How one delivery attempt ended."""
 
-    status: str  # sent, retry, failed, dropped, skipped
+    status: str  # sent, retry, failed, dropped, skipped, paused
     record: AlertRecord | None = None
     error: str | None = None
 
@@ -162,9 +174,14 @@ def _retry_after(exc: SlackApiError) -> float:
         if str(name).lower() == "retry-after":
             value = v[0] if isinstance(v, list) else v
     try:
-        return max(0.0, float(value)) if value is not None else 1.0
+        seconds = max(0.0, float(value)) if value is not None else 1.0
     except ValueError:
+        log.warning("unreadable Retry-After %r from Slack; waiting 1 s", value)
         return 1.0
+    if not seconds <= MAX_RETRY_AFTER_S:  # NaN too
+        log.warning("Retry-After %r s from Slack capped at %g s", value, MAX_RETRY_AFTER_S)
+        return MAX_RETRY_AFTER_S
+    return seconds
 
 
 def _backoff(state: RetryCallState) -> float:
@@ -198,18 +215,67 @@ class Delivery:
         self._owner = owner
         self._clock = clock
         self._sleep = sleep
+        #: Workspaces whose token Slack refused (confirmed by auth.test) → why.
+        self._paused: dict[str, str] = {}
+
+    @property
+    def paused(self) -> dict[str, str]:
+        """Workspaces this worker does not post to now, because their token failed: why."""
+        return dict(self._paused)
 
     async def deliver_due(self) -> list[Outcome]:
         """Deliver every alert that is due now (those another replica is posting are skipped)."""
+        await self._recheck_paused()
         outcomes: list[Outcome] = []
         for key in await self._queue.due(self._clock()):
             outcomes.append(await self.deliver(key))
         return outcomes
 
+    async def _token_problem(self, team_id: str) -> str | None:
+        """What ``auth.test`` says is wrong with the workspace's token (``None``: it works).
+
+        Raises:
+            _Transient: auth.test itself could not be asked (network, 5xx, 429).
+        """
+        client = self._client_for(team_id)
+        try:
+            resp = await client.auth_test()
+        except SlackApiError as exc:
+            error = str(exc.response.get("error") or "")
+            if error in TOKEN_ERRORS:
+                return error
+            raise _Transient(f"auth.test: {error or 'failed'}") from exc
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise _Transient(f"auth.test: {type(exc).__name__}") from exc
+        headers: Any = getattr(resp, "headers", {}) or {}
+        scopes = next(
+            (str(v) for k, v in dict(headers).items() if str(k).lower() == "x-oauth-scopes"), None
+        )
+        if scopes is not None and POST_SCOPE not in {s.strip() for s in scopes.split(",")}:
+            return "missing_scope"
+        return None
+
+    async def _recheck_paused(self) -> None:
+        """One auth.test per paused workspace per pass: resume the ones whose token works."""
+        for team_id in list(self._paused):
+            try:
+                problem = await self._token_problem(team_id)
+            except _Transient as exc:
+                log.warning("workspace %s still paused: %s", team_id, exc)
+                continue
+            if problem is None:
+                del self._paused[team_id]
+                log.warning("workspace %s: the bot token works again; posting resumed", team_id)
+            else:
+                self._paused[team_id] = f"{problem}: {TOKEN_ERRORS[problem]}"
+
     async def deliver(self, key: str) -> Outcome:
         if not await self._queue.lease(key, self._owner, LEASE_S):
             return Outcome("skipped")
         record = await self._queue.load(key)
+        if record is not None and record.team_id in self._paused:
+            await self._queue.release(key)
+            return Outcome("paused", record, self._paused[record.team_id])
         if record is None or record.status != "pending":
             if record is not None:
                 await self._queue.finish(record)
@@ -247,13 +313,36 @@ class Delivery:
         await self._queue.retry_later(replace(record, error=error), self._clock() + wait)
         return Outcome("retry", record, error)
 
+    async def _token_error(self, record: AlertRecord, error: str) -> Outcome:
+        """A token error from chat.postMessage: pause the workspace if auth.test confirms it;
+        the alert stays pending either way (nothing is disabled, nothing dropped)."""
+        try:
+            problem = await self._token_problem(record.team_id)
+        except _Transient as exc:
+            return await self._give_back(record, f"{error} (unconfirmed: {exc})")
+        if problem is None:
+            log.warning(
+                "Slack said %s for alert %s but auth.test passes; retrying", error, record.key
+            )
+            return await self._give_back(record, f"{error} (auth.test passes)")
+        reason = f"{problem}: {TOKEN_ERRORS[problem]}"
+        self._paused[record.team_id] = reason
+        log.error(
+            "workspace %s: %s (confirmed by auth.test); posting paused until the token works",
+            record.team_id,
+            reason,
+        )
+        await self._queue.retry_later(
+            replace(record, attempts=record.attempts - 1, error=problem), self._clock()
+        )
+        return Outcome("paused", record, problem)
+
     async def _permanent(self, record: AlertRecord, error: str) -> Outcome:
+        if error in TOKEN_ERRORS:
+            return await self._token_error(record, error)
         if error in CHANNEL_ERRORS:
             reason = f"{error}: {CHANNEL_ERRORS[error]}"
             disabled = await self._watches.disable_scope(record.team_id, record.channel_id, reason)
-        elif error in TOKEN_ERRORS:
-            reason = f"{error}: {TOKEN_ERRORS[error]}"
-            disabled = await self._watches.disable_scope(record.team_id, None, reason)
         else:
             disabled = []
         log.warning("alert %s not deliverable (%s); disabled %s", record.key, error, disabled)

@@ -18,6 +18,7 @@ from bot.alerts.model import (
     WatchSpec,
     fmt_usd,
 )
+from bot.render.safe import SOURCE_ERROR_TEXT, public_caveat, public_source_name
 from recommender import (
     Catalog,
     CaveatKind,
@@ -116,11 +117,12 @@ def _source_caveats(offer: Offer, sources: tuple[SourceInfo, ...], now: datetime
         age = s.age_hours(now)
         if age > STALE_AFTER_HOURS:
             out.append(
-                f"prices are {age / 24:.0f} days old ({s.name}, as of {s.as_of:%Y-%m-%d}): "
+                f"prices are {age / 24:.0f} days old ({public_source_name(s.name)}, "
+                f"as of {s.as_of:%Y-%m-%d}): "
                 "check the provider before you rent"
             )
         if s.error:
-            out.append(f"the last refresh of {s.name} failed; this is its last good copy")
+            out.append(SOURCE_ERROR_TEXT)
     return out
 
 
@@ -147,7 +149,7 @@ def current_price(spec: WatchSpec, catalog: Catalog, *, now: datetime) -> PriceP
     if best is None:
         return None
     caveats = [
-        c.text
+        public_caveat(c.kind.value, c.text)
         for c in best.caveats
         if c.severity is Severity.WARN
         or c.kind in (CaveatKind.PREEMPTION, CaveatKind.STALE_PRICES, CaveatKind.SOURCE_ERROR)

@@ -12,6 +12,7 @@ A watch is one of two forms:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -85,8 +86,8 @@ class Threshold:
     basis: PriceBasis
 
     def __post_init__(self) -> None:
-        if not self.usd > 0:
-            raise ValueError("a threshold is a positive amount")
+        if not (self.usd > 0 and math.isfinite(self.usd)):
+            raise ValueError("a threshold is a positive, finite amount")
 
     def label(self) -> str:
         return f"{fmt_usd(self.usd)}{self.basis.unit}"

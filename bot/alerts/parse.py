@@ -15,6 +15,7 @@ spellings), so ``on amazon in europe`` means here what it means in ``/gpufit ask
 
 from __future__ import annotations
 
+import math
 import re
 
 from bot.alerts.model import (
@@ -36,6 +37,11 @@ from recommender import (
 )
 
 __all__ = ["parse_watch"]
+
+#: Smallest threshold: a price below one cent is shown as $0.00 and no offer is that cheap.
+MIN_THRESHOLD_USD = 0.01
+#: Largest threshold: above any real price or run budget (and finite: 400 nines are ``inf``).
+MAX_THRESHOLD_USD = 100_000_000.0  # ours: $100M, far above any training run
 
 #: Longest accepted watch text; a watch fits in a sentence.
 MAX_CHARS = 500  # ours: the slash-command text a person types, with room to spare
@@ -80,7 +86,12 @@ def parse_watch(text: str) -> WatchSpec:
             "`under $2/gpu-hour` or, for a workload, `under $4000`."
         )
     amount = _amount(m)
-    if amount <= 0:
+    if not math.isfinite(amount) or amount > MAX_THRESHOLD_USD:
+        raise ImpossibleWatchError(
+            f"That threshold is too high to mean anything (over ${MAX_THRESHOLD_USD:,.0f}).",
+            hint="Try: watch 8xH100 below $20/h",
+        )
+    if amount < MIN_THRESHOLD_USD:
         raise ImpossibleWatchError(
             f"A threshold of {m.group('a1') or m.group('a2')} can never be reached: "
             "prices are above zero.",

@@ -13,6 +13,7 @@ from bot.alerts.evaluate import MIN_REPEAT_DROP_FRAC, REARM_MARGIN_FRAC, PricePo
 from bot.alerts.model import Watch, fmt_usd
 from bot.render.blocks import escape_mrkdwn
 from bot.render.limits import SECTION_TEXT_MAX, Block, Message, fit_message
+from bot.render.safe import public_source_name
 from recommender import SourceInfo
 
 #: Lines of a listing are packed into sections below Slack's 3000-character section limit.
@@ -43,7 +44,8 @@ def _provenance(point: PricePoint, sources: Sequence[SourceInfo], now: datetime)
     for s in sources:
         if s.name == point.offer.source:
             age = s.age_hours(now)
-            return f"prices from {s.name}, as of {s.as_of:%Y-%m-%d %H:%M} UTC ({age:.0f} h old)"
+            name = esc(public_source_name(s.name))
+            return f"prices from {name}, as of {s.as_of:%Y-%m-%d %H:%M} UTC ({age:.0f} h old)"
     return "price source unknown"
 
 
@@ -78,14 +80,17 @@ def render_alert(
         f"next alert after the price recovers above {fmt_usd(rearm)}"
         f" or falls another {MIN_REPEAT_DROP_FRAC:.0%} · `/gpufit unwatch {watch.id}` to stop",
     ]
-    plain = f"Price drop: {watch.spec.label()}: {before} → {new.label()} on {new.where()}"
+    plain = f"Price drop: {what}: {esc(before)} → {esc(new.label())} on {where}"
     return fit_message([_section(text), _context(small)], plain)
 
 
 def _state_line(watch: Watch, state: WatchState | None) -> str:
     label = f"`{watch.id}` {esc(watch.spec.label())}"
     if watch.disabled_reason is not None:
-        return f":no_entry: {label}\n    disabled: {esc(watch.disabled_reason)}"
+        return (
+            f":no_entry: {label}\n    disabled: {esc(watch.disabled_reason)}"
+            f" · `/gpufit watch enable {watch.id}` once fixed"
+        )
     bits: list[str] = []
     if state is not None and state.last_price_usd is not None:
         bits.append(f"now {fmt_usd(state.last_price_usd)}{watch.threshold.basis.unit}")

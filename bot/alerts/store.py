@@ -174,8 +174,27 @@ class WatchStore:
             await pipe.execute()
         return watch
 
+    async def enable(self, team_id: str, channel_id: str, watch_id: str) -> Watch:
+        """Evaluate a disabled watch of this channel again (``/gpufit watch enable W3``, once
+        the channel problem that disabled it is fixed). Enabling an enabled watch is a no-op.
+
+        Raises:
+            WatchNotFoundError: no such watch in this channel (as :meth:`remove`).
+        """
+        watch_id = watch_id.strip().upper()
+        watch = await self.get(watch_id)
+        if watch is None or (watch.team_id, watch.channel_id) != (team_id, channel_id):
+            raise WatchNotFoundError(watch_id)
+        enabled = await self._set_reason(watch_id, None)
+        if enabled is None:  # removed meanwhile
+            raise WatchNotFoundError(watch_id)
+        return enabled
+
     async def disable(self, watch_id: str, reason: str) -> Watch | None:
         """Stop evaluating a watch and remember why (shown by ``watches``)."""
+        return await self._set_reason(watch_id, reason)
+
+    async def _set_reason(self, watch_id: str, reason: str | None) -> Watch | None:
         key = self._k("watch", watch_id)
         for _ in range(_TXN_ATTEMPTS):
             async with self._r.pipeline(transaction=True) as pipe:
@@ -191,7 +210,7 @@ class WatchStore:
                     return watch
                 except WatchError:
                     continue
-        raise StoreError(f"Could not disable watch {watch_id}: too much contention")
+        raise StoreError(f"Could not change watch {watch_id}: too much contention")
 
     async def disable_scope(self, team_id: str, channel_id: str | None, reason: str) -> list[str]:
         """Disable every enabled watch of a channel (or, with ``None``, of a workspace)."""

@@ -1,4 +1,5 @@
-"""Buttons on an answer: more options, spot only, on-demand only, watch price, post to channel.
+"""Buttons on an answer: more options, spot only, on-demand only, watch price, post to channel,
+launch files.
 
 Each button's value is the question text (the watch button adds the offer key); nothing is
 kept in ``action_id``. Buttons that start work (post, watch) are claimed in Redis per user,
@@ -20,7 +21,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.listeners import watches
 from bot.listeners.answers import answer
 from bot.listeners.errors import reporting
+from bot.listeners.launch import launch_message
 from bot.render.blocks import (
+    ACTION_LAUNCH,
     ACTION_MORE,
     ACTION_ON_DEMAND_ONLY,
     ACTION_POST,
@@ -157,6 +160,21 @@ async def _watch(click: Click) -> None:
     )
 
 
+async def _launch(click: Click) -> None:
+    """Launch files: the option's task.yaml and accelerate.yaml, shown only to the clicker on
+    an ephemeral answer and in the thread of a public one (the answer itself stays)."""
+    message = await launch_message(click.services, click.value)
+    container = _container(click.body)
+    if container.get("is_ephemeral") or not container.get("channel_id"):
+        await click.respond(response_type="ephemeral", replace_original=False, **message.kwargs())
+        return
+    posted = click.body.get("message") or {}
+    thread_ts = posted.get("thread_ts") or container.get("message_ts")
+    await click.client.chat_postMessage(
+        channel=container["channel_id"], thread_ts=thread_ts, **message.kwargs()
+    )
+
+
 #: What each button does after its ack.
 _WORK: dict[str, Callable[[Click], Awaitable[None]]] = {
     ACTION_MORE: _refine,
@@ -164,6 +182,7 @@ _WORK: dict[str, Callable[[Click], Awaitable[None]]] = {
     ACTION_ON_DEMAND_ONLY: _refine,
     ACTION_POST: _post,
     ACTION_WATCH: _watch,
+    ACTION_LAUNCH: _launch,
 }
 
 #: The action ids :func:`on_click` handles (the app routes exactly these to it).

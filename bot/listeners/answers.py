@@ -177,7 +177,7 @@ def _compute(
     ephemeral: bool,
     metrics: Metrics | None,
 ) -> Answer:
-    workload = parse_workload(query)
+    workload = parse_workload(query, now=now)
     if follow_up:
         # Words of the earlier question that the follow-up overrides are not "not understood".
         unclear = _not_understood(follow_up)

@@ -22,17 +22,40 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.middleware import VERIFIED
 from bot.render.blocks import render_apology, render_notice, render_problem
 from bot.render.limits import Message
-from recommender import GpufitError, WorkloadError
+from recommender import CatalogError, GpufitError, StoreError, WorkloadError
 
-__all__ = ["error_message", "failure_message", "handle_error", "reported", "reporting"]
+__all__ = [
+    "UNAVAILABLE_TEXT",
+    "error_message",
+    "failure_message",
+    "handle_error",
+    "reported",
+    "reporting",
+]
 
 logger = logging.getLogger(__name__)
 
 
+#: What a user is told when prices or storage are unavailable: the error itself (a Redis
+#: address, "Error 111 connecting to 127.0.0.1:16391", a feed URL with its credentials) stays
+#: in the logs.
+UNAVAILABLE_TEXT = (
+    "gpufit's price data is unavailable right now. Please try again in a minute; "
+    "if it keeps happening, tell your admin."
+)
+
+
 def error_message(error: Exception) -> tuple[Message, str | None]:
-    """The message for ``error``, and the incident id when it is a bug."""
+    """The message for ``error``, and the incident id when it is a bug.
+
+    Errors about the user's input say what was wrong; errors of the infrastructure
+    (:class:`~recommender.StoreError`, :class:`~recommender.CatalogError`: Redis, feeds)
+    get one fixed sentence, never their own text; anything else is an apology with an id.
+    """
     if isinstance(error, WorkloadError):
         return render_problem(error.message, error.hint), None
+    if isinstance(error, StoreError | CatalogError):
+        return render_notice(UNAVAILABLE_TEXT), None
     if isinstance(error, GpufitError):
         return render_notice(error.user_text()), None
     incident = uuid.uuid4().hex[:12]
@@ -51,6 +74,8 @@ def failure_message(error: Exception) -> Message:
             exc_info=error,
             extra={"incident": incident},
         )
+    elif isinstance(error, StoreError | CatalogError):
+        logger.warning("answered %s as unavailable: %s", type(error).__name__, error)
     else:
         logger.info("answered with %s", type(error).__name__)
     return message

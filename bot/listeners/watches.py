@@ -45,7 +45,8 @@ BUTTON_DROP_FRAC = 0.10  # ours: a 10 % cut is worth a ping; anything less is ro
 _WATCH_HELP = (
     "Say what to watch and the price: `/gpufit watch 8xH100 below $20/h`, "
     "`/gpufit watch H100 spot under $2/gpu-hour` or "
-    "`/gpufit watch 13B full finetune 2 days under $4000` (add `daily` for a daily digest)."
+    "`/gpufit watch 13B full finetune 2 days under $4000` (add `daily` for a daily digest); "
+    "`/gpufit watch enable W3` turns a disabled watch back on."
 )
 
 
@@ -97,6 +98,17 @@ async def handle_watch_command(
         return
     if not args:
         raise WatchSyntaxError("What should I watch?", hint=_WATCH_HELP)
+    first, _, rest = args.partition(" ")
+    if first.lower() == "enable":
+        if not rest.strip():
+            raise WatchSyntaxError(
+                "Say which watch to enable.",
+                hint="Try: `/gpufit watch enable W3` (see `/gpufit watches`)",
+            )
+        enabled = await store.enable(team, channel, rest.split()[0])
+        text = f"Watching {enabled.spec.label()} (`{enabled.id}`) again."
+        await _reply(respond, render_notice(text), public=True)
+        return
     spec = parse_watch(args)
     current = check_watch(spec, await services.catalog(), now=services.now())
     watch = await store.add(

@@ -12,12 +12,18 @@ back into a query with :func:`decode_watch_value` or the value itself.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+from bot.render.buttons import (
+    decode_launch_value,
+    decode_watch_value,
+    encode_launch_value,
+    encode_watch_value,
+)
 from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message, truncate
+from bot.render.safe import public_caveat, public_source_name
 from bot.render.text import (
     describe_workload,
     finish_text,
@@ -40,12 +46,15 @@ from recommender import (
 
 __all__ = [
     "ACTION_IDS",
+    "ACTION_LAUNCH",
     "ACTION_MORE",
     "ACTION_ON_DEMAND_ONLY",
     "ACTION_POST",
     "ACTION_SPOT_ONLY",
     "ACTION_WATCH",
+    "decode_launch_value",
     "decode_watch_value",
+    "encode_launch_value",
     "encode_watch_value",
     "escape_mrkdwn",
     "render_apology",
@@ -63,7 +72,11 @@ ACTION_SPOT_ONLY = "gpufit_spot_only"
 ACTION_ON_DEMAND_ONLY = "gpufit_on_demand_only"
 ACTION_WATCH = "gpufit_watch"
 ACTION_POST = "gpufit_post"
-ACTION_IDS = (ACTION_MORE, ACTION_SPOT_ONLY, ACTION_ON_DEMAND_ONLY, ACTION_WATCH, ACTION_POST)
+ACTION_LAUNCH = "gpufit_launch"
+_REFINE_IDS = (ACTION_MORE, ACTION_SPOT_ONLY, ACTION_ON_DEMAND_ONLY)
+ACTION_IDS = (*_REFINE_IDS, ACTION_WATCH, ACTION_POST, ACTION_LAUNCH)
+#: Up to this many options, each gets a "Launch files" button (an actions block): 50 blocks max.
+LAUNCH_BUTTONS_MAX = 10
 
 #: Longest echo of the user's question in a reply (the full text is in the button values).
 QUERY_ECHO_MAX = 300  # ours: a sentence, not a page
@@ -112,25 +125,6 @@ def _button(text: str, action_id: str, value: str, *, style: str | None = None) 
     return button
 
 
-# ----------------------------------------------------------------- button values
-
-
-def encode_watch_value(query: str, offer_key: str) -> str:
-    """The value of a "watch this price" button: the query and the offer's stable key."""
-    return json.dumps({"q": query, "offer": offer_key}, separators=(",", ":"))
-
-
-def decode_watch_value(value: str) -> tuple[str, str]:
-    """``(query, offer_key)`` from a watch button's value; ``("", "")`` when malformed."""
-    try:
-        data = json.loads(value)
-    except ValueError:
-        return "", ""
-    if not isinstance(data, dict):
-        return "", ""
-    return str(data.get("q", "")), str(data.get("offer", ""))
-
-
 # ----------------------------------------------------------------- pieces
 
 
@@ -175,7 +169,7 @@ def _option_text(option: Option, rec: Recommendation) -> str:
 
 def _caveat_text(caveat: Caveat) -> str:
     mark = ":warning: " if caveat.severity.value == "warn" else ""
-    return mark + escape_mrkdwn(caveat.text)
+    return mark + escape_mrkdwn(public_caveat(caveat.kind.value, caveat.text))
 
 
 def _shared_caveats(options: Sequence[Option]) -> set[Caveat]:
@@ -188,9 +182,11 @@ def _sources_text(sources: Iterable[SourceInfo], now: datetime) -> str:
     parts = []
     for s in sources:
         kind = "bundled snapshot" if s.bundled else "feed"
-        failed = f", last refresh failed: {s.error}" if s.error else ""
+        # The error itself stays in the logs: it may name internal hosts or carry the feed
+        # URL's credentials; users learn only that these are the last good prices.
+        failed = ", last refresh failed; showing the last good prices" if s.error else ""
         parts.append(
-            f"{s.name} ({kind}, as of {s.as_of:%Y-%m-%d %H:%M} UTC, "
+            f"{public_source_name(s.name)} ({kind}, as of {s.as_of:%Y-%m-%d %H:%M} UTC, "
             f"{hours_text(s.age_hours(now))} old{failed})"
         )
     if not parts:
@@ -254,6 +250,12 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
             own = [c for c in option.caveats if c not in shared]
             if own:
                 blocks.append(_context("\n".join(_caveat_text(c) for c in own)))
+            launch = encode_launch_value(query, option.rank, len(rec.options), option.offer.key)
+            if len(rec.options) <= LAUNCH_BUTTONS_MAX and len(launch) <= BUTTON_VALUE_MAX:
+                button = _button("Launch files", ACTION_LAUNCH, launch)
+                blocks.append(
+                    {"type": "actions", "block_id": f"launch_{option.rank}", "elements": [button]}
+                )
         if shared:
             blocks.append(
                 _context(

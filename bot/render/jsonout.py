@@ -20,6 +20,7 @@ from recommender import (
     Work,
     Workload,
     get_gpu,
+    launch_spec,
 )
 
 __all__ = ["SCHEMA_VERSION", "estimate_document", "recommendation_document"]
@@ -108,7 +109,14 @@ def plan_doc(p: Plan) -> JSON:
     }
 
 
-def option_doc(o: Option) -> JSON:
+def launch_doc(o: Option, workload: Workload) -> JSON:
+    """What ``gpufit launch`` needs to write this option's files: a
+    :class:`recommender.LaunchSpec` as JSON (``launch_files(LaunchSpec(**doc))`` rebuilds them)."""
+    return launch_spec(workload, o).as_dict()
+
+
+def option_doc(o: Option, workload: Workload | None = None) -> JSON:
+    """One option; with its ``workload``, the ``launch`` object too."""
     offer = o.offer
     spot = None
     if o.spot is not None:
@@ -164,6 +172,7 @@ def option_doc(o: Option) -> JSON:
             {"kind": c.kind.value, "severity": c.severity.value, "text": c.text} for c in o.caveats
         ],
         "price_source": offer.source,
+        **({} if workload is None else {"launch": launch_doc(o, workload)}),
     }
 
 
@@ -230,7 +239,7 @@ def recommendation_document(rec: Recommendation, *, query: str) -> JSON:
         "hours_basis": rec.hours_basis.value,
         "work": None if rec.work is None else work_doc(rec.work),
         "feasible_options": rec.feasible,
-        "options": [option_doc(o) for o in rec.options],
+        "options": [option_doc(o, rec.workload) for o in rec.options],
         "budget": budget,
         "alternative": alternative,
         "layouts": [plan_doc(p) for p in rec.layouts],

@@ -17,6 +17,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.render.safe import CONTROLS, escape_fallback, strip_controls
+
 __all__ = [
     "Block",
     "Message",
@@ -298,6 +300,26 @@ def _fit_block(block: Block) -> Block | None:
     return b
 
 
+def _cleaned(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            k: strip_controls(v) if k == "text" and isinstance(v, str) else _cleaned(v)
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_cleaned(item) for item in node]
+    return node
+
+
+def _clean(block: Block) -> Block:
+    """``block`` without bidirectional and zero-width controls in its texts (a copy, made only
+    when there is one to strip)."""
+    if any(CONTROLS.search(t) for t in _texts(block)):
+        cleaned: Block = _cleaned(block)
+        return cleaned
+    return block
+
+
 def _omitted(count: int) -> Block:
     return {
         "type": "context",
@@ -314,10 +336,13 @@ def _omitted(count: int) -> Block:
 def fit_message(blocks: Sequence[Block], text: str) -> Message:
     """The message, made to keep every Block Kit limit (the given blocks are not modified).
 
+    Bidirectional and zero-width controls are stripped from every text and the fallback, and
+    ``<``/``>`` in the fallback are escaped (it is read as mrkdwn; see :mod:`bot.render.safe`).
     Texts are cut with "…"; buttons whose value is too long are dropped; when there are too
     many blocks or too much text, blocks are left out from the end of the body (the last
     block, normally the buttons, is kept) and a short "… left out" note takes their place.
     """
+    blocks = [_clean(b) for b in blocks]
     fitted = [f for f in (_fit_block(b) for b in blocks) if f is not None]
     too_big, blocks_json = (True, None) if len(fitted) > MAX_BLOCKS else _measured(fitted)
     if too_big:
@@ -334,7 +359,7 @@ def fit_message(blocks: Sequence[Block], text: str) -> Message:
         if _too_big(fitted):  # a single enormous last block
             fitted = [_omitted(len(blocks))]
         blocks_json = None
-    fallback = truncate(text.strip(), FALLBACK_TEXT_MAX) or "gpufit"
+    fallback = truncate(escape_fallback(text).strip(), FALLBACK_TEXT_MAX) or "gpufit"
     final = tuple(fitted)
     measured = None if blocks_json is None else (final, blocks_json)
     return Message(text=fallback, blocks=final, measured=measured)

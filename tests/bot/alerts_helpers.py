@@ -71,6 +71,8 @@ class FakeSlack:
     script: list[tuple[int, dict[str, Any], dict[str, str]]] = field(default_factory=list)
     #: Per-channel permanent errors: every post to that channel gets this error.
     channel_errors: dict[str, str] = field(default_factory=dict)
+    #: A workspace token error (``invalid_auth``…): every call gets it, ``auth.test`` included.
+    token_error: str | None = None
     url: str = ""
     #: Block Kit problems of received messages (checked by tests.fake_slack's second opinion).
     violations: list[str] = field(default_factory=list)
@@ -95,6 +97,9 @@ class FakeSlack:
 
     def attempts(self) -> list[Call]:
         return [c for c in self.calls if c.method == "chat.postMessage"]
+
+    def auth_tests(self) -> list[Call]:
+        return [c for c in self.calls if c.method == "auth.test"]
 
     def rate_limit(self, times: int, retry_after_s: int = 1) -> None:
         for _ in range(times):
@@ -121,6 +126,13 @@ class FakeSlack:
             body = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
         call = Call(method, body, time.monotonic())
         self.calls.append(call)
+        if self.token_error is not None:
+            return web.json_response({"ok": False, "error": self.token_error})
+        if method == "auth.test":  # not scripted: the worker confirms token errors with it
+            return web.json_response(
+                {"ok": True, "team_id": "T1", "user_id": "U0BOT", "bot_id": "B0BOT"},
+                headers={"x-oauth-scopes": "commands,chat:write,chat:write.public"},
+            )
         if method == "chat.postMessage":
             self.violations += message_problems(body)
         channel = str(body.get("channel", ""))

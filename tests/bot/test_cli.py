@@ -126,3 +126,41 @@ class TestExitCodes:
         )
         assert result.returncode == 0, result.stderr
         assert json.loads(result.stdout)["kind"] == "recommendation"
+
+
+class TestGpusAndPrices:
+    """``gpufit gpus`` and ``gpufit prices GPU`` show what Slack's subcommands show."""
+
+    def test_gpus_lists_the_gpu_table(self) -> None:
+        code, text = _run("gpus")
+        assert code == EXIT_OK
+        assert "GPUs gpufit knows" in text
+        assert "H100 SXM 80GB" in text
+        assert "```" not in text
+
+    def test_prices_lists_the_cheapest_offers(self) -> None:
+        code, text = _run("prices", "H100")
+        assert code == EXIT_OK
+        assert "Cheapest H100 SXM 80GB offers" in text
+        assert "/GPU-h" in text
+        assert "*" not in text
+
+    def test_unknown_gpu_is_exit_2_with_suggestions(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        code, _ = _run("prices", "H1000")
+        assert code == EXIT_BAD_INPUT
+        assert "did you mean" in capsys.readouterr().err
+
+
+class TestLanguage:
+    def test_a_deadline_is_read_from_the_clock_of_the_cli(self) -> None:
+        doc = _json("ask", "llama-3-8b lora 100k samples by friday")
+        assert any("deadline" in a for a in doc["workload"]["assumed"])
+
+    def test_an_unknown_number_is_exit_2(self, capsys: pytest.CaptureFixture[str]) -> None:
+        code, _ = _run("ask", "13b full finetune 100k")
+        assert code == EXIT_BAD_INPUT
+        err = capsys.readouterr().err
+        assert "100k" in err
+        assert "Try" in err or "Say what it is" in err

@@ -261,7 +261,8 @@ def log_stream() -> Iterator[io.StringIO]:
             if handler not in saved_handlers:
                 root.removeHandler(handler)
         root.setLevel(saved_level)
-        logging.getLogger("httpx").setLevel(logging.NOTSET)
+        for name in ("httpx", "slack_bolt", "gpufit.slack", "gpufit"):
+            logging.getLogger(name).setLevel(logging.NOTSET)
 
 
 def _lines(stream: io.StringIO, logger: str = "gpufit.test") -> list[dict[str, Any]]:
@@ -512,3 +513,40 @@ class TestRedaction:
     def test_short_configured_values_are_not_treated_as_secrets(self) -> None:
         """A too-short 'secret' (a test value) would redact ordinary words, so it is ignored."""
         assert Redactor(["abc"])("abc def") == "abc def"
+
+
+class TestBoltBodies:
+    async def test_a_request_failing_verification_is_logged_without_its_body(
+        self, log_stream: io.StringIO
+    ) -> None:
+        """Issue #18 item 9: Bolt logged ``Invalid request signature detected (…, body: …)``
+        at INFO with the whole unverified body. The record keeps its first part only."""
+        import redis.asyncio as aioredis
+        from pydantic import SecretStr
+        from slack_sdk.web.async_client import AsyncWebClient
+
+        from bot.app import build_app
+        from bot.catalog import bundled_catalog
+        from bot.services import Services, static_catalog
+        from tests.bot.slack_requests import FORM, command_body, request
+
+        logging.getLogger("slack_bolt").setLevel(logging.INFO)  # even when INFO is on
+        redis = aioredis.Redis.from_url("redis://127.0.0.1:1/0")  # never reached
+        services = Services(
+            redis=redis,
+            catalog=static_catalog(bundled_catalog()),
+            now=lambda: datetime.now(UTC),
+            client=AsyncWebClient(token=BOT_TOKEN, base_url="http://127.0.0.1:1/api/"),
+        )
+        settings = Settings(
+            slack_bot_token=SecretStr(BOT_TOKEN), slack_signing_secret=SecretStr(SIGNING_SECRET)
+        )
+        app = build_app(settings, services)
+        body = command_body("private plans for project nightjar", response_url=RESPONSE_URL)
+        response = await app.async_dispatch(request(body, FORM, secret="not-the-secret"))
+        await redis.aclose()
+        assert response.status == 401
+        logged = log_stream.getvalue()
+        assert "Invalid request signature" in logged
+        assert "nightjar" not in logged
+        assert "body: [omitted]" in logged

@@ -114,3 +114,71 @@ class TestWatchButton:
         await _click(app, fake_slack, "gpufit_more")  # drains: one more reply, then count
         await fake_slack.wait_for("hook", 2)
         assert len(fake_slack.calls("hook")) == 2
+
+
+class TestLaunchFilesButton:
+    """ "Launch files": the clicked option's task.yaml and accelerate.yaml as code blocks."""
+
+    @staticmethod
+    async def _launch_value(app: AsyncApp, fake: FakeSlack, rank: int = 1) -> str:
+        """The value of option ``rank``'s launch button on the real answer to QUERY."""
+        await _click(app, fake, "gpufit_spot_only")
+        [hook] = await fake.wait_for("hook")
+        for block in hook.body["blocks"]:
+            if block.get("block_id") == f"launch_{rank}":
+                [button] = block["elements"]
+                assert button["action_id"] == "gpufit_launch"
+                assert button["text"]["text"] == "Launch files"
+                return str(button["value"])
+        raise AssertionError("no launch button")
+
+    async def test_ephemeral_answer_gets_the_files_ephemerally(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        value = await self._launch_value(app, fake_slack)
+        await _click(app, fake_slack, "gpufit_launch", value)
+        hooks = await fake_slack.wait_for("hook", count=2)
+        body = hooks[-1].body
+        assert body["response_type"] == "ephemeral"
+        assert body["replace_original"] is False  # the answer stays
+        text = json.dumps(body["blocks"])
+        assert "*task.yaml*" in text
+        assert "*accelerate.yaml*" in text
+        assert "```" in text
+        assert "use_spot: true" in text
+        assert "distributed_type:" in text
+        assert "SKYPILOT_NODE_IPS" in text
+
+    async def test_public_thread_answer_gets_the_files_in_the_thread(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        value = await self._launch_value(app, fake_slack)
+        await _click(
+            app,
+            fake_slack,
+            "gpufit_launch",
+            value,
+            ephemeral=False,
+            message_ts="1700000500.000200",
+            thread_ts="1700000400.000100",
+        )
+        [post] = await fake_slack.wait_for("chat.postMessage")
+        assert post.body["thread_ts"] == "1700000400.000100"
+        assert "accelerate.yaml" in json.dumps(post.body["blocks"])
+
+    async def test_an_offer_no_longer_in_the_catalog_gets_a_notice(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        value = json.dumps({"q": QUERY, "n": 1, "t": 5, "offer": "aws/gone/us-east-1//od"})
+        await _click(app, fake_slack, "gpufit_launch", value)
+        [hook] = await fake_slack.wait_for("hook")
+        text = json.dumps(hook.body["blocks"])
+        assert "no longer offered" in text
+        assert "task.yaml" not in text
+
+    async def test_a_malformed_value_gets_a_notice(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        await _click(app, fake_slack, "gpufit_launch", '{"q": "x", "n": 9, "t": 1}')
+        [hook] = await fake_slack.wait_for("hook")
+        assert "out of date" in json.dumps(hook.body["blocks"])

@@ -78,7 +78,7 @@ class TestAsk:
     ) -> None:
         """The buttons carry the question in their value; action ids carry no state."""
         ack = await _command(app, fake_slack, "13B full finetune 2 days")
-        [actions] = [b for b in ack["blocks"] if b["type"] == "actions"]
+        [actions] = [b for b in ack["blocks"] if b.get("block_id") == "gpufit_refine"]
         ids = {e["action_id"]: e["value"] for e in actions["elements"]}
         assert set(ids) >= {"gpufit_spot_only", "gpufit_on_demand_only", "gpufit_post"}
         assert set(ids.values()) == {"13B full finetune 2 days"}

@@ -4,14 +4,25 @@ prices change between passes."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from bot.alerts import ChannelPacer, WatchStore, current_price, parse_watch
-from bot.alerts.delivery import POST_TRIES
+from bot.alerts import (
+    TOKEN_ERRORS,
+    ChannelPacer,
+    WatchNotFoundError,
+    WatchStore,
+    current_price,
+    parse_watch,
+)
+from bot.alerts.delivery import MAX_RETRY_AFTER_S, POST_TRIES
+from bot.health import start_metrics_server
+from bot.metrics import Metrics
 from bot.worker import Worker
 from recommender import Catalog, PriceFeedError
 from tests.bot.alerts_helpers import (
@@ -325,9 +336,7 @@ class TestRateLimits:
 
 
 class TestPermanentErrors:
-    @pytest.mark.parametrize(
-        "error", ["channel_not_found", "not_in_channel", "is_archived", "invalid_auth"]
-    )
+    @pytest.mark.parametrize("error", ["channel_not_found", "not_in_channel", "is_archived"])
     async def test_disables_the_watch_and_says_why(
         self, redis: aioredis.Redis, slack: FakeSlack, error: str
     ) -> None:
@@ -360,3 +369,117 @@ class TestPermanentErrors:
         await worker(redis, feed, slack, sleep=Sleeps()).run_once()
         assert len(slack.posts("C1")) == 1
         assert [w.enabled for w in await WatchStore(redis).list_channel(TEAM, "C1")] == [True]
+
+
+class TestTokenErrors:
+    """Issue #18 item 3: one ``invalid_auth`` disabled every watch of the workspace for good,
+    and the same pass went on posting 47 more alerts with the same token."""
+
+    async def test_a_confirmed_token_error_pauses_posting_and_disables_nothing(
+        self, redis: aioredis.Redis, slack: FakeSlack
+    ) -> None:
+        feed = ChangingFeed(h100x8(25.0))
+        ids = [await watch(redis, channel=f"C{i}", feed=feed) for i in range(5)]
+        w = worker(redis, feed, slack, sleep=Sleeps())
+        await w.run_once()
+        feed.set(h100x8(19.0))
+        slack.token_error = "invalid_auth"
+        report = await w.run_once()
+        assert len(slack.attempts()) == 1  # the first post; the other 4 were not tried
+        assert len(slack.auth_tests()) == 1  # confirmed before anything else happened
+        assert {o.status for o in report.outcomes} == {"paused"}
+        assert w.delivery.paused == {TEAM: "invalid_auth: " + TOKEN_ERRORS["invalid_auth"]}
+        assert all(x.enabled for x in await w.watches.all_watches())
+        assert await w.queue.pending_count() == len(ids)
+        # Still broken: one auth.test per pass, no posts.
+        await w.run_once()
+        assert len(slack.attempts()) == 1
+        assert len(slack.auth_tests()) == 2
+        # The token works again (reinstalled): every alert arrives, once.
+        slack.token_error = None
+        report = await w.run_once()
+        assert w.delivery.paused == {}
+        assert report.sent == len(ids)
+        assert sorted(c.body["channel"] for c in slack.posts()) == [f"C{i}" for i in range(5)]
+        assert await w.queue.pending_count() == 0
+
+    async def test_a_paused_workspace_is_reported_on_readyz(
+        self, redis: aioredis.Redis, slack: FakeSlack
+    ) -> None:
+        feed = ChangingFeed(h100x8(19.0))
+        await watch(redis)
+        w = worker(redis, feed, slack, sleep=Sleeps())
+        server = start_metrics_server("127.0.0.1", 0, Metrics(), ready=w.readiness)
+        try:
+            async with httpx.AsyncClient() as http:
+                url = f"http://127.0.0.1:{server.port}/readyz"
+                slack.token_error = "token_revoked"
+                await w.run_once()
+                broken = await http.get(url)
+                assert broken.status_code == 503
+                assert broken.json()["checks"] == {"slack_token": False}
+                assert broken.json()["paused"][TEAM].startswith("token_revoked")
+                slack.token_error = None
+                await w.run_once()
+                assert (await http.get(url)).status_code == 200
+                assert len(slack.posts()) == 1
+        finally:
+            server.close()
+
+    async def test_an_unconfirmed_token_error_disables_nothing_and_retries(
+        self, redis: aioredis.Redis, slack: FakeSlack
+    ) -> None:
+        """Slack answered one post with invalid_auth but auth.test passes: a glitch."""
+        feed = ChangingFeed(h100x8(19.0))
+        await watch(redis)
+        clock = Clock()
+        w = worker(redis, feed, slack, clock=clock, sleep=Sleeps())
+        slack.fail("invalid_auth")
+        report = await w.run_once()
+        assert [o.status for o in report.outcomes] == ["retry"]
+        assert w.delivery.paused == {}
+        assert all(x.enabled for x in await w.watches.all_watches())
+        clock.advance(3600)
+        await w.run_once()
+        assert len(slack.posts()) == 1
+
+    async def test_retry_after_is_capped(
+        self, redis: aioredis.Redis, slack: FakeSlack, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """A Retry-After of a day holds the alert back at most a minute, and is logged."""
+        feed = ChangingFeed(h100x8(19.0))
+        await watch(redis)
+        clock = Clock()
+        w = worker(redis, feed, slack, clock=clock, sleep=Sleeps())
+        slack.rate_limit(1, retry_after_s=86_400)
+        with caplog.at_level(logging.WARNING, logger="bot.alerts.delivery"):
+            report = await w.run_once()
+        assert [o.status for o in report.outcomes] == ["retry"]
+        assert "capped" in caplog.text
+        [(_key, due)] = await redis.zrange("gpufit:alerts:due", 0, -1, withscores=True)
+        assert clock() < due <= clock() + MAX_RETRY_AFTER_S
+        # The channel is held (for every replica) a minute, not a day.
+        held_ms = await redis.pttl(f"gpufit:pace:{TEAM}:C1")
+        assert 0 < held_ms <= (MAX_RETRY_AFTER_S + 60) * 1000
+
+
+class TestEnable:
+    async def test_a_watch_disabled_for_its_channel_can_be_enabled_again(
+        self, redis: aioredis.Redis, slack: FakeSlack
+    ) -> None:
+        feed = ChangingFeed(h100x8(19.0))
+        wid = await watch(redis, channel="CGONE")
+        slack.channel_errors["CGONE"] = "not_in_channel"
+        w = worker(redis, feed, slack, sleep=Sleeps())
+        await w.run_once()
+        assert not (await w.watches.get(wid)).enabled  # type: ignore[union-attr]
+        del slack.channel_errors["CGONE"]  # the bot was invited
+        with pytest.raises(WatchNotFoundError):
+            await w.watches.enable(TEAM, "COTHER", wid)  # only from its own channel
+        enabled = await w.watches.enable(TEAM, "CGONE", wid.lower())
+        assert enabled.enabled
+        feed.set(h100x8(30.0))
+        await w.run_once()
+        feed.set(h100x8(15.0))
+        await w.run_once()
+        assert len(slack.posts("CGONE")) == 1

@@ -165,11 +165,15 @@ class TestFamilyAndSize:
         assert sized.model.name == "GPT-2 XL"
         assert "1.5b" not in sized.ignored
 
-    def test_a_size_the_family_never_had_is_inferred_and_the_word_reported(self) -> None:
-        """`llama 33b` has no known model: the size is inferred and `llama` is reported."""
+    def test_a_size_the_family_never_had_is_inferred_in_the_family_shape(self) -> None:
+        """`llama 33b` has no known model: the size is inferred with the family's vocabulary
+        and attention groups, and the answer says so (issue #21; it used to report `llama`
+        as not understood)."""
         w = parse_workload("llama 33b")
         assert not w.model.known
-        assert "llama" in w.ignored
+        assert w.model.vocab == 128256
+        assert "llama" not in w.ignored
+        assert any("no llama model of 33b is known" in a for a in w.assumed)
 
 
 class TestMethod:

@@ -264,11 +264,11 @@ class TestRedisOutage:
         self, own_redis: PersistentRedis, fake_slack: FakeSlack
     ) -> None:
         """Redis is killed mid-run: answers continue from the in-process prices and, once the
-        recheck window has passed, say the price store is unreachable; after it restarts on
+        recheck window has passed, say they use the last good prices; after it restarts on
         the same data every watch made before the crash is there, and answers stop being
         degraded."""
         async with bot_on_redis(own_redis, fake_slack) as bot:
-            assert "unreachable" not in await bot.ask()
+            assert "last good prices" not in await bot.ask()
             for spec in WATCHES:
                 assert "Watching" in await bot.ask(f"watch {spec}")
             before = await _watches(own_redis.url)
@@ -279,15 +279,18 @@ class TestRedisOutage:
             for _ in range(3):
                 down = await bot.ask()
                 assert down.startswith("gpufit: "), down[:300]
-                assert "price store unreachable" in down
-                assert "using the copy this process read last" in down
+                # Degraded, and it says so, but not how: no Redis address or error string
+                # reaches the user (issue #18 item 2); the logs have the error.
+                assert "last good prices" in down
+                assert "127.0.0.1" not in down
+                assert "Error " not in down
 
             own_redis.start()
             assert await _watches(own_redis.url) == before
             # The store's pooled connection may fail once more (degraded again), not longer.
             answers = [await bot.ask() for _ in range(3)]
             assert all(a.startswith("gpufit: ") for a in answers)
-            assert "unreachable" not in answers[-1]
+            assert "last good prices" not in answers[-1]
         assert _apologies(fake_slack, bot) == []
 
     # Regression: the first command after a restart used to fail on a closed pooled

@@ -1,0 +1,45 @@
+"""Money in other currencies, converted to US dollars from a dated rate table shipped as data.
+
+``recommender/data/fx_rates.csv`` holds the European Central Bank's euro foreign exchange
+reference rates (units of each currency per euro) of one stated day, from
+https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml. A rate in currency X is
+converted through the euro: ``usd = amount / per_eur[X] * per_eur[USD]``. The table is data,
+not a live feed: the answer names its date and source so a reader can judge its age.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+__all__ = ["FxTable", "fx_table", "to_usd"]
+
+
+@dataclass(frozen=True, slots=True)
+class FxTable:
+    per_eur: dict[str, float]
+    date: str
+    source: str
+
+    def describe(self) -> str:
+        return f"ECB reference rate of {self.date} ({self.source})"
+
+
+@cache
+def fx_table() -> FxTable:
+    text = resources.files("recommender").joinpath("data/fx_rates.csv").read_text("utf-8")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    return FxTable(
+        per_eur={r["currency"]: float(r["per_eur"]) for r in rows},
+        date=rows[0]["date"],
+        source=rows[0]["source"],
+    )
+
+
+def to_usd(amount: float, currency: str) -> float:
+    """``amount`` of ``currency`` (ISO code in the table) in US dollars."""
+    table = fx_table()
+    return amount / table.per_eur[currency] * table.per_eur["USD"]

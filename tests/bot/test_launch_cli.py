@@ -1,0 +1,104 @@
+"""`gpufit launch`: the three files of one option, and clear refusals (exit 2)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bot.cli import EXIT_BAD_INPUT, EXIT_OK, main
+from recommender import LaunchSpec, launch_files
+
+ROOT = Path(__file__).resolve().parents[2]
+FEED = ROOT / "tests/feeds/data/feed.json"  # one 8×H100 and one 1×L40S offer
+QUERY = "13B full finetune 2 days"
+
+
+def _run(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(list(argv), out=out)
+    return code, out.getvalue()
+
+
+def _option_json(n: int, *extra: str) -> dict[str, Any]:
+    code, text = _run("ask", QUERY, "--json", *extra)
+    assert code == EXIT_OK
+    option: dict[str, Any] = json.loads(text)["options"][n - 1]
+    return option
+
+
+def test_writes_the_three_files_of_option_one(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+    code, text = _run("launch", QUERY, "--dir", str(target))
+    assert code == EXIT_OK
+    assert sorted(p.name for p in target.iterdir()) == ["README.md", "accelerate.yaml", "task.yaml"]
+    assert "wrote" in text
+    task = yaml.safe_load((target / "task.yaml").read_text())
+    option = _option_json(1)
+    assert task["resources"]["instance_type"] == option["instance_type"]
+    assert task["resources"]["use_spot"] is option["spot"]
+    assert task["num_nodes"] == option["nodes"]
+    readme = (target / "README.md").read_text()
+    assert "sky launch -c" in readme
+    assert f"{option['layout']['memory_per_gpu']['total_gib']:.1f} of" in readme
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_files_are_a_function_of_the_json_option(tmp_path: Path, n: int) -> None:
+    """`ask --json` carries everything `launch` needs: its launch object rebuilds the files."""
+    code, _ = _run("launch", QUERY, "--option", str(n), "--dir", str(tmp_path / "o"))
+    assert code == EXIT_OK
+    spec = LaunchSpec(**_option_json(n)["launch"])
+    files = launch_files(spec, query=QUERY)
+    for name, text in files.by_name().items():
+        assert (tmp_path / "o" / name).read_text() == text
+
+
+def test_option_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for n in ("9", "0"):
+        code, _ = _run("launch", QUERY, "--option", n, "--dir", str(tmp_path / "x"))
+        assert code == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "There is no option 9" in err
+    assert "--top 9" in err
+    assert "counts from 1" in err
+    assert not (tmp_path / "x").exists()
+
+
+def test_refuses_a_directory_with_files_unless_forced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    code, _ = _run("launch", QUERY, "--dir", str(tmp_path))
+    assert code == EXIT_BAD_INPUT
+    assert "already holds files (notes.txt)" in capsys.readouterr().err
+    assert not (tmp_path / "task.yaml").exists()
+    code, _ = _run("launch", QUERY, "--dir", str(tmp_path), "--force")
+    assert code == EXIT_OK
+    assert (tmp_path / "task.yaml").exists()
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_refuses_a_file_as_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "f").write_text("")
+    code, _ = _run("launch", QUERY, "--dir", str(tmp_path / "f"), "--force")
+    assert code == EXIT_BAD_INPUT
+    assert "is a file" in capsys.readouterr().err
+
+
+def test_catalog_without_an_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = _run(
+        "launch",
+        "llama-3-70b full finetune on 1x L40S",
+        "--catalog",
+        str(FEED),
+        "--dir",
+        str(tmp_path / "x"),
+    )
+    assert code == EXIT_BAD_INPUT
+    assert "nothing to launch" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

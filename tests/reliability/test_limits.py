@@ -1,0 +1,111 @@
+"""Server limits (issue #18 item 7): a slow body is cut off, a client that hangs up mid-body
+is one INFO line (no traceback), and uvicorn runs with a connection cap, a short keep-alive
+and a header-size limit. The app runs under uvicorn with :func:`bot.server.uvicorn_config`,
+as ``gpufit serve`` runs it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aioredis
+from pydantic import SecretStr
+
+from bot.app import build_app
+from bot.catalog import bundled_catalog
+from bot.server import (
+    EVENTS_PATH,
+    KEEP_ALIVE_S,
+    LIMIT_CONCURRENCY,
+    MAX_HEADER_BYTES,
+    build_asgi,
+    uvicorn_config,
+)
+from bot.services import Services, build_web_client, static_catalog
+from bot.verify import SignatureVerifier
+from tests.asgi_server import free_port, started
+from tests.bot.slack_requests import FORM, SECRET, command_body, settings_for, signed_headers
+from tests.factories import NOW
+from tests.fake_slack import FakeSlack
+
+BODY_TIMEOUT_S = 0.5  # the route's, shortened for the test
+
+
+@pytest.fixture
+async def port(fake_slack: FakeSlack, redis_url: str) -> AsyncIterator[int]:
+    redis = aioredis.Redis.from_url(redis_url)
+    settings = settings_for(fake_slack, redis_url)
+    services = Services(
+        redis=redis,
+        catalog=static_catalog(bundled_catalog()),
+        now=lambda: NOW,
+        client=build_web_client(settings),
+    )
+    asgi = build_asgi(
+        services,
+        build_app(settings, services),
+        verifier=SignatureVerifier(SecretStr(SECRET)),
+        body_timeout_s=BODY_TIMEOUT_S,
+    )
+    config = uvicorn_config(asgi, host="127.0.0.1", port=free_port())
+    import uvicorn
+
+    server = uvicorn.Server(config)
+    task = await started(server)
+    try:
+        yield config.port
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 30)
+        await redis.aclose()
+
+
+def _head(body: str) -> bytes:
+    headers = signed_headers(body, content_type=FORM)
+    lines = [f"POST {EVENTS_PATH} HTTP/1.1", "Host: 127.0.0.1", f"Content-Length: {len(body)}"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+async def test_a_trickled_body_is_cut_off_with_408(port: int, fake_slack: FakeSlack) -> None:
+    body = command_body("13B lora 1 day", response_url=fake_slack.hook_url("slow"))
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(_head(body) + body[:10].encode())
+    await writer.drain()
+    start = time.monotonic()
+    status = await asyncio.wait_for(reader.readline(), BODY_TIMEOUT_S + 10)
+    waited = time.monotonic() - start
+    writer.close()
+    assert status.startswith(b"HTTP/1.1 408"), status
+    assert BODY_TIMEOUT_S * 0.8 <= waited < BODY_TIMEOUT_S + 5
+    assert fake_slack.calls() == []
+
+
+async def test_a_disconnect_mid_body_is_one_info_line(
+    port: int, fake_slack: FakeSlack, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = command_body("13B lora 1 day", response_url=fake_slack.hook_url("gone"))
+    with caplog.at_level(logging.DEBUG):
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(_head(body) + body[:10].encode())
+        await writer.drain()
+        await asyncio.sleep(0.1)
+        writer.close()
+        await asyncio.sleep(0.5)
+    mine = [r for r in caplog.records if "disconnected" in r.getMessage()]
+    assert [r.levelno for r in mine] == [logging.INFO]
+    assert [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING] == []
+    assert fake_slack.calls() == []
+
+
+def test_uvicorn_runs_with_a_connection_cap_and_timeouts() -> None:
+    from starlette.applications import Starlette
+
+    config = uvicorn_config(Starlette(), host="127.0.0.1", port=0)
+    assert config.limit_concurrency == LIMIT_CONCURRENCY
+    assert config.timeout_keep_alive == KEEP_ALIVE_S
+    assert config.h11_max_incomplete_event_size == MAX_HEADER_BYTES
+    assert config.http == "h11"

@@ -263,7 +263,21 @@ def _catalog_source(store: PriceStore, settings: Settings, metrics: Metrics) -> 
     return refresh_and_load
 
 
+#: Why the worker is not ready without feeds: it then refreshes nothing (docs/feed-format.md).
+NO_FEEDS = "GPUFIT_FEEDS is empty: no live prices are refreshed; answers use the bundled snapshot"
+
+
+def with_feeds(report: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """``report`` (``/readyz``'s checks and details) with the ``feeds`` check added: a price
+    feed is configured; when none is, ``feeds_reason`` says so."""
+    checks = {**report.get("checks", {}), "feeds": bool(settings.feeds)}
+    extra = {} if settings.feeds else {"feeds_reason": NO_FEEDS}
+    return {**report, "checks": checks, **extra}
+
+
 async def _run(settings: Settings, *, once: bool, out: TextIO) -> int:
+    if not settings.feeds:
+        log.warning("%s (set it, e.g. as in deploy/.env.example)", NO_FEEDS)
     client = _slack_client(settings)
     url = redis_url(settings)
     metrics = default_metrics()
@@ -282,7 +296,10 @@ async def _run(settings: Settings, *, once: bool, out: TextIO) -> int:
             return 0
         server = (
             start_metrics_server(
-                settings.host, settings.metrics_port, metrics, ready=worker.readiness
+                settings.host,
+                settings.metrics_port,
+                metrics,
+                ready=lambda: with_feeds(worker.readiness(), settings),
             )
             if settings.metrics_enabled
             else None

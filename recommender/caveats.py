@@ -24,6 +24,9 @@ class CaveatKind(StrEnum):
     BILLING = "billing"  # the billing granularity rounds the run up noticeably
     IDLE_GPUS = "idle_gpus"  # more GPUs than the memory needs (instance shape)
     SOURCE_ERROR = "source_error"  # the price source failed its last refresh
+    OUTLIER = "outlier"  # a price far from its peers (median, on-demand): see sanity.py
+    ZONE = "zone"  # where it runs: an opt-in zone, or the same price in several regions
+    CAPACITY = "capacity"  # needs a quota or a reservation before it can be launched
 
 
 class Severity(StrEnum):

@@ -110,8 +110,10 @@ def over_duration(wall_hours: float, target_hours: float | None) -> bool:
 
 
 def per_btok(amount: float, tokens: float) -> float:
-    """``amount`` per billion ``tokens`` (infinite for no tokens)."""
-    return amount / (tokens / 1e9) if tokens > 0 else math.inf
+    """``amount`` per billion ``tokens`` (infinite for no tokens, or so few that the count in
+    billions underflows to zero: a denormal such as 2e-315 parsed from "3E-324")."""
+    billions = tokens / 1e9
+    return amount / billions if billions > 0 else math.inf
 
 
 def price_option(

@@ -213,7 +213,7 @@ def _option(
         priced.plan,
         rules=rules,
         econ=priced.econ,
-        extra_caveats=() if source is None else caveats_of_source(source, now),
+        extra_caveats=priced.caveats + (() if source is None else caveats_of_source(source, now)),
         rank=rank,
         target_hours=target_hours,
     )

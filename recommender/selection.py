@@ -14,9 +14,11 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from recommender.billing import BillingRule, rule_for
+from recommender.caveats import Caveat, CaveatKind, Severity
 from recommender.economics import Economics, checkpoint_gib, economics
 from recommender.gpus import IntraNode, get_gpu
 from recommender.offers import Catalog, Fabric, Offer
+from recommender.sanity import screen
 from recommender.topology import LayoutSearch, Plan
 from recommender.workload import SpotPolicy, Workload
 
@@ -39,6 +41,8 @@ class Priced(NamedTuple):
     plan: Plan
     econ: Economics
     expected_cost_usd: float
+    #: What the sanity checks (:mod:`recommender.sanity`) and the region choice say of it.
+    caveats: tuple[Caveat, ...] = ()
 
     @property
     def meets_deadline(self) -> bool:
@@ -87,12 +91,20 @@ def priced_offers(
 ) -> list[Priced]:
     """Every allowed offer the job fits on, priced, one per (provider, instance, region,
     spot): its cheapest zone (on a tie, the first zone by name). In catalog order of first
-    appearance."""
+    appearance.
+
+    Offers the sanity checks drop are left out, the rest carry their caveats
+    (:func:`recommender.sanity.screen`). Where one instance costs the same in several allowed
+    regions (Lambda lists one price everywhere), one is kept, the first region by name, and it
+    says "same price in N regions": the workload's regions, when it names some, have already
+    narrowed the choice to the user's geography.
+    """
+    screened = screen(catalog.offers)
     plans: dict[_Shape, Plan | None] = {}
     groups: dict[_Group, tuple[Plan, Economics] | None] = {}
     ckpt = checkpoint_gib(workload)
     best: dict[tuple[str, str, str, bool], Priced] = {}
-    for offer in catalog.offers:
+    for offer in screened.offers:
         if not allowed(workload, offer):
             continue
         group_key = (
@@ -140,8 +152,37 @@ def priced_offers(
             or expected < current.expected_cost_usd
             or (expected == current.expected_cost_usd and offer.zone < current.offer.zone)
         ):
-            best[zone_key] = Priced(offer, plan, econ, expected)
-    return list(best.values())
+            best[zone_key] = Priced(
+                offer, plan, econ, expected, screened.caveats.get(offer.key, ())
+            )
+    return _one_region_per_price(list(best.values()))
+
+
+def _one_region_per_price(priced: list[Priced]) -> list[Priced]:
+    """One offer per (provider, instance, spot, expected cost): the first region by name,
+    with a caveat naming how many regions list it at that price."""
+    same: dict[tuple[str, str, bool, float], list[Priced]] = {}
+    for p in priced:
+        o = p.offer
+        same.setdefault((o.provider, o.instance_type, o.spot, p.expected_cost_usd), []).append(p)
+    out: list[Priced] = []
+    for p in priced:
+        o = p.offer
+        group = same[(o.provider, o.instance_type, o.spot, p.expected_cost_usd)]
+        first = min(group, key=lambda g: (g.offer.region, g.offer.zone))
+        if p is not first:
+            continue
+        if len(group) > 1:
+            regions = sorted({g.offer.region for g in group})
+            shown = ", ".join(regions[:4]) + (", …" if len(regions) > 4 else "")
+            note = Caveat(
+                CaveatKind.ZONE,
+                Severity.INFO,
+                f"same price in {len(regions)} regions ({shown}); {o.region} shown",
+            )
+            p = p._replace(caveats=(*p.caveats, note))
+        out.append(p)
+    return out
 
 
 def shape_plan(search: LayoutSearch, offer: Offer) -> Plan | None:

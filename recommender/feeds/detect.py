@@ -9,6 +9,7 @@ from enum import StrEnum
 from recommender.errors import CatalogError
 from recommender.feeds.base import ParsedFeed, looks_like_native
 from recommender.feeds.gpuhunt import looks_like_gpuhunt, parse_gpuhunt
+from recommender.feeds.gpuhunt_zip import is_zip, parse_gpuhunt_zip
 from recommender.feeds.native import parse_native
 from recommender.feeds.skypilot import looks_like_skypilot, parse_skypilot
 
@@ -18,7 +19,8 @@ __all__ = ["FeedFormat", "detect_format", "parse_any"]
 _HEAD_CHARS = 4096
 
 _HINT = (
-    "gpufit reads a SkyPilot catalog vms.csv, a gpuhunt catalog <provider>.csv, or a gpufit "
+    "gpufit reads a SkyPilot catalog vms.csv, a gpuhunt catalog <provider>.csv (or its "
+    "catalog.zip), or a gpufit "
     'feed JSON ({"format": "gpufit-feed", ...}; see docs/feed-format.md).'
 )
 
@@ -27,6 +29,7 @@ class FeedFormat(StrEnum):
     NATIVE = "gpufit-feed"
     SKYPILOT = "skypilot"
     GPUHUNT = "gpuhunt"
+    GPUHUNT_ZIP = "gpuhunt-zip"
 
 
 def detect_format(text: str | bytes, *, source: str) -> FeedFormat:
@@ -35,6 +38,8 @@ def detect_format(text: str | bytes, *, source: str) -> FeedFormat:
     Raises:
         CatalogError: the document is empty, not text, or in no known format.
     """
+    if is_zip(text):  # by its magic bytes: gpuhunt publishes its catalog as a zip
+        return FeedFormat.GPUHUNT_ZIP
     if isinstance(text, bytes):
         # A cut multi-byte character at the end of the head is not an error here.
         head = text[: _HEAD_CHARS * 4].decode("utf-8", errors="replace").removeprefix("\ufeff")
@@ -93,4 +98,8 @@ def parse_any(
         )
     if kind is FeedFormat.GPUHUNT:
         return parse_gpuhunt(texts[0], source=source, as_of=as_of, provider=provider)
+    if kind is FeedFormat.GPUHUNT_ZIP:
+        data = texts[0]
+        assert isinstance(data, bytes)  # is_zip() holds only for bytes
+        return parse_gpuhunt_zip(data, source=source, as_of=as_of, provider=provider)
     return parse_native(texts[0], source=source)

@@ -7,7 +7,12 @@ on-demand are separate rows. The file is per provider and does not name it, so t
 comes from the file name (``aws.csv``) or from the caller.
 
 CPU-only rows (``gpu_count`` 0) and TPU rows (vendor ``google`` or a ``tpu-`` name) are not GPU
-training offers: they are skipped and not counted.
+training offers: they are skipped and not counted. So are rows gpuhunt flags (``flags``, space
+separated, e.g. ``gcp-dws-calendar-mode``, ``runpod-cluster``, ``oci-spot``): gpuhunt hides a
+flagged offer from every client that does not list the flag in ``allowed_flags``
+(``Catalog.query``: "only offers with all flags allowed will be returned"), because it is sold
+another way (a reservation, a cluster product) or needs newer client support; gpufit allows
+none. The published archive (a zip of these files) is read by :mod:`gpuhunt_zip`.
 """
 
 from __future__ import annotations
@@ -166,7 +171,8 @@ def _skipped(row: Mapping[str, str]) -> bool:
     vendor = row.get("gpu_vendor", "").strip().lower()
     name = row.get("gpu_name", "").strip().lower()
     count = row.get("gpu_count", "").strip()
-    return vendor == "google" or name.startswith("tpu") or count in ("", "0", "0.0")
+    flagged = bool((row.get("flags") or "").strip())
+    return vendor == "google" or name.startswith("tpu") or count in ("", "0", "0.0") or flagged
 
 
 def _offer(row: Mapping[str, str], provider: str, source: str) -> Offer:

@@ -1,0 +1,172 @@
+"""Sanity checks on a catalog's prices: what is dropped, and what is kept with a caveat.
+
+Real catalogs carry rows that would rank first for the wrong reason (issue #22: a spot price
+"89 % off, in an opt-in Local Zone" ranked first without a word). The rule, also in
+docs/feed-format.md ("Sanity checks"):
+
+* **Spot at or above on-demand** for the same instance in the same region: the spot offer is
+  *dropped*. It saves nothing and adds preemptions, so the on-demand offer dominates it
+  (SkyPilot's AWS catalog lists p4d.24xlarge spot = on-demand = 26.3444 USD/h in ap-south-1).
+* **Spot more than** :data:`DEEP_SPOT_DISCOUNT` **below on-demand**: *kept*, with an
+  ``outlier`` caveat. Such prices are real but are the first reclaimed, or in zones few can use.
+* **Far below the median** of the same instance across regions and zones (below
+  :data:`OUTLIER_FRAC` of it, with at least :data:`OUTLIER_MIN_PLACES` places listed):
+  *kept*, with an ``outlier`` caveat naming the median. Below :data:`OUTLIER_DROP_FRAC` of it
+  the row is *dropped* as a likely data error (a unit slip or a placeholder).
+* **Opt-in zones** (AWS Local Zones and Wavelength Zones, told apart from the zone name or
+  zone ID): *kept*, with a ``zone`` caveat, since an account must opt in before launching there.
+* **AWS P-family on demand** (p4d, p4de, p5, p5e, p5en, p6-*): *kept*, with a ``capacity``
+  caveat: the default On-Demand P-instance vCPU quota is far below one such instance, so it
+  needs a quota increase or an EC2 Capacity Block.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from recommender.caveats import Caveat, CaveatKind, Severity
+from recommender.offers import Offer
+
+__all__ = [
+    "DEEP_SPOT_DISCOUNT",
+    "OUTLIER_DROP_FRAC",
+    "OUTLIER_FRAC",
+    "OUTLIER_MIN_PLACES",
+    "Screened",
+    "is_opt_in_zone",
+    "screen",
+]
+
+#: A spot price more than this share below on-demand is flagged; why: AWS spot savings are
+#: "up to 90 %" (https://aws.amazon.com/ec2/spot/), typical GPU discounts are 50-75 %, and the
+#: issue's Local Zone row was 81-89 % off.
+DEEP_SPOT_DISCOUNT = 0.80  # ours
+#: A price below this share of its instance's median across places is flagged.
+OUTLIER_FRAC = 0.5  # ours: half the median
+#: ... and below this share it is dropped as a likely data error.
+OUTLIER_DROP_FRAC = 0.2  # ours: a fifth of the median, beyond any real regional spread
+#: Places (region, zone) an instance must be listed in before its median means anything.
+OUTLIER_MIN_PLACES = 3  # ours
+
+# AWS Local Zones: names like us-west-2-lax-1a, zone IDs like usw2-lax1-az1 (the IDs are
+# what SkyPilot's catalog lists, e.g. use1-atl2-az1). Wavelength Zones: names like
+# us-east-1-wl1-bos-wlz-1, IDs like use1-wl1-bos-wlz1. Both are opt-in; sources:
+# https://docs.aws.amazon.com/local-zones/latest/ug/getting-started.html ("opt in"),
+# https://docs.aws.amazon.com/wavelength/latest/developerguide/get-started-wavelength.html,
+# https://docs.aws.amazon.com/ram/latest/userguide/working-with-az-ids.html (zone IDs).
+_LOCAL_ZONE = re.compile(
+    r"^(?:[a-z]{2}(?:-gov)?-[a-z]+-\d+-[a-z]{3}-\d+[a-z]|[a-z]+\d+-[a-z]{3}\d+-az\d+)$"
+)
+_WAVELENGTH = re.compile(r"-wl\d+-")
+
+# On-demand P instances need a quota (the "Running On-Demand P instances" vCPU limit) or a
+# Capacity Block; sources:
+# https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-resource-limits.html,
+# https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-capacity-blocks.html
+_AWS_P_FAMILY = re.compile(r"^p(?:4d|4de|5|5e|5en|6[a-z0-9-]*)\.")
+
+_Shape = tuple[str, str, str, int, bool]  # provider, instance type, GPU, GPUs, spot
+
+
+@dataclass(frozen=True, slots=True)
+class Screened:
+    """A catalog's offers after the sanity checks."""
+
+    #: The offers kept, in catalog order.
+    offers: tuple[Offer, ...]
+    #: Caveats of kept offers, by :attr:`Offer.key`.
+    caveats: Mapping[str, tuple[Caveat, ...]]
+    #: The offers dropped, with the reason.
+    dropped: tuple[tuple[Offer, str], ...]
+
+
+def is_opt_in_zone(zone: str) -> bool:
+    """Whether an AWS zone name or zone ID is a Local Zone or a Wavelength Zone."""
+    zone = zone.strip().lower()
+    return bool(zone) and (bool(_LOCAL_ZONE.match(zone)) or bool(_WAVELENGTH.search(zone)))
+
+
+def _shape(offer: Offer) -> _Shape:
+    return (offer.provider, offer.instance_type, offer.gpu_id, offer.gpu_count, offer.spot)
+
+
+def screen(offers: Iterable[Offer]) -> Screened:
+    """Apply the sanity rules of this module to ``offers`` (one catalog, all regions)."""
+    offers = tuple(offers)
+    on_demand: dict[tuple[_Shape, str], float] = {}
+    for o in offers:
+        if not o.spot:
+            key = (_shape(o), o.region)
+            on_demand[key] = min(on_demand.get(key, o.price_usd_per_hour), o.price_usd_per_hour)
+    kept: list[Offer] = []
+    dropped: list[tuple[Offer, str]] = []
+    for o in offers:
+        od = on_demand.get(((*_shape(o)[:4], False), o.region)) if o.spot else None
+        if od is not None and o.price_usd_per_hour >= od:
+            dropped.append((o, f"spot {o.price_usd_per_hour:.2f} ≥ on-demand {od:.2f} USD/h"))
+        else:
+            kept.append(o)
+    prices: dict[_Shape, list[float]] = defaultdict(list)
+    for o in kept:
+        prices[_shape(o)].append(o.price_usd_per_hour)
+    medians = {s: statistics.median(p) for s, p in prices.items() if len(p) >= OUTLIER_MIN_PLACES}
+    out: list[Offer] = []
+    caveats: dict[str, tuple[Caveat, ...]] = {}
+    for o in kept:
+        median = medians.get(_shape(o))
+        if median is not None and o.price_usd_per_hour < OUTLIER_DROP_FRAC * median:
+            dropped.append((o, f"{o.price_usd_per_hour:.2f} USD/h, under a fifth of the median"))
+            continue
+        out.append(o)
+        found = _caveats(o, median, on_demand.get(((*_shape(o)[:4], False), o.region)))
+        if found:
+            caveats[o.key] = found
+    return Screened(tuple(out), caveats, tuple(dropped))
+
+
+def _caveats(offer: Offer, median: float | None, od: float | None) -> tuple[Caveat, ...]:
+    out: list[Caveat] = []
+    price = offer.price_usd_per_hour
+    if median is not None and price < OUTLIER_FRAC * median:
+        out.append(
+            Caveat(
+                CaveatKind.OUTLIER,
+                Severity.WARN,
+                f"{price:.2f} USD/h is {(1 - price / median) * 100:.0f} % below the median "
+                f"{median:.2f} USD/h of {offer.instance_type} elsewhere: check it before relying "
+                "on it",
+            )
+        )
+    if offer.spot and od is not None and price < (1 - DEEP_SPOT_DISCOUNT) * od:
+        out.append(
+            Caveat(
+                CaveatKind.OUTLIER,
+                Severity.WARN,
+                f"spot {(1 - price / od) * 100:.0f} % below on-demand ({od:.2f} USD/h): "
+                "unusually deep, such capacity is scarce and reclaimed first",
+            )
+        )
+    if offer.provider == "aws" and is_opt_in_zone(offer.zone):
+        kind = "Wavelength" if _WAVELENGTH.search(offer.zone.lower()) else "Local"
+        out.append(
+            Caveat(
+                CaveatKind.ZONE,
+                Severity.WARN,
+                f"{offer.zone} is an opt-in AWS {kind} Zone: the account must opt in first, "
+                "and it has fewer services and less capacity",
+            )
+        )
+    if offer.provider == "aws" and not offer.spot and _AWS_P_FAMILY.match(offer.instance_type):
+        out.append(
+            Caveat(
+                CaveatKind.CAPACITY,
+                Severity.WARN,
+                f"{offer.instance_type} on demand needs a raised 'Running On-Demand P instances' "
+                "vCPU quota or an EC2 Capacity Block",
+            )
+        )
+    return tuple(out)

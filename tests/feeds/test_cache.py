@@ -15,6 +15,7 @@ from recommender.feeds.cache import (
     _HISTORY_BATCH,
     EMBEDDED_DB_FILE,
     HISTORY_LIMIT,
+    CatalogVersion,
     RedisSnapshots,
     SnapshotMeta,
     start_embedded_redis,
@@ -124,18 +125,21 @@ class TestSnapshots:
         """What is stored is what loads: offers, counts, times, validators, locations, reasons."""
         await store.put_snapshot(meta(), offers())
         version, loaded = await store.load_all()
-        assert version == 1
+        assert version.counter == 1
+        assert version.epoch
         [(got_meta, got_offers)] = loaded
         assert got_offers == offers()
         assert got_meta == meta()
 
     async def test_every_change_moves_the_version(self, store: RedisSnapshots) -> None:
         """Writes, errors and 304 touches each bump the one version counter readers poll."""
-        assert await store.version() == 0
+        assert await store.version() == CatalogVersion(None, 0)
         await store.put_snapshot(meta(), offers())
         await store.record_error("aws", "HTTP 500", at=T0)
         await store.touch("aws", fetched_at=T0 + timedelta(hours=1))
-        assert await store.version() == 3
+        version = await store.version()
+        assert version.counter == 3
+        assert version.epoch
 
     async def test_an_error_keeps_the_last_good_snapshot(self, store: RedisSnapshots) -> None:
         """A failed refresh records its error next to the untouched offers."""
@@ -225,7 +229,7 @@ class TestSnapshotFormats:
         """A new replica on a store holding only format-1 snapshots answers from them."""
         await put_format_1(store, meta(), offers())
         version, [(got_meta, got_offers)] = await store.load_all()
-        assert (version, got_meta, got_offers) == (1, meta(), offers())
+        assert (version, got_meta, got_offers) == (CatalogVersion(None, 1), meta(), offers())
 
     async def test_format_2_wins_over_a_stale_format_1_value(self, store: RedisSnapshots) -> None:
         """After an upgrade's first refresh the old key stays, for older replicas, unread."""

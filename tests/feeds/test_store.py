@@ -144,7 +144,7 @@ class TestLoading:
     async def test_a_request_costs_one_redis_read_once_loaded(
         self, store: PriceStore, redis_url: str
     ) -> None:
-        """With the version unchanged, loading is one GET and no snapshot decode."""
+        """With the version unchanged, loading is one MGET (epoch and counter) and no decode."""
         first = await store.load()
         client = aioredis.Redis.from_url(redis_url, decode_responses=True)
         try:
@@ -158,7 +158,7 @@ class TestLoading:
             for name in after
             if name.startswith("cmdstat_") and name != "cmdstat_info"
         }
-        assert {k: v for k, v in calls.items() if v} == {"cmdstat_get": 1}
+        assert {k: v for k, v in calls.items() if v} == {"cmdstat_mget": 1}
         assert again.catalog is first.catalog
 
     async def test_another_replicas_refresh_is_seen_on_the_next_request(
@@ -173,6 +173,32 @@ class TestLoading:
             await other.aclose()
         catalog = await store.load_catalog()
         assert [s.name for s in catalog.sources] == ["publisher"]
+
+    async def test_a_store_that_lost_its_data_is_reloaded(
+        self, store: PriceStore, redis_url: str, feed_server: FeedServer, http: httpx.AsyncClient
+    ) -> None:
+        """After Redis loses its data, its counter restarts and can reach the very value this
+        store holds; the new epoch tells them apart, so the new catalog is served."""
+        sources = serve_all(feed_server)
+        other = PriceStore(
+            RedisSnapshots.from_url(redis_url, prefix="test:feed"), seed_bundled=False
+        )
+        client = aioredis.Redis.from_url(redis_url, decode_responses=True)
+        try:
+            await store.load()  # seeds the bundled snapshot: counter 1
+            await refresh(other, sources[:1], http)  # counter 2
+            held = await store.load_catalog()
+            assert [s.name for s in held.sources] == ["publisher"]
+            await client.flushall()
+            # A different source written after the loss, then one more change: counter 2 again.
+            await refresh(other, sources[1:2], http)
+            await other.snapshots.record_error(sources[1].name, "HTTP 500", at=T0)
+            assert (await other.snapshots.version()).counter == 2
+            catalog = await store.load_catalog()
+        finally:
+            await other.aclose()
+            await client.aclose()
+        assert [s.name for s in catalog.sources] == [sources[1].name]
 
     async def test_within_the_recheck_window_a_request_reads_nothing(
         self, redis_url: str, feed_server: FeedServer, http: httpx.AsyncClient

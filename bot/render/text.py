@@ -69,7 +69,7 @@ def describe_workload(w: Workload) -> str:
         elif count is not None:
             parts.append("on a single GPU" if count == 1 else f"on {count} GPUs")
     if w.tokens is not None:
-        parts.append(f"{w.tokens / 1e9:g}B tokens")
+        parts.append(f"{tokens_text(w.tokens)} tokens")
     if w.duration_hours is not None:
         label = "deadline" if w.tokens is not None else "for"
         parts.append(f"{label} {hours_text(w.duration_hours)}")

@@ -30,8 +30,10 @@ from tests.reliability.conftest import post_command, serving
 
 OFFERS = 200_000
 SCANS = 40
-#: A ``help`` ack while the scans run (measured: 1.6 s with the scans on the loop, ~0.1 s off).
-HELP_WITHIN_S = 1.0
+#: A ``help`` ack while the scans run (measured on a quiet machine: 1.6 s with the scans on the
+#: loop, 0.07-0.10 s off it). Timings swing with the machine (the scan thread shares the
+#: interpreter), so the test checks order: ``help`` is answered while scans are still waiting.
+HELP_BEFORE_SHARE = 0.5
 
 
 def _large_catalog() -> Catalog:
@@ -48,8 +50,9 @@ class TestScans:
     async def test_help_is_answered_while_20_scans_of_a_large_catalog_run(
         self, fake_slack: FakeSlack, redis_url: str
     ) -> None:
-        """40 ``prices`` and ``watch`` commands on 200k offers, then ``help``: its ack comes
-        within a second, and every scan is answered."""
+        """40 ``prices`` and ``watch`` commands on 200k offers, then ``help``: it is answered
+        while most scans still wait (on the event loop it came after all of them), and every
+        scan is answered."""
         catalog = _large_catalog()
         assert len(catalog) > ON_LOOP_OFFERS
         settings = settings_for(fake_slack, redis_url)
@@ -76,12 +79,16 @@ class TestScans:
                     )
                     for i, text in enumerate(texts)
                 ]
+                done_at: list[float] = []
+                for task in scans:
+                    task.add_done_callback(lambda _: done_at.append(time.perf_counter()))
                 await asyncio.sleep(0.1)  # the scans are under way
                 started = time.perf_counter()
                 helped = await post_command(
                     http, url, "help", response_url=fake_slack.hook_url("h")
                 )
-                help_s = time.perf_counter() - started
+                helped_at = time.perf_counter()
+                help_s = helped_at - started
                 acks = await asyncio.gather(*scans)
                 late = [
                     i for i, r in enumerate(acks) if "Working on it" in r.json().get("text", "")
@@ -93,5 +100,8 @@ class TestScans:
             await redis.aclose()
         assert helped.status_code == 200
         assert helped.json()["blocks"]
-        assert help_s < HELP_WITHIN_S, f"help took {help_s:.2f} s behind {SCANS} scans"
+        still_waiting = sum(t > helped_at for t in done_at)
+        assert still_waiting >= HELP_BEFORE_SHARE * SCANS, (
+            f"help took {help_s:.2f} s and came after {SCANS - still_waiting} of {SCANS} scans"
+        )
         assert {r.status_code for r in acks} == {200}

@@ -96,33 +96,36 @@ def _shape(offer: Offer) -> _Shape:
 
 def screen(offers: Iterable[Offer]) -> Screened:
     """Apply the sanity rules of this module to ``offers`` (one catalog, all regions)."""
-    offers = tuple(offers)
+    # Each offer with its shape and the on-demand shape of the same instance (the key its
+    # region's on-demand price is filed under).
+    shaped = [(o, _shape(o)) for o in offers]
     on_demand: dict[tuple[_Shape, str], float] = {}
-    for o in offers:
+    for o, shape in shaped:
         if not o.spot:
-            key = (_shape(o), o.region)
-            on_demand[key] = min(on_demand.get(key, o.price_usd_per_hour), o.price_usd_per_hour)
-    kept: list[Offer] = []
+            key = (shape, o.region)
+            price = o.price_usd_per_hour
+            on_demand[key] = min(on_demand.get(key, price), price)
+    kept: list[tuple[Offer, _Shape, float | None]] = []
     dropped: list[tuple[Offer, str]] = []
-    for o in offers:
-        od = on_demand.get(((*_shape(o)[:4], False), o.region)) if o.spot else None
-        if od is not None and o.price_usd_per_hour >= od:
+    for o, shape in shaped:
+        od = on_demand.get(((*shape[:4], False), o.region))
+        if o.spot and od is not None and o.price_usd_per_hour >= od:
             dropped.append((o, f"spot {o.price_usd_per_hour:.2f} ≥ on-demand {od:.2f} USD/h"))
         else:
-            kept.append(o)
+            kept.append((o, shape, od))
     prices: dict[_Shape, list[float]] = defaultdict(list)
-    for o in kept:
-        prices[_shape(o)].append(o.price_usd_per_hour)
+    for o, shape, _ in kept:
+        prices[shape].append(o.price_usd_per_hour)
     medians = {s: statistics.median(p) for s, p in prices.items() if len(p) >= OUTLIER_MIN_PLACES}
     out: list[Offer] = []
     caveats: dict[str, tuple[Caveat, ...]] = {}
-    for o in kept:
-        median = medians.get(_shape(o))
+    for o, shape, od in kept:
+        median = medians.get(shape)
         if median is not None and o.price_usd_per_hour < OUTLIER_DROP_FRAC * median:
             dropped.append((o, f"{o.price_usd_per_hour:.2f} USD/h, under a fifth of the median"))
             continue
         out.append(o)
-        found = _caveats(o, median, on_demand.get(((*_shape(o)[:4], False), o.region)))
+        found = _caveats(o, median, od)
         if found:
             caveats[o.key] = found
     return Screened(tuple(out), caveats, tuple(dropped))

@@ -165,13 +165,16 @@ def _one_region_per_price(priced: list[Priced]) -> list[Priced]:
     for p in priced:
         o = p.offer
         same.setdefault((o.provider, o.instance_type, o.spot, p.expected_cost_usd), []).append(p)
+    first = {
+        key: min(group, key=lambda g: (g.offer.region, g.offer.zone)) for key, group in same.items()
+    }
     out: list[Priced] = []
     for p in priced:
         o = p.offer
-        group = same[(o.provider, o.instance_type, o.spot, p.expected_cost_usd)]
-        first = min(group, key=lambda g: (g.offer.region, g.offer.zone))
-        if p is not first:
+        key = (o.provider, o.instance_type, o.spot, p.expected_cost_usd)
+        if p is not first[key]:
             continue
+        group = same[key]
         if len(group) > 1:
             regions = sorted({g.offer.region for g in group})
             shown = ", ".join(regions[:4]) + (", …" if len(regions) > 4 else "")

@@ -76,7 +76,8 @@ def candidate_strategies(
         rest = [s for s in rest if s.offload is Offload.NONE]
         out += hsdp + [s for s in split_rungs if s.checkpointing is ckpt] + rest
     out += [s for s in plain if s.offload is not Offload.NONE]
-    out += [s for s in split_rungs if s not in out]
+    listed = set(out)
+    out += [s for s in split_rungs if s not in listed]
     return tuple(out)
 
 

@@ -77,7 +77,7 @@ def read_csv(text: str, log: RowLog) -> tuple[list[str], Iterator[tuple[int, dic
         number = 0
         try:
             for cells in reader:
-                if not any(cell.strip() for cell in cells):
+                if not "".join(cells).strip():
                     continue  # a blank line
                 number += 1
                 if len(cells) != len(header):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -147,6 +147,16 @@ def is_skipped(row: Row) -> bool:
     return not accelerator or accelerator.startswith("tpu")
 
 
+def check_instance_price(price: float) -> None:
+    """Refuse an instance price no catalog row can mean.
+
+    Raises:
+        RowError: the price is zero, negative or implausibly high.
+    """
+    if not 0 < price < MAX_OFFER_USD_PER_HOUR:
+        raise RowError(f"price {price:g} USD/h for the instance is implausible")
+
+
 class Builder:
     """Collects offers; merges each region's repeated on-demand rows into one offer.
 
@@ -160,7 +170,9 @@ class Builder:
         self.source = source
         self.log = log
         # Keyed by shape and GPUs too: a GCP N1 host carries T4s, P4s or V100s alike.
-        self._on_demand: dict[tuple[str, str, int, str], list[Offer]] = {}
+        #: On-demand rows by (instance type, GPU, count, region): their offers are built once
+        #: every zone of the region is known (one per region when the price is regional).
+        self._on_demand: dict[tuple[str, str, int, str], list[tuple[GpuRow, float]]] = {}
         self._spot: dict[tuple[str, str, int, str, str], Offer] = {}
 
     def add_table(self, where: str, rows: Iterable[tuple[int, Row]]) -> None:
@@ -192,9 +204,9 @@ class Builder:
         if spot is not None:
             check_price(spot, row.count, "SpotPrice")
         if price is not None:
-            offer = self._offer(row, price, spot=False)
+            check_instance_price(price)
             key = (row.instance_type, row.gpu_id, row.count, row.region)
-            self._on_demand.setdefault(key, []).append(offer)
+            self._on_demand.setdefault(key, []).append((row, price))
         # A spot price at or above on-demand buys only preemption risk (RunPod's catalog copies
         # Price into SpotPrice; AWS has such rows too): no spot offer then.
         if spot is not None and (price is None or spot < price):
@@ -202,9 +214,8 @@ class Builder:
             spot_key = (row.instance_type, row.gpu_id, row.count, row.region, row.zone)
             self._spot.setdefault(spot_key, offer)
 
-    def _offer(self, row: GpuRow, price: float, *, spot: bool) -> Offer:
-        if not 0 < price < MAX_OFFER_USD_PER_HOUR:
-            raise RowError(f"price {price:g} USD/h for the instance is implausible")
+    def _offer(self, row: GpuRow, price: float, *, spot: bool, zone: str | None = None) -> Offer:
+        check_instance_price(price)
         fabric, fabric_gbps = fabric_for(self.cloud, row.instance_type, row.count)
         return Offer(
             provider=self.cloud,
@@ -214,7 +225,7 @@ class Builder:
             price_usd_per_hour=price,
             spot=spot,
             region=row.region,
-            zone=row.zone,
+            zone=row.zone if zone is None else zone,
             gpu_memory_gib=row.memory_gib,
             vcpus=row.vcpus,
             ram_gib=row.ram_gib,
@@ -228,11 +239,15 @@ class Builder:
         """The on-demand offers (by instance type and region, first seen first), then spot."""
         result: list[Offer] = []
         for zoned in self._on_demand.values():
-            if len({round(offer.price_usd_per_hour, 6) for offer in zoned}) == 1:
+            if len({round(price, 6) for _, price in zoned}) == 1:
                 # One regional price repeated per zone (AWS): one offer for the region.
-                result.append(replace(zoned[0], zone=""))
+                row, price = zoned[0]
+                result.append(self._offer(row, price, spot=False, zone=""))
             else:
                 # One offer per zone; the last row of a repeated zone wins, in first-seen order.
-                result.extend({offer.zone: offer for offer in zoned}.values())
+                by_zone = {row.zone: (row, price) for row, price in zoned}
+                result.extend(
+                    self._offer(row, price, spot=False) for row, price in by_zone.values()
+                )
         result.extend(self._spot.values())
         return result

@@ -18,6 +18,7 @@ from recommender.economics import Economics, economics
 from recommender.gpus import GpuSpec, IntraNode, get_gpu
 from recommender.memory import HEADROOM_FRAC, HEADROOM_MIN_GIB
 from recommender.offers import Offer, SourceInfo
+from recommender.throughput import Network
 from recommender.topology import Plan
 from recommender.units import hours_text
 from recommender.workload import Offload, Precision, Workload
@@ -136,18 +137,14 @@ def price_option(
     """
     gpu = get_gpu(offer.gpu_id)
     rule = rules.get(offer.provider.lower(), rule_for(offer.provider))
-    link, fast = offer.link, offer.fabric.fast
     if econ is None:
         econ = economics(
             workload,
             plan,
             rule=rule,
             spot=offer.spot,
-            link=link,
-            fast_fabric=fast,
+            network=Network.of(offer),
             gpu_id=offer.gpu_id,
-            fabric=offer.fabric,
-            fabric_gbps=offer.fabric_gbps,
         )
     cost = econ.cost_usd(offer.price_usd_per_hour)
     caveats = _caveats(workload, offer, plan, econ, gpu, rule, target_hours) + extra_caveats

@@ -18,10 +18,8 @@ from recommender.billing import (
     billed_hours,
     spot_economics,
 )
-from recommender.gpus import IntraNode
 from recommender.model_states import lora_params
-from recommender.offers import Fabric
-from recommender.throughput import tokens_per_hour, train_hours
+from recommender.throughput import Network, tokens_per_hour, train_hours
 from recommender.topology import Plan
 from recommender.workload import Optimizer, Precision, Workload
 
@@ -105,12 +103,9 @@ def economics(
     *,
     rule: BillingRule,
     spot: bool,
-    link: IntraNode,
-    fast_fabric: bool,
+    network: Network,
     checkpoint_size_gib: float | None = None,
     gpu_id: str | None = None,
-    fabric: Fabric | None = None,
-    fabric_gbps: float | None = None,
 ) -> Economics:
     """Hours, billed hours, storage and spot overhead of ``plan`` under ``rule``: what every
     offer of one instance shape from one provider, on-demand or spot alike, shares.
@@ -118,23 +113,13 @@ def economics(
     ``checkpoint_size_gib`` is :func:`checkpoint_gib` of the workload (pass it when pricing
     many shapes for one workload; it is computed when omitted).
     """
-    computed = train_hours(
-        workload, plan, link=link, fast_fabric=fast_fabric, fabric=fabric, fabric_gbps=fabric_gbps
-    )
+    computed = train_hours(workload, plan, network)
     nodes = plan.nodes
     hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
     if workload.tokens is not None:
         tokens = workload.tokens
     else:
-        rate = tokens_per_hour(
-            workload,
-            plan,
-            link=link,
-            fast_fabric=fast_fabric,
-            fabric=fabric,
-            fabric_gbps=fabric_gbps,
-        )
-        tokens = rate * hours
+        tokens = tokens_per_hour(workload, plan, network) * hours
     ckpt = checkpoint_gib(workload) if checkpoint_size_gib is None else checkpoint_size_gib
     preemption = (
         spot_economics(rule, nodes=nodes, checkpoint_gib=ckpt, hours=hours, gpu_id=gpu_id)

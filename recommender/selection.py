@@ -19,6 +19,7 @@ from recommender.economics import Economics, checkpoint_gib, economics
 from recommender.gpus import IntraNode, get_gpu
 from recommender.offers import Catalog, Fabric, Offer
 from recommender.sanity import screen
+from recommender.throughput import Network
 from recommender.topology import LayoutSearch, Plan
 from recommender.workload import SpotPolicy, Workload
 
@@ -131,12 +132,9 @@ def priced_offers(
                     plan,
                     rule=rule,
                     spot=offer.spot,
-                    link=link,
-                    fast_fabric=fast,
+                    network=Network.of(offer),
                     checkpoint_size_gib=ckpt,
                     gpu_id=offer.gpu_id,
-                    fabric=offer.fabric,
-                    fabric_gbps=offer.fabric_gbps,
                 )
                 group = (plan, econ)
             groups[group_key] = group

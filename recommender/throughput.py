@@ -15,13 +15,16 @@ parameters a token passes through, without the untied input embedding (a lookup)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from recommender.gpus import GpuSpec, IntraNode, get_gpu
-from recommender.offers import Fabric
+from recommender.offers import Fabric, Offer
 from recommender.steptime import StepTime, hw_flops_per_token, step_time
 from recommender.topology import Plan
 from recommender.workload import Precision, Workload
 
 __all__ = [
+    "Network",
     "flops_per_token",
     "mfu",
     "peak_tflops",
@@ -58,44 +61,50 @@ def peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
     return float(rate)
 
 
+@dataclass(frozen=True, slots=True)
+class Network:
+    """How a layout's GPUs talk: the link inside a node, and the fabric (with its rate, Gbit/s
+    per node, where the offer states one) between nodes."""
+
+    link: IntraNode
+    fabric: Fabric
+    fabric_gbps: float | None = None
+
+    @classmethod
+    def of(cls, offer: Offer) -> Network:
+        """The network an offer's instances have."""
+        return cls(offer.link, offer.fabric, offer.fabric_gbps)
+
+    @classmethod
+    def typical(cls, link: IntraNode, *, fast_fabric: bool) -> Network:
+        """A network known only as fast or not: InfiniBand, or plain Ethernet."""
+        return cls(link, Fabric.INFINIBAND if fast_fabric else Fabric.ETHERNET)
+
+
 def plan_step(
     workload: Workload,
     plan: Plan,
+    network: Network,
     *,
-    link: IntraNode,
-    fast_fabric: bool,
-    fabric: Fabric | None = None,
-    fabric_gbps: float | None = None,
     global_batch_tokens: float | None = None,
 ) -> StepTime:
-    """One micro-step of ``plan``. ``fabric`` (and ``fabric_gbps``, Gbit/s per node) is the
-    offer's network between nodes; without it a fast fabric is read as InfiniBand and a slow
-    one as plain Ethernet."""
-    if fabric is None:
-        fabric = Fabric.INFINIBAND if fast_fabric else Fabric.ETHERNET
+    """One micro-step of ``plan`` on ``network``."""
     return step_time(
         workload,
         get_gpu(plan.gpu_id),
         plan.strategy,
         gpus=plan.gpus,
         nodes=plan.nodes,
-        link=link,
-        fabric=fabric,
-        fabric_gbps=fabric_gbps,
+        link=network.link,
+        fabric=network.fabric,
+        fabric_gbps=network.fabric_gbps,
         global_batch_tokens=global_batch_tokens,
     )
 
 
-def mfu(
-    workload: Workload,
-    plan: Plan,
-    *,
-    link: IntraNode,
-    fast_fabric: bool,
-    fabric: Fabric | None = None,
-) -> float:
+def mfu(workload: Workload, plan: Plan, network: Network) -> float:
     """Model FLOPs utilisation the step model implies (no recompute, end to end)."""
-    step = plan_step(workload, plan, link=link, fast_fabric=fast_fabric, fabric=fabric)
+    step = plan_step(workload, plan, network)
     peak = peak_tflops(get_gpu(plan.gpu_id), workload.precision) * 1e12 * plan.gpus
     return step.tokens_per_second * flops_per_token(workload, checkpointing=False) / peak
 
@@ -103,46 +112,24 @@ def mfu(
 def tokens_per_hour(
     workload: Workload,
     plan: Plan,
+    network: Network,
     *,
-    link: IntraNode,
-    fast_fabric: bool,
-    fabric: Fabric | None = None,
-    fabric_gbps: float | None = None,
     global_batch_tokens: float | None = None,
 ) -> float:
     """Training tokens the whole layout processes per hour, averaged over a whole run."""
-    step = plan_step(
-        workload,
-        plan,
-        link=link,
-        fast_fabric=fast_fabric,
-        fabric=fabric,
-        fabric_gbps=fabric_gbps,
-        global_batch_tokens=global_batch_tokens,
-    )
+    step = plan_step(workload, plan, network, global_batch_tokens=global_batch_tokens)
     return step.tokens_per_second * 3600
 
 
 def train_hours(
     workload: Workload,
     plan: Plan,
+    network: Network,
     *,
-    link: IntraNode,
-    fast_fabric: bool,
-    fabric: Fabric | None = None,
-    fabric_gbps: float | None = None,
     global_batch_tokens: float | None = None,
 ) -> float | None:
     """Hours to train on the workload's token budget; ``None`` without a budget."""
     if workload.tokens is None:
         return None
-    rate = tokens_per_hour(
-        workload,
-        plan,
-        link=link,
-        fast_fabric=fast_fabric,
-        fabric=fabric,
-        fabric_gbps=fabric_gbps,
-        global_batch_tokens=global_batch_tokens,
-    )
+    rate = tokens_per_hour(workload, plan, network, global_batch_tokens=global_batch_tokens)
     return workload.tokens / rate

@@ -20,7 +20,7 @@ from enum import StrEnum
 
 from recommender.offers import Catalog, Offer
 from recommender.selection import allowed, shape_plan
-from recommender.throughput import tokens_per_hour
+from recommender.throughput import Network, tokens_per_hour
 from recommender.topology import LayoutSearch, Plan
 from recommender.workload import Workload
 
@@ -77,7 +77,7 @@ def reference(workload: Workload, catalog: Catalog, search: LayoutSearch) -> Ref
         plan = shape_plan(search, offer)
         if plan is None:
             continue
-        tph = tokens_per_hour(workload, plan, link=offer.link, fast_fabric=offer.fabric.fast)
+        tph = tokens_per_hour(workload, plan, Network.of(offer))
         single = plan.nodes == 1
         preferred = single and plan.gpu_id == REFERENCE_GPU and plan.gpus == REFERENCE_GPUS
         key = (int(preferred), int(single), int(plan.safe), tph)

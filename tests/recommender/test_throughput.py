@@ -10,6 +10,7 @@ from recommender.gpus import IntraNode, get_gpu
 from recommender.layouts import evaluate
 from recommender.memory import Strategy
 from recommender.throughput import (
+    Network,
     flops_per_token,
     mfu,
     peak_tflops,
@@ -18,6 +19,9 @@ from recommender.throughput import (
 )
 from recommender.workload import Method, Offload, Precision, Sharding
 from tests.factories import model, workload
+
+#: One NVLink node, no fast fabric between nodes.
+NODE = Network.typical(IntraNode.NVLINK, fast_fabric=False)
 
 H100 = get_gpu("H100-SXM-80GB")
 
@@ -81,22 +85,22 @@ class TestUtilisation:
         w = workload(model=model(name), method=Method.PRETRAIN, micro_batch=2)
         link = IntraNode.NVLINK
         plan = evaluate(w, H100, gpus=gpus)
-        assert 0.25 < mfu(w, plan, link=link, fast_fabric=fast) < 0.50
+        assert 0.25 < mfu(w, plan, Network.typical(link, fast_fabric=fast)) < 0.50
 
     def test_slow_fabric_is_much_slower_across_nodes(self) -> None:
         """Full sharding over plain Ethernet is communication-bound."""
         w = workload(model=model("Llama 3 70B"), method=Method.PRETRAIN)
         fsdp = Strategy(Sharding.FSDP, Offload.NONE, True)
         plan = replace(evaluate(w, H100, gpus=16), strategy=fsdp)
-        fast = mfu(w, plan, link=IntraNode.NVLINK, fast_fabric=True)
-        assert mfu(w, plan, link=IntraNode.NVLINK, fast_fabric=False) < fast / 3
+        fast = mfu(w, plan, Network.typical(IntraNode.NVLINK, fast_fabric=True))
+        assert mfu(w, plan, NODE) < fast / 3
 
     def test_pcie_is_slower_than_nvlink(self) -> None:
         """Sharding over PCIe is allowed but pays a throughput penalty."""
         w = workload()
         plan = evaluate(w, H100, gpus=4)
-        nvlink = tokens_per_hour(w, plan, link=IntraNode.NVLINK, fast_fabric=False)
-        pcie = tokens_per_hour(w, plan, link=IntraNode.PCIE, fast_fabric=False)
+        nvlink = tokens_per_hour(w, plan, NODE)
+        pcie = tokens_per_hour(w, plan, Network.typical(IntraNode.PCIE, fast_fabric=False))
         assert pcie < nvlink
 
     def test_qlora_runs_at_lower_utilisation_than_full(self) -> None:
@@ -104,25 +108,23 @@ class TestUtilisation:
         full = workload()
         qlora = workload(method=Method.QLORA)
         plan = evaluate(full, H100, gpus=8)
-        assert mfu(qlora, plan, link=IntraNode.NVLINK, fast_fabric=False) < mfu(
-            full, plan, link=IntraNode.NVLINK, fast_fabric=False
-        )
+        assert mfu(qlora, plan, NODE) < mfu(full, plan, NODE)
 
 
 class TestHours:
     def test_no_budget_no_hours(self) -> None:
         """Without a token budget there is nothing to time."""
         plan = evaluate(workload(), H100, gpus=8)
-        assert train_hours(workload(), plan, link=IntraNode.NVLINK, fast_fabric=False) is None
+        assert train_hours(workload(), plan, NODE) is None
 
     def test_hours_are_tokens_over_throughput(self) -> None:
         """Twice the tokens take twice as long; hours = tokens ÷ tokens per hour."""
         w = workload(tokens=1e9)
         plan = evaluate(w, H100, gpus=8)
-        hours = train_hours(w, plan, link=IntraNode.NVLINK, fast_fabric=False)
-        tph = tokens_per_hour(w, plan, link=IntraNode.NVLINK, fast_fabric=False)
+        hours = train_hours(w, plan, NODE)
+        tph = tokens_per_hour(w, plan, NODE)
         assert hours == pytest.approx(1e9 / tph)
-        twice = train_hours(workload(tokens=2e9), plan, link=IntraNode.NVLINK, fast_fabric=False)
+        twice = train_hours(workload(tokens=2e9), plan, NODE)
         assert twice == pytest.approx(2 * hours)
 
     def test_llama2_7b_pretraining_matches_published_gpu_hours(self) -> None:
@@ -133,7 +135,7 @@ class TestHours:
         """
         w = workload(model=model("Llama 2 7B"), method=Method.PRETRAIN, tokens=2e12, seq_len=4096)
         plan = evaluate(w, get_gpu("A100-SXM-80GB"), gpus=512)
-        hours = train_hours(w, plan, link=IntraNode.NVLINK, fast_fabric=True)
+        hours = train_hours(w, plan, Network.typical(IntraNode.NVLINK, fast_fabric=True))
         assert hours is not None
         gpu_hours = hours * plan.gpus
         assert gpu_hours == pytest.approx(184_320, rel=0.15)

@@ -204,3 +204,26 @@ class TestKnownPrices:
         cudo = {o.instance_type: o.gpu_id for o in local("cudo").offers}
         assert cudo["intel-ice-lake-a800-pci_1x2v4gb"] == "A800-80GB"
         assert cudo["sapphire-rapids-h100_1x2v4gb"] == "H100-SXM-80GB"
+
+
+class TestRealAge:
+    async def test_the_stale_caveat_counts_from_last_modified_not_the_fetch(
+        self, feed_server: FeedServer
+    ) -> None:
+        """A catalog fetched just now but last modified in November 2025 is stale by its own
+        date: the answer's caveat says so, however fresh the fetch."""
+        from bot.catalog import load_sources
+        from recommender import CaveatKind, parse_workload, recommend
+        from recommender.feeds import utc_now
+
+        url = feed_server.serve_catalogs(LAST_MODIFIED)["aws"]
+        catalog = await load_sources([f"aws={url}"])
+        [source] = catalog.sources
+        assert source.fetched_at is not None
+        assert source.as_of == datetime(2025, 11, 18, 6, 12, 44, tzinfo=UTC)
+        now = utc_now()
+        rec = recommend(parse_workload("7b lora on 1B tokens"), catalog, now=now)
+        stale = [c for o in rec.options for c in o.caveats if c.kind is CaveatKind.STALE_PRICES]
+        assert stale
+        assert "as of 2025-11-18" in stale[0].text
+        assert (now - source.fetched_at).total_seconds() < 600  # the fetch itself is fresh

@@ -1,9 +1,9 @@
 """Prometheus metrics: what an operator can alert on in a running gpufit.
 
 :class:`Metrics` owns one Prometheus registry and every gpufit metric; the composition root
-(``gpufit serve`` / ``gpufit worker``) builds it once. The HTTP server mounts
-:func:`metrics_asgi_app` (or calls :func:`render_metrics`) on ``/metrics``; the worker, which
-has no HTTP face of its own, serves it with :func:`bot.health.start_metrics_server`.
+(``gpufit serve`` / ``gpufit worker``) builds it once. Both serve it on ``/metrics`` of
+``GPUFIT_METRICS_PORT`` with :func:`bot.health.start_metrics_server`, never on the public
+Slack port.
 docs/operations.md says what each metric means and which alert watches it.
 """
 
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Literal
 
 from prometheus_client import (
     CollectorRegistry,
@@ -23,7 +23,6 @@ from prometheus_client import (
     Histogram,
     PlatformCollector,
     ProcessCollector,
-    make_asgi_app,
 )
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
@@ -36,7 +35,6 @@ __all__ = [
     "Metrics",
     "RequestKind",
     "default_metrics",
-    "metrics_asgi_app",
     "render_metrics",
 ]
 
@@ -222,15 +220,3 @@ def default_metrics() -> Metrics:
 def render_metrics(metrics: Metrics | None = None, accept: str | None = None) -> tuple[bytes, str]:
     """``(body, content_type)`` for a ``/metrics`` response."""
     return (metrics or default_metrics()).render(accept)
-
-
-ASGIApp = Callable[
-    [MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
-    Awaitable[None],
-]
-
-
-def metrics_asgi_app(metrics: Metrics | None = None) -> ASGIApp:
-    """An ASGI app that answers every GET with the metrics (mount it at ``/metrics``)."""
-    app: ASGIApp = make_asgi_app((metrics or default_metrics()).registry)
-    return app

@@ -32,11 +32,12 @@ from slack_bolt.async_app import AsyncApp
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import Message
 
 from bot.app import build_app
-from bot.metrics import Metrics, RequestKind, metrics_asgi_app
+from bot.health import start_metrics_server
+from bot.metrics import Metrics, RequestKind
 from bot.services import Services
 from bot.settings import Settings, SettingsError
 from bot.verify import SignatureVerifier
@@ -191,9 +192,11 @@ def build_asgi(
     draining: Callable[[], bool] | None = None,
     body_timeout_s: float = BODY_TIMEOUT_S,
 ) -> Starlette:
-    """The ASGI app: Slack's route (when ``app`` is given), the health routes and, with
-    ``metrics``, ``/metrics`` (the HTTP response to Slack is the ack, so its latency is timed
-    here, by request kind). While ``draining()`` is true, ``/readyz`` answers 503.
+    """The ASGI app: Slack's route (when ``app`` is given) and the health routes. With
+    ``metrics``, each verified Slack request is counted and its ack timed here, by request
+    kind (the HTTP response to Slack is the ack); ``/metrics`` itself is not on this public
+    port but on ``GPUFIT_METRICS_PORT`` (:func:`serve`). While ``draining()`` is true,
+    ``/readyz`` answers 503.
 
     Slack's route needs ``verifier``: every request is verified here, before Bolt parses it.
     """
@@ -246,8 +249,6 @@ def build_asgi(
             return timed
 
         routes.append(Route(EVENTS_PATH, events, methods=["POST"]))
-    if metrics is not None:
-        routes.append(Mount("/metrics", app=metrics_asgi_app(metrics)))
     return Starlette(routes=routes)
 
 
@@ -286,15 +287,24 @@ def _uvicorn(settings: Settings, asgi: Starlette, drain: _Drain) -> DrainingServ
 
 
 async def serve(settings: Settings, services: Services, *, socket_mode: bool) -> None:
-    """Run the Slack app until SIGINT/SIGTERM (draining first: see :class:`DrainingServer`).
+    """Run the Slack app until SIGINT/SIGTERM (draining first: see :class:`DrainingServer`),
+    with ``/metrics`` and ``/healthz`` on ``GPUFIT_METRICS_PORT`` unless metrics are off.
 
     Raises:
         SettingsError: a token or secret the chosen mode needs is not set.
     """
+    # Prometheus scrapes GPUFIT_METRICS_PORT, never the port Slack (and anyone) can reach.
+    scraped = (
+        start_metrics_server(settings.host, settings.metrics_port, services.metrics)
+        if settings.metrics_enabled
+        else None
+    )
     try:
         await _serve(settings, services, socket_mode=socket_mode)
     finally:
         await services.background.drain(BACKGROUND_GRACE_S)
+        if scraped is not None:
+            scraped.close()
 
 
 async def _serve(settings: Settings, services: Services, *, socket_mode: bool) -> None:

@@ -140,7 +140,10 @@ class Settings(BaseSettings):
         Field(
             ge=1,
             le=65535,
-            description="Port of the worker's own `/metrics` and `/healthz` listener.",
+            description=(
+                "Port of `/metrics` and `/healthz` for `gpufit serve` and `gpufit worker` "
+                "(never the public Slack port)."
+            ),
         ),
     ] = 9090
     top: Annotated[int, Field(ge=1, le=20, description="Options shown per answer.")] = 5

@@ -25,7 +25,7 @@ from bot.logs import (
     log_context,
     new_request_id,
 )
-from bot.metrics import REQUEST_KINDS, Metrics, metrics_asgi_app, render_metrics
+from bot.metrics import REQUEST_KINDS, Metrics, render_metrics
 from bot.settings import Settings
 
 T0 = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
@@ -188,16 +188,6 @@ class TestExposition:
         """A production Metrics also exports the process's CPU and memory."""
         body, _ = Metrics().render()
         assert b"process_resident_memory_bytes" in body or b"python_info" in body
-
-    async def test_the_asgi_app_serves_the_metrics(self) -> None:
-        """The app the HTTP server mounts at /metrics answers with the registry's content."""
-        metrics = _metrics()
-        metrics.alert_sent()
-        transport = httpx.ASGITransport(app=metrics_asgi_app(metrics))
-        async with httpx.AsyncClient(transport=transport, base_url="http://gpufit") as client:
-            response = await client.get("/metrics")
-        assert response.status_code == 200
-        assert "gpufit_alerts_sent_total 1.0" in response.text
 
 
 class TestWorkerMetricsServer:

@@ -1,8 +1,9 @@
-"""`/metrics` on the HTTP server: requests counted by kind, acks and answers timed."""
+"""Metrics of the HTTP server: verified requests counted by kind, acks and answers timed, and
+scraped from the metrics port, never from the public Slack port."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 
 import httpx
@@ -10,6 +11,7 @@ import pytest
 from slack_bolt.async_app import AsyncApp
 
 from bot.app import build_app
+from bot.health import start_metrics_server
 from bot.metrics import Metrics
 from bot.server import EVENTS_PATH, build_asgi, request_kind
 from bot.services import Services
@@ -41,6 +43,16 @@ async def metered_url(
         yield url
 
 
+@pytest.fixture
+def scrape_url(metrics: Metrics) -> Iterator[str]:
+    """The metrics listener ``gpufit serve`` starts on GPUFIT_METRICS_PORT (a free port)."""
+    server = start_metrics_server("127.0.0.1", 0, metrics)
+    try:
+        yield f"http://127.0.0.1:{server.port}"
+    finally:
+        server.close()
+
+
 class TestRequestKind:
     @pytest.mark.parametrize(
         ("content_type", "body", "kind"),
@@ -57,7 +69,7 @@ class TestRequestKind:
 
 class TestMetricsEndpoint:
     async def test_commands_and_events_are_counted_and_timed(
-        self, metered_url: str, fake_slack: FakeSlack
+        self, metered_url: str, scrape_url: str, fake_slack: FakeSlack
     ) -> None:
         """After a command and a mention, /metrics shows both kinds, the ack and answer timings."""
         command = command_body("13B full finetune 2 days", response_url=fake_slack.hook_url())
@@ -76,8 +88,26 @@ class TestMetricsEndpoint:
             assert r1.status_code == r2.status_code == 200
             assert r1.json()["text"].startswith("gpufit: ")  # the answer is the ack
             await fake_slack.wait_for("chat.postMessage")
-            text = (await http.get(metered_url + "/metrics/")).text
+            text = (await http.get(scrape_url + "/metrics")).text
         assert 'gpufit_slack_requests_total{kind="command"} 1.0' in text
         assert 'gpufit_slack_requests_total{kind="event"} 1.0' in text
         assert 'gpufit_slack_ack_latency_seconds_count{kind="command"} 1.0' in text
         assert "gpufit_recommendation_latency_seconds_count 2.0" in text
+
+
+class TestMetricsPort:
+    async def test_the_public_port_has_no_metrics_and_unsigned_requests_are_not_counted(
+        self, metered_url: str, scrape_url: str, fake_slack: FakeSlack
+    ) -> None:
+        """/metrics is not served where Slack (and anyone) reaches the bot, and a request that
+        fails verification is refused before it is counted as a command."""
+        body = command_body("13B lora 1 day", response_url=fake_slack.hook_url())
+        async with httpx.AsyncClient() as http:
+            assert (await http.get(metered_url + "/metrics")).status_code == 404
+            assert (await http.get(metered_url + "/metrics/")).status_code == 404
+            unsigned = await http.post(
+                metered_url + EVENTS_PATH, content=body, headers={"content-type": FORM}
+            )
+            assert unsigned.status_code == 401
+            text = (await http.get(scrape_url + "/metrics")).text
+        assert 'gpufit_slack_requests_total{kind="command"} 0.0' in text

@@ -170,6 +170,18 @@ class TestBot:
         assert backend == {"name": "gpufit-bot", "port": {"name": port["name"]}}
 
 
+class TestBotMetrics:
+    def test_prometheus_scrapes_the_metrics_port_not_the_public_one(self) -> None:
+        """`gpufit serve` answers /metrics on GPUFIT_METRICS_PORT only; the pod names that port
+        and the scrape annotation points at it, not at Slack's port."""
+        bot = _one("Deployment", "gpufit-bot")
+        annotations = bot["spec"]["template"]["metadata"]["annotations"]
+        (container,) = _pod_spec(bot)["containers"]
+        ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+        assert ports["metrics"] == Settings().metrics_port != ports["http"]
+        assert annotations["prometheus.io/port"] == str(ports["metrics"])
+
+
 class TestWorker:
     def test_it_is_its_own_deployment_with_a_liveness_probe_on_its_listener(self) -> None:
         """`gpufit worker` runs apart from the bot; its /healthz is on GPUFIT_METRICS_PORT."""

@@ -294,11 +294,16 @@ async def serve(settings: Settings, services: Services, *, socket_mode: bool) ->
         SettingsError: a token or secret the chosen mode needs is not set.
     """
     # Prometheus scrapes GPUFIT_METRICS_PORT, never the port Slack (and anyone) can reach.
-    scraped = (
-        start_metrics_server(settings.host, settings.metrics_port, services.metrics)
-        if settings.metrics_enabled
-        else None
-    )
+    scraped = None
+    if settings.metrics_enabled:
+        try:
+            scraped = start_metrics_server(settings.host, settings.metrics_port, services.metrics)
+        except OSError as exc:
+            raise SettingsError(
+                f"GPUFIT_METRICS_PORT {settings.metrics_port} cannot be served ({exc.strerror}).",
+                hint="Set GPUFIT_METRICS_PORT to a free port (a worker on the same host uses "
+                "one too), or GPUFIT_METRICS_ENABLED=false.",
+            ) from None
     try:
         await _serve(settings, services, socket_mode=socket_mode)
     finally:

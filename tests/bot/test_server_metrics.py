@@ -111,3 +111,22 @@ class TestMetricsPort:
             assert unsigned.status_code == 401
             text = (await http.get(scrape_url + "/metrics")).text
         assert 'gpufit_slack_requests_total{kind="command"} 0.0' in text
+
+    async def test_a_busy_metrics_port_stops_serve_with_a_message_naming_it(
+        self, services: Services, settings: Settings
+    ) -> None:
+        """A worker on the same host holds GPUFIT_METRICS_PORT: `gpufit serve` stops with a
+        message naming the variable, not a traceback about sockets."""
+        import socket
+
+        from bot.server import serve
+        from bot.settings import SettingsError
+
+        with socket.socket() as held:
+            held.bind(("127.0.0.1", 0))
+            held.listen()
+            busy = settings.model_copy(
+                update={"host": "127.0.0.1", "metrics_port": held.getsockname()[1]}
+            )
+            with pytest.raises(SettingsError, match="GPUFIT_METRICS_PORT"):
+                await serve(busy, services, socket_mode=False)

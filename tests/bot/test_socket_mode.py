@@ -84,12 +84,14 @@ def sigterm_seen() -> Iterator[list[int]]:
 
 @pytest.fixture
 def socket_settings(settings: Settings) -> Settings:
-    """Socket Mode settings: the app-level token, no signing secret, a free health port."""
+    """Socket Mode settings: the app-level token, no signing secret, free health and metrics
+    ports."""
     return settings.model_copy(
         update={
             "slack_app_token": SecretStr(APP_TOKEN),
             "slack_signing_secret": None,
             "port": _free_port(),
+            "metrics_port": _free_port(),
         }
     )
 

@@ -24,11 +24,9 @@ from recommender.launch_text import LaunchFiles, launch_files
 from recommender.offers import Fabric
 from recommender.ranking import Option, recommend
 from recommender.workload import HardwareRequest, Offload, Precision, Sharding, Workload
-from tests.factories import NOW, catalog, offer, workload
+from tests.factories import H100_OD, H100_SPOT, NOW, catalog, offer, workload
 
 SKYPILOT_AWS = Path(__file__).resolve().parents[1] / "feeds/data/skypilot_aws.csv"
-H100_OD = offer()
-H100_SPOT = offer(spot=True, price_usd_per_hour=25.0, zone="use1-az4")
 
 
 def _first(w: Workload, *offers: Any) -> Option:

@@ -12,40 +12,17 @@ from recommender.caveats import CaveatKind
 from recommender.offers import Fabric, Offer
 from recommender.ranking import HoursBasis, rank, recommend
 from recommender.workload import HardwareRequest, Method, Precision, SpotPolicy
-from tests.factories import NOW, catalog, offer, workload
-
-H100_OD = offer()
-H100_SPOT = offer(spot=True, price_usd_per_hour=25.0, zone="use1-az4")
-A100_GCP = offer(
-    provider="gcp",
-    instance_type="a2-ultragpu-8g",
-    gpu_id="A100-SXM-80GB",
-    price_usd_per_hour=40.0,
-    region="us-central1",
-    fabric=Fabric.NONE,
-)
-L4_SINGLE = offer(
-    provider="aws",
-    instance_type="g6.xlarge",
-    gpu_id="L4",
-    gpu_count=1,
-    price_usd_per_hour=0.80,
-    fabric=Fabric.NONE,
-)
-L40S_4X = offer(
-    provider="aws",
-    instance_type="g6e.12xlarge",
-    gpu_id="L40S",
-    gpu_count=4,
-    price_usd_per_hour=10.5,
-    fabric=Fabric.NONE,
-)
-LAMBDA_H100 = offer(
-    provider="lambda",
-    instance_type="gpu_8x_h100_sxm5",
-    price_usd_per_hour=23.92,
-    region="us-east-1",
-    fabric=Fabric.INFINIBAND,
+from tests.factories import (
+    A100_GCP,
+    H100_OD,
+    H100_SPOT,
+    L4_SINGLE,
+    L40S_4X,
+    LAMBDA_H100,
+    NOW,
+    catalog,
+    offer,
+    workload,
 )
 
 

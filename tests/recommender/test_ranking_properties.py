@@ -11,41 +11,24 @@ from hypothesis import strategies as st
 from recommender.economics import Economics
 from recommender.gpus import get_gpu
 from recommender.layouts import evaluate
-from recommender.offers import Fabric, Offer
+from recommender.offers import Offer
 from recommender.ranking import rank_key, recommend
 from recommender.selection import Priced
 from recommender.workload import Method, Precision, SpotPolicy, Workload
-from tests.factories import NOW, catalog, offer, workload
+from tests.factories import (
+    A100_GCP,
+    H100_OD,
+    H100_SPOT,
+    L40S_4X,
+    LAMBDA_H100,
+    NOW,
+    RUNPOD_A100,
+    catalog,
+    offer,
+    workload,
+)
 
-_POOL = [
-    offer(),
-    offer(spot=True, price_usd_per_hour=25.0, zone="use1-az4"),
-    offer(
-        provider="gcp",
-        instance_type="a2-ultragpu-8g",
-        gpu_id="A100-SXM-80GB",
-        price_usd_per_hour=40.0,
-        region="us-central1",
-        fabric=Fabric.NONE,
-    ),
-    offer(
-        provider="aws",
-        instance_type="g6e.12xlarge",
-        gpu_id="L40S",
-        gpu_count=4,
-        price_usd_per_hour=10.5,
-        fabric=Fabric.NONE,
-    ),
-    offer(
-        provider="runpod",
-        instance_type="1x A100 80GB",
-        gpu_id="A100-SXM-80GB",
-        gpu_count=1,
-        price_usd_per_hour=1.9,
-        fabric=Fabric.NONE,
-    ),
-    offer(provider="lambda", instance_type="gpu_8x_h100_sxm5", price_usd_per_hour=23.92),
-]
+_POOL = [H100_OD, H100_SPOT, A100_GCP, L40S_4X, RUNPOD_A100, LAMBDA_H100]
 
 _SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -32,6 +32,7 @@ __all__ = [
     "Generation",
     "StepTime",
     "compute_efficiency",
+    "dense_tflops",
     "generation",
     "goodput",
     "link_gbs",
@@ -281,6 +282,21 @@ def _block_linear_params(m: Architecture) -> float:
     return float(max(m.params - m.embedding_params, 0))
 
 
+def dense_tflops(gpu: GpuSpec, precision: Precision) -> float:
+    """The dense 16- or 32-bit peak TFLOP/s the precision's matmuls run at (FP8 is a speed-up
+    on top, or its own peak: :func:`recommender.throughput.peak_tflops`). bf16 falls back to
+    the fp16 rate on V100/T4/P100, which have no bf16 (memory.md §11); fp32 runs at the fp32
+    rate because PyTorch keeps TF32 matmuls off by default (allow_tf32 = False since 1.12)."""
+    half = gpu.bf16_tflops if gpu.supports_bf16 and gpu.bf16_tflops else gpu.fp16_tflops
+    if precision is Precision.FP32:
+        rate = gpu.fp32_tflops or gpu.tf32_tflops
+    elif precision is Precision.FP16_MIXED:
+        rate = gpu.fp16_tflops or half
+    else:
+        rate = half
+    return float(rate or half or gpu.fp32_tflops or 1.0)
+
+
 def step_time(
     workload: Workload,
     gpu: GpuSpec,
@@ -307,14 +323,7 @@ def step_time(
 
     # compute: hardware FLOPs at the achievable share of the dense peak
     gen = generation(gpu)
-    half = gpu.bf16_tflops if gpu.supports_bf16 and gpu.bf16_tflops else gpu.fp16_tflops
-    if precision is Precision.FP32:
-        rate = gpu.fp32_tflops or gpu.tf32_tflops or half
-    elif precision is Precision.FP16_MIXED:
-        rate = gpu.fp16_tflops or half
-    else:
-        rate = half
-    peak = float(rate or gpu.fp32_tflops or 1.0) * 1e12
+    peak = dense_tflops(gpu, precision) * 1e12
     if precision is Precision.FP8_MIXED and gpu.supports_fp8 and gen in _FP8_GENERATIONS:
         peak *= FP8_SPEEDUP
     dense, attention = hw_flops_per_token(workload, ckpt)

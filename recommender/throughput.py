@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from recommender.gpus import GpuSpec, IntraNode, get_gpu
 from recommender.offers import Fabric, Offer
-from recommender.steptime import StepTime, hw_flops_per_token, step_time
+from recommender.steptime import StepTime, dense_tflops, hw_flops_per_token, step_time
 from recommender.topology import Plan
 from recommender.workload import Precision, Workload
 
@@ -43,22 +43,11 @@ def flops_per_token(workload: Workload, *, checkpointing: bool) -> float:
 
 
 def peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
-    """Dense peak TFLOP/s for the precision; FP8 only where supported; bf16 falls back to the
-    fp16 rate on V100/T4/P100 (they have no bf16; memory.md §11)."""
-    half = gpu.bf16_tflops if gpu.supports_bf16 and gpu.bf16_tflops else gpu.fp16_tflops
+    """Dense peak TFLOP/s for the precision: the FP8 peak where the GPU has FP8, else the
+    16- or 32-bit rate its matmuls run at (:func:`recommender.steptime.dense_tflops`)."""
     if precision is Precision.FP8_MIXED and gpu.supports_fp8 and gpu.fp8_tflops:
-        rate: float | None = gpu.fp8_tflops
-    elif precision is Precision.FP16_MIXED:
-        rate = gpu.fp16_tflops or half
-    elif precision is Precision.FP32:
-        # PyTorch keeps TF32 matmuls off by default (torch.backends.cuda.matmul.allow_tf32 =
-        # False since 1.12), so fp32 training runs at the fp32 rate.
-        rate = gpu.fp32_tflops or gpu.tf32_tflops
-    else:
-        rate = half
-    if not rate:
-        rate = half or gpu.fp32_tflops or 1.0
-    return float(rate)
+        return float(gpu.fp8_tflops)
+    return dense_tflops(gpu, precision)
 
 
 @dataclass(frozen=True, slots=True)

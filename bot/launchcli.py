@@ -88,13 +88,14 @@ def run_launch(
     args: argparse.Namespace, out: TextIO, load_catalog: Callable[[Sequence[str]], Catalog]
 ) -> int:
     text = " ".join(args.text)
-    workload = parse_workload(text)
+    now = utc_now()
+    workload = parse_workload(text, now=now)
     top = args.top if args.top is not None else DEFAULT_TOP
     if not 1 <= top <= 100:
         raise WorkloadError("--top must be between 1 and 100.", hint="Try: --top 5")
     if args.option < 1:
         raise WorkloadError("--option counts from 1.", hint="Try: --option 1")
-    rec = recommend(workload, load_catalog(args.catalog), now=utc_now(), top=top)
+    rec = recommend(workload, load_catalog(args.catalog), now=now, top=top)
     if not rec.options:
         raise WorkloadError(
             "No offer in the catalog can run this job as asked, so there is nothing to launch.",

@@ -8,7 +8,7 @@ files of a different offer than the one clicked.
 
 from __future__ import annotations
 
-from bot.listeners.answers import MAX_QUERY_CHARS
+from bot.listeners.answers import MAX_QUERY_CHARS, off_loop
 from bot.render.blocks import decode_launch_value, render_notice
 from bot.render.launch import render_launch_files
 from bot.render.limits import Message
@@ -30,9 +30,10 @@ async def launch_message(services: Services, value: str) -> Message:
     query, rank, top, offer_key = decode_launch_value(value)
     if not query or len(query) > MAX_QUERY_CHARS or not 1 <= rank <= top <= MAX_TOP:
         return render_notice("This button is out of date; ask the question again.")
-    workload = parse_workload(query)
+    now = services.now()
+    workload = parse_workload(query, now=now)
     catalog = await services.catalog()
-    rec = recommend(workload, catalog, now=services.now(), top=top)
+    rec = await off_loop(catalog, recommend, workload, catalog, now=now, top=top)
     same = [o for o in rec.options if o.offer.key == offer_key]
     option = next((o for o in same if o.rank == rank), same[0] if same else None)
     if option is None:

@@ -102,3 +102,11 @@ def test_catalog_without_an_option(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code == EXIT_BAD_INPUT
     assert "nothing to launch" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_a_question_with_a_deadline_can_be_launched(tmp_path: Path) -> None:
+    """`ask` reads "by friday" from the clock; `launch` of the same text must too."""
+    out = io.StringIO()
+    code = main(["launch", "7B lora on 1B tokens by friday", "--dir", str(tmp_path / "d")], out=out)
+    assert code == 0
+    assert (tmp_path / "d" / "task.yaml").exists()

@@ -163,7 +163,7 @@ def price_option(
         meets_deadline=econ.meets_deadline,
         tokens=econ.tokens,
         rank=rank,
-        pessimistic_wall_hours=max(econ.pessimistic_wall_hours, econ.wall_hours),
+        pessimistic_wall_hours=econ.pessimistic_wall_hours,
         pessimistic_cost_usd=econ.pessimistic_cost_usd(offer.price_usd_per_hour),
         target_hours=target_hours,
     )

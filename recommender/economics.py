@@ -81,10 +81,10 @@ class Economics:
     meets_deadline: bool
     #: Spot: wall-clock and billed hours at the pessimistic end (equal to the expected ones
     #: on demand, or when a stated duration fixes the run's length).
-    pessimistic_wall_hours: float = 0.0
-    pessimistic_billed_hours: float = 0.0
+    pessimistic_wall_hours: float
+    pessimistic_billed_hours: float
     #: Tokens the run trains: the workload's budget, else throughput × ``hours``.
-    tokens: float = 0.0
+    tokens: float
 
     def cost_usd(self, price_usd_per_hour: float) -> float:
         return self.billed_hours * price_usd_per_hour * self.nodes
@@ -93,8 +93,7 @@ class Economics:
         return self.billed_hours * price_usd_per_hour * self.nodes + self.storage_usd
 
     def pessimistic_cost_usd(self, price_usd_per_hour: float) -> float:
-        billed = max(self.pessimistic_billed_hours, self.billed_hours)
-        return billed * price_usd_per_hour * self.nodes + self.storage_usd
+        return self.pessimistic_billed_hours * price_usd_per_hour * self.nodes + self.storage_usd
 
 
 def economics(

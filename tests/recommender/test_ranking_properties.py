@@ -69,12 +69,27 @@ class TestHeadroom:
             # Per-GPU use from the fixed states up to the whole usable memory.
             act = (plan.usable_gib - base) * frac
             p = replace(plan, memory=replace(plan.memory, activations_gib=act))
-            econ = Economics(8 // 8, 10.0, 10.0, 10.0, 0.0, None, not late, tokens)
+            econ = Economics(
+                nodes=1,
+                hours=10.0,
+                wall_hours=10.0,
+                billed_hours=10.0,
+                storage_usd=0.0,
+                spot=None,
+                meets_deadline=not late,
+                pessimistic_wall_hours=10.0,
+                pessimistic_billed_hours=10.0,
+                tokens=tokens,
+            )
             return Priced(offer(), p, econ, cost)
 
         lean, fat = sorted((low, high))
         w = workload()
-        assert rank_key(w, with_use(lean)) <= rank_key(w, with_use(fat))
+        lean_item, fat_item = with_use(lean), with_use(fat)
+        assert rank_key(w, lean_item) <= rank_key(w, fat_item)
+        more_free = lean_item.plan.headroom_frac > fat_item.plan.headroom_frac
+        if more_free and lean_item.plan.safe == fat_item.plan.safe:
+            assert rank_key(w, lean_item) < rank_key(w, fat_item)  # headroom breaks the tie
 
 
 class TestWork:

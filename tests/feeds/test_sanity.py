@@ -64,10 +64,10 @@ class TestRealAwsRows:
     def test_the_local_zone_spot_no_longer_ranks_first_silently(self) -> None:
         offers = _cloud("aws")
         w = parse_workload("pretrain a 7B model on 20B tokens on H100, spot ok")
-        rec = recommend(w, Catalog(offers, ()), now=NOW, top=3)
-        assert rec.best is not None
-        if rec.best.offer.zone == "use1-atl2-az1":
-            assert {CaveatKind.OUTLIER, CaveatKind.ZONE} <= {c.kind for c in rec.best.caveats}
+        rec = recommend(w, Catalog(offers, ()), now=NOW, top=10)
+        local = [o for o in rec.options if o.offer.zone == "use1-atl2-az1"]
+        assert local, [o.offer.zone for o in rec.options]
+        assert {CaveatKind.OUTLIER, CaveatKind.ZONE} <= {c.kind for c in local[0].caveats}
 
 
 class TestMedianOutliers:
@@ -123,8 +123,8 @@ class TestOneRegionPerPrice:
         offers = _cloud("lambda")
         w = parse_workload("fine-tune llama 3 8B on 2B tokens on H100 in us-east")
         rec = recommend(w, Catalog(offers, ()), now=NOW, top=10)
-        regions = {o.offer.region for o in rec.options}
-        assert regions == {"us-east-1"} or all(r.startswith("us-east") for r in regions)
+        assert rec.options
+        assert {o.offer.region for o in rec.options} == {"us-east-1"}
 
     def test_a_cheaper_region_is_not_collapsed(self) -> None:
         a = offer(provider="lambda", instance_type="gpu_8x_h100_sxm5", price_usd_per_hour=23.92)

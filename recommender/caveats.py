@@ -13,7 +13,7 @@ class CaveatKind(StrEnum):
     PCIE_SHARDING = "pcie_sharding"  # sharding across GPUs without a peer fabric
     MULTI_NODE = "multi_node"  # the job spans several machines
     SLOW_FABRIC = "slow_fabric"  # several machines without InfiniBand/EFA/RoCE
-    TIGHT_HEADROOM = "tight_headroom"  # under the safety margin (10 % of memory, >= 2 GiB)
+    TIGHT_HEADROOM = "tight_headroom"  # under memory.safety_margin_gib (HEADROOM_FRAC, >= 2 GiB)
     NO_BF16 = "no_bf16"  # the GPU lacks bf16; fp16 + loss scaling instead
     NO_FP8 = "no_fp8"  # fp8 asked for on a GPU without FP8 tensor cores
     STALE_PRICES = "stale_prices"  # the price is older than the freshness limit

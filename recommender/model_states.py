@@ -135,10 +135,6 @@ def block_params(m: Architecture) -> int:
     return _attention_params(m) + _mlp_matrices(m) * m.hidden * m.ffn * m.experts
 
 
-def _input_embedding_params(m: Architecture) -> int:
-    return m.vocab * m.hidden
-
-
 def lora_params(m: Architecture, rank: int, targets: str) -> int:
     """LoRA adds r·(d_in + d_out) trainable parameters per adapted matrix (Hu et al. 2021, §4).
 

@@ -94,7 +94,7 @@ _PEAK_SHARE = {
     Generation.AMPERE: 0.80,
     # llm-foundry H100 bf16 HFU 0.46-0.58 (7B-70B), torchtitan 8B, NeMo/Llama 3 → fit
     Generation.HOPPER: 0.57,
-    # no public table yet; Hopper's share minus its drop from Ampere, halved (ours)
+    # no public training table yet; taken at about Hopper's share (ours, a judgement call)
     Generation.BLACKWELL: 0.58,
     # torchtune RTX 4090 LoRA 8B ~0.5 of the 165 TFLOP/s dense rate (README) (ours: 0.55)
     Generation.ADA: 0.55,

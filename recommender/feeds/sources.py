@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 #: Names that double as the provider id of a CSV source (``aws=https://…/vms.csv``).
-_PROVIDER_NAMES = frozenset(CLOUDS) | GPUHUNT_PROVIDERS | {"lambda", "vast"}
+_PROVIDER_NAMES = frozenset(CLOUDS) | GPUHUNT_PROVIDERS
 
 
 @dataclass(frozen=True, slots=True)

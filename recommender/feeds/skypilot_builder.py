@@ -201,21 +201,22 @@ class Builder:
             raise RowError("no price (Price and SpotPrice empty or zero)")
         if price is not None:
             check_price(price, row.count, "Price")
+            check_instance_price(price)
         if spot is not None:
             check_price(spot, row.count, "SpotPrice")
         if price is not None:
-            check_instance_price(price)
             key = (row.instance_type, row.gpu_id, row.count, row.region)
             self._on_demand.setdefault(key, []).append((row, price))
         # A spot price at or above on-demand buys only preemption risk (RunPod's catalog copies
         # Price into SpotPrice; AWS has such rows too): no spot offer then.
         if spot is not None and (price is None or spot < price):
+            check_instance_price(spot)
             offer = self._offer(row, spot, spot=True)
             spot_key = (row.instance_type, row.gpu_id, row.count, row.region, row.zone)
             self._spot.setdefault(spot_key, offer)
 
     def _offer(self, row: GpuRow, price: float, *, spot: bool, zone: str | None = None) -> Offer:
-        check_instance_price(price)
+        """The offer of a row at a price ``add`` has checked."""
         fabric, fabric_gbps = fabric_for(self.cloud, row.instance_type, row.count)
         return Offer(
             provider=self.cloud,

@@ -171,12 +171,14 @@ def _cmd_launch(args: argparse.Namespace, out: TextIO) -> int:
 
 def _plain(message: Message) -> str:
     """A Block Kit message as plain text: the same words Slack shows, without the markup."""
+    from bot.render.blocks import unescape_mrkdwn
+
     lines: list[str] = []
     for block in message.blocks:
         parts = [block["text"]] if "text" in block else block.get("elements", [])
         for part in parts:
             text = str(part.get("text", "")).replace("```", "").replace("*", "")
-            lines.append(text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+            lines.append(unescape_mrkdwn(text))
     return "\n".join(lines or [message.text]) + "\n"
 
 

@@ -65,6 +65,7 @@ __all__ = [
     "render_problem",
     "render_recommendation",
     "render_working",
+    "unescape_mrkdwn",
 ]
 
 ACTION_MORE = "gpufit_more"
@@ -95,6 +96,11 @@ HELP_EXAMPLES = (
 def escape_mrkdwn(text: str) -> str:
     """Escape Slack's three control characters (``&``, ``<``, ``>``) and nothing else."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def unescape_mrkdwn(text: str) -> str:
+    """The inverse of :func:`escape_mrkdwn`, for showing a rendered message as plain text."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 def _md(text: str) -> Block:

@@ -6,8 +6,13 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
+from recommender.errors import WorkloadError
+from recommender.feeds.base import ParsedFeed
 from recommender.models import KNOWN_MODELS, Architecture, infer_architecture, lookup_model
 from recommender.offers import Catalog, Fabric, Offer, SourceInfo
+from recommender.parse import parse_workload
 from recommender.workload import Method, Optimizer, Precision, Workload
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
@@ -109,3 +114,22 @@ RUNPOD_A100 = offer(
     price_usd_per_hour=1.9,
     fabric=Fabric.NONE,
 )
+
+
+def parse(extra: str, *, model: str = "13B") -> Workload:
+    """Parse ``model`` followed by ``extra`` (every test phrase needs a model)."""
+    return parse_workload(f"{model} {extra}".strip())
+
+
+def rejected(text: str) -> WorkloadError:
+    """The error the parser raises for ``text`` (the test fails if it parses)."""
+    with pytest.raises(WorkloadError) as info:
+        parse_workload(text)
+    return info.value
+
+
+def only(feed: ParsedFeed, **attrs: object) -> Offer:
+    """The one offer of ``feed`` whose attributes equal ``attrs`` (fails on none or several)."""
+    matches = [o for o in feed.offers if all(getattr(o, k) == v for k, v in attrs.items())]
+    assert len(matches) == 1, (attrs, matches)
+    return matches[0]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -13,19 +12,14 @@ import jsonschema
 import pytest
 
 from bot.cli import EXIT_BAD_INPUT, EXIT_OK, main
+from tests.bot.cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs/schema/recommendation-v1.schema.json").read_text())
 
 
-def _run(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    code = main(list(argv), out=out)
-    return code, out.getvalue()
-
-
 def _json(*argv: str) -> dict[str, Any]:
-    code, text = _run(*argv, "--json")
+    code, text = run_cli(*argv, "--json")
     assert code == EXIT_OK
     doc: dict[str, Any] = json.loads(text)
     jsonschema.validate(doc, SCHEMA)
@@ -35,7 +29,7 @@ def _json(*argv: str) -> dict[str, Any]:
 class TestAsk:
     def test_demo_query_prints_a_ranked_table(self) -> None:
         """The README's demo query answers with ranked options and the snapshot's date."""
-        code, text = _run("ask", "13B full finetune 2 days")
+        code, text = run_cli("ask", "13B full finetune 2 days")
         assert code == EXIT_OK
         assert "13B" in text
         assert "bundled snapshot" in text
@@ -95,7 +89,7 @@ class TestExitCodes:
         self, text: str, capsys: pytest.CaptureFixture[str]
     ) -> None:
         """Input that yields no workload exits 2, saying what failed and showing an example."""
-        code, out = _run("ask", text)
+        code, out = run_cli("ask", text)
         err = capsys.readouterr().err
         assert code == EXIT_BAD_INPUT
         assert out == ""
@@ -104,7 +98,7 @@ class TestExitCodes:
 
     def test_unknown_gpu_is_exit_2(self, capsys: pytest.CaptureFixture[str]) -> None:
         """An unknown GPU in a hardware phrase is an input error, not a crash."""
-        code, _ = _run("estimate", "7B lora on 2x H900")
+        code, _ = run_cli("estimate", "7B lora on 2x H900")
         assert code == EXIT_BAD_INPUT
         assert "H900" in capsys.readouterr().err
 
@@ -132,14 +126,14 @@ class TestGpusAndPrices:
     """``gpufit gpus`` and ``gpufit prices GPU`` show what Slack's subcommands show."""
 
     def test_gpus_lists_the_gpu_table(self) -> None:
-        code, text = _run("gpus")
+        code, text = run_cli("gpus")
         assert code == EXIT_OK
         assert "GPUs gpufit knows" in text
         assert "H100 SXM 80GB" in text
         assert "```" not in text
 
     def test_prices_lists_the_cheapest_offers(self) -> None:
-        code, text = _run("prices", "H100")
+        code, text = run_cli("prices", "H100")
         assert code == EXIT_OK
         assert "Cheapest H100 SXM 80GB offers" in text
         assert "/GPU-h" in text
@@ -148,7 +142,7 @@ class TestGpusAndPrices:
     def test_unknown_gpu_is_exit_2_with_suggestions(
         self, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        code, _ = _run("prices", "H1000")
+        code, _ = run_cli("prices", "H1000")
         assert code == EXIT_BAD_INPUT
         assert "did you mean" in capsys.readouterr().err
 
@@ -159,7 +153,7 @@ class TestLanguage:
         assert any("deadline" in a for a in doc["workload"]["assumed"])
 
     def test_an_unknown_number_is_exit_2(self, capsys: pytest.CaptureFixture[str]) -> None:
-        code, _ = _run("ask", "13b full finetune 100k")
+        code, _ = run_cli("ask", "13b full finetune 100k")
         assert code == EXIT_BAD_INPUT
         err = capsys.readouterr().err
         assert "100k" in err

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from bot.cli import EXIT_ERROR, EXIT_OK, main
+from bot.cli import EXIT_ERROR, EXIT_OK
+from tests.bot.cli_helpers import run_cli
 
 DATA = Path(__file__).resolve().parents[1] / "feeds" / "data"
 
@@ -22,21 +22,16 @@ def env(monkeypatch: pytest.MonkeyPatch, redis_url: str, tmp_path: Path) -> pyte
     return monkeypatch
 
 
-def _run(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    return main(list(argv), out=out), out.getvalue()
-
-
 class TestRefresh:
     def test_refresh_then_status_then_ask(self, env: pytest.MonkeyPatch) -> None:
         """Refreshed prices land in Redis, show in status, and answer the next ask."""
-        code, text = _run("feed", "refresh", f"aws={DATA / 'skypilot_aws.csv'}")
+        code, text = run_cli("feed", "refresh", f"aws={DATA / 'skypilot_aws.csv'}")
         assert code == EXIT_OK, text
         assert "aws: updated" in text
-        code, text = _run("feed", "status")
+        code, text = run_cli("feed", "status")
         assert code == EXIT_OK
         assert "aws" in text
-        code, text = _run("ask", "7B qlora 5 hours", "--json")
+        code, text = run_cli("ask", "7B qlora 5 hours", "--json")
         assert code == EXIT_OK
         doc = json.loads(text)
         assert [s["name"] for s in doc["sources"]] == ["aws"]
@@ -46,26 +41,26 @@ class TestRefresh:
     def test_configured_feeds_come_from_the_environment(self, env: pytest.MonkeyPatch) -> None:
         """GPUFIT_FEEDS names the sources `feed refresh` fetches by default."""
         env.setenv("GPUFIT_FEEDS", f"lambda={DATA / 'skypilot_lambda.csv'}")
-        code, text = _run("feed", "refresh")
+        code, text = run_cli("feed", "refresh")
         assert code == EXIT_OK, text
         assert "lambda: updated" in text
 
     def test_a_failing_source_exits_1_and_keeps_the_others(self, env: pytest.MonkeyPatch) -> None:
         """One bad source fails the refresh (exit 1) but the good one is stored."""
-        code, text = _run(
+        code, text = run_cli(
             "feed", "refresh", f"aws={DATA / 'skypilot_aws.csv'}", "bad=/no/such/file.csv"
         )
         assert code == EXIT_ERROR
         assert "✗ bad" in text
         assert "aws: updated" in text
-        _, status = _run("feed", "status")
+        _, status = run_cli("feed", "status")
         assert "no such file" in status.lower() or "cannot read" in status.lower()
 
     def test_no_feeds_configured_is_a_clear_error(
         self, env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:
         """Refreshing with nothing configured says how to configure a feed."""
-        code, _ = _run("feed", "refresh")
+        code, _ = run_cli("feed", "refresh")
         assert code == EXIT_ERROR
         assert "GPUFIT_FEEDS" in capsys.readouterr().err
 
@@ -73,7 +68,9 @@ class TestRefresh:
 class TestCatalogFlag:
     def test_catalog_flag_reads_the_source_directly(self, env: pytest.MonkeyPatch) -> None:
         """`--catalog SRC` answers from that source only, without the cache."""
-        code, text = _run("ask", "7B qlora 5 hours", "--json", "--catalog", str(DATA / "feed.json"))
+        code, text = run_cli(
+            "ask", "7B qlora 5 hours", "--json", "--catalog", str(DATA / "feed.json")
+        )
         assert code == EXIT_OK
         doc = json.loads(text)
         assert len(doc["sources"]) == 1
@@ -83,7 +80,7 @@ class TestCatalogFlag:
         self, env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:
         """A `--catalog` that cannot be read fails with a hint, not a traceback."""
-        code, _ = _run("ask", "7B qlora 5 hours", "--catalog", "/no/such/prices.json")
+        code, _ = run_cli("ask", "7B qlora 5 hours", "--catalog", "/no/such/prices.json")
         err = capsys.readouterr().err
         assert code == EXIT_ERROR
         assert "No price source could be read" in err
@@ -98,7 +95,7 @@ class TestFreshInstall:
         monkeypatch.delenv("REDIS_URL", raising=False)
         monkeypatch.delenv("GPUFIT_FEEDS", raising=False)
         monkeypatch.setenv("GPUFIT_STATE_DIR", str(tmp_path / "fresh"))
-        code, text = _run("ask", "7B qlora 5 hours", "--json")
+        code, text = run_cli("ask", "7B qlora 5 hours", "--json")
         assert code == EXIT_OK
         assert json.loads(text)["sources"][0]["bundled"] is True
 
@@ -109,7 +106,7 @@ class TestFreshInstall:
         monkeypatch.delenv("REDIS_URL", raising=False)
         monkeypatch.delenv("GPUFIT_FEEDS", raising=False)
         monkeypatch.setenv("GPUFIT_STATE_DIR", str(tmp_path / "embedded"))
-        code, text = _run("feed", "refresh", f"aws={DATA / 'skypilot_aws.csv'}")
+        code, text = run_cli("feed", "refresh", f"aws={DATA / 'skypilot_aws.csv'}")
         assert code == EXIT_OK, text
         from recommender.feeds import cache
 
@@ -117,6 +114,6 @@ class TestFreshInstall:
             server.shutdown()  # as at process exit: the data file must carry the prices
         cache._EMBEDDED.clear()
         assert (tmp_path / "embedded" / cache.EMBEDDED_DB_FILE).stat().st_size > 0
-        code, text = _run("ask", "7B qlora 5 hours", "--json")
+        code, text = run_cli("ask", "7B qlora 5 hours", "--json")
         assert code == EXIT_OK
         assert [s["name"] for s in json.loads(text)["sources"]] == ["aws"]

@@ -12,20 +12,15 @@ import yaml
 
 from bot.cli import EXIT_BAD_INPUT, EXIT_OK, main
 from recommender import LaunchSpec, launch_files
+from tests.bot.cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 FEED = ROOT / "tests/feeds/data/feed.json"  # one 8×H100 and one 1×L40S offer
 QUERY = "13B full finetune 2 days"
 
 
-def _run(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    code = main(list(argv), out=out)
-    return code, out.getvalue()
-
-
 def _option_json(n: int, *extra: str) -> dict[str, Any]:
-    code, text = _run("ask", QUERY, "--json", *extra)
+    code, text = run_cli("ask", QUERY, "--json", *extra)
     assert code == EXIT_OK
     option: dict[str, Any] = json.loads(text)["options"][n - 1]
     return option
@@ -33,7 +28,7 @@ def _option_json(n: int, *extra: str) -> dict[str, Any]:
 
 def test_writes_the_three_files_of_option_one(tmp_path: Path) -> None:
     target = tmp_path / "out"
-    code, text = _run("launch", QUERY, "--dir", str(target))
+    code, text = run_cli("launch", QUERY, "--dir", str(target))
     assert code == EXIT_OK
     assert sorted(p.name for p in target.iterdir()) == ["README.md", "accelerate.yaml", "task.yaml"]
     assert "wrote" in text
@@ -50,7 +45,7 @@ def test_writes_the_three_files_of_option_one(tmp_path: Path) -> None:
 @pytest.mark.parametrize("n", [1, 2])
 def test_files_are_a_function_of_the_json_option(tmp_path: Path, n: int) -> None:
     """`ask --json` carries everything `launch` needs: its launch object rebuilds the files."""
-    code, _ = _run("launch", QUERY, "--option", str(n), "--dir", str(tmp_path / "o"))
+    code, _ = run_cli("launch", QUERY, "--option", str(n), "--dir", str(tmp_path / "o"))
     assert code == EXIT_OK
     spec = LaunchSpec(**_option_json(n)["launch"])
     files = launch_files(spec, query=QUERY)
@@ -60,7 +55,7 @@ def test_files_are_a_function_of_the_json_option(tmp_path: Path, n: int) -> None
 
 def test_option_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for n in ("9", "0"):
-        code, _ = _run("launch", QUERY, "--option", n, "--dir", str(tmp_path / "x"))
+        code, _ = run_cli("launch", QUERY, "--option", n, "--dir", str(tmp_path / "x"))
         assert code == EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "There is no option 9" in err
@@ -73,11 +68,11 @@ def test_refuses_a_directory_with_files_unless_forced(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "notes.txt").write_text("mine")
-    code, _ = _run("launch", QUERY, "--dir", str(tmp_path))
+    code, _ = run_cli("launch", QUERY, "--dir", str(tmp_path))
     assert code == EXIT_BAD_INPUT
     assert "already holds files (notes.txt)" in capsys.readouterr().err
     assert not (tmp_path / "task.yaml").exists()
-    code, _ = _run("launch", QUERY, "--dir", str(tmp_path), "--force")
+    code, _ = run_cli("launch", QUERY, "--dir", str(tmp_path), "--force")
     assert code == EXIT_OK
     assert (tmp_path / "task.yaml").exists()
     assert (tmp_path / "notes.txt").read_text() == "mine"
@@ -85,13 +80,13 @@ def test_refuses_a_directory_with_files_unless_forced(
 
 def test_refuses_a_file_as_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "f").write_text("")
-    code, _ = _run("launch", QUERY, "--dir", str(tmp_path / "f"), "--force")
+    code, _ = run_cli("launch", QUERY, "--dir", str(tmp_path / "f"), "--force")
     assert code == EXIT_BAD_INPUT
     assert "is a file" in capsys.readouterr().err
 
 
 def test_catalog_without_an_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _ = _run(
+    code, _ = run_cli(
         "launch",
         "llama-3-70b full finetune on 1x L40S",
         "--catalog",

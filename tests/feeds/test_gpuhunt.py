@@ -12,7 +12,8 @@ from recommender.feeds.gpuhunt import (
     parse_gpuhunt,
     provider_from_location,
 )
-from recommender.offers import Fabric, Offer
+from recommender.offers import Fabric
+from tests.factories import only
 from tests.feeds.conftest import fixture_bytes
 
 HEADER = ",".join(GPUHUNT_COLUMNS)
@@ -34,12 +35,6 @@ def row(
 
 def catalog(*rows: str, source: str = "aws.csv") -> ParsedFeed:
     return parse_gpuhunt("\n".join([HEADER, *rows]) + "\n", source=source)
-
-
-def only(feed: ParsedFeed, **attrs: object) -> Offer:
-    matches = [o for o in feed.offers if all(getattr(o, k) == v for k, v in attrs.items())]
-    assert len(matches) == 1, (attrs, matches)
-    return matches[0]
 
 
 class TestProvider:

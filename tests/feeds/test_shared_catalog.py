@@ -18,7 +18,8 @@ from recommender.feeds.base import ParsedFeed
 from recommender.feeds.detect import parse_any
 from recommender.feeds.fetch import Validators, fetch_all
 from recommender.feeds.skypilot import CLOUDS, cloud_from_location
-from recommender.offers import Fabric, Offer
+from recommender.offers import Fabric
+from tests.factories import only
 from tests.feeds.conftest import CATALOGS, FeedServer, catalog_bytes, catalog_clouds
 
 UPSTREAM = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master"
@@ -62,12 +63,6 @@ async def load(feed_server: FeedServer, client: httpx.AsyncClient, cloud: str) -
 
 def local(cloud: str) -> ParsedFeed:
     return parse_any(catalog_bytes(cloud), source=f"catalogs/v8/{cloud}/vms.csv")
-
-
-def only(feed: ParsedFeed, **attrs: object) -> Offer:
-    matches = [o for o in feed.offers if all(getattr(o, k) == v for k, v in attrs.items())]
-    assert len(matches) == 1, (attrs, matches)
-    return matches[0]
 
 
 class TestFixtures:

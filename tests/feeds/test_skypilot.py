@@ -9,7 +9,8 @@ import pytest
 from recommender.errors import CatalogError
 from recommender.feeds.base import ParsedFeed
 from recommender.feeds.skypilot import looks_like_skypilot, parse_skypilot
-from recommender.offers import Fabric, Offer
+from recommender.offers import Fabric
+from tests.factories import only
 from tests.feeds.conftest import fixture_bytes
 
 AWS_HEADER = (
@@ -43,12 +44,6 @@ def aws_row(
 
 def aws(*rows: str) -> ParsedFeed:
     return parse_skypilot("\n".join([AWS_HEADER, *rows]) + "\n", source="test")
-
-
-def only(feed: ParsedFeed, **attrs: object) -> Offer:
-    matches = [o for o in feed.offers if all(getattr(o, k) == v for k, v in attrs.items())]
-    assert len(matches) == 1, (attrs, matches)
-    return matches[0]
 
 
 class TestCloudDetection:

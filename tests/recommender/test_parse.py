@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from recommender.errors import WorkloadError
 from recommender.models import lookup_model
 from recommender.parse import parse_workload
 from recommender.workload import (
@@ -15,19 +14,8 @@ from recommender.workload import (
     Precision,
     Sharding,
     SpotPolicy,
-    Workload,
 )
-
-
-def parse(extra: str, *, model: str = "13B") -> Workload:
-    """Parse ``model`` followed by ``extra`` (every test phrase needs a model)."""
-    return parse_workload(f"{model} {extra}".strip())
-
-
-def rejected(text: str) -> WorkloadError:
-    with pytest.raises(WorkloadError) as info:
-        parse_workload(text)
-    return info.value
+from tests.factories import parse, rejected
 
 
 class TestExamplesFromTheBrief:

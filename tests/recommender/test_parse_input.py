@@ -12,18 +12,7 @@ from recommender import gpus, models
 from recommender._scan import tokenize
 from recommender.errors import EXAMPLE, WorkloadError
 from recommender.parse import parse_workload
-from recommender.workload import Workload
-
-
-def parse(extra: str, *, model: str = "13B") -> Workload:
-    """Parse ``model`` followed by ``extra`` (every test phrase needs a model)."""
-    return parse_workload(f"{model} {extra}".strip())
-
-
-def rejected(text: str) -> WorkloadError:
-    with pytest.raises(WorkloadError) as info:
-        parse_workload(text)
-    return info.value
+from tests.factories import parse, rejected
 
 
 class TestTokens:

@@ -6,12 +6,8 @@ import pytest
 
 from recommender.errors import UnknownGpuError, WorkloadError
 from recommender.parse import parse_workload
-from recommender.workload import HardwareRequest, SpotPolicy, Workload
-
-
-def parse(extra: str, *, model: str = "13B") -> Workload:
-    """Parse ``model`` followed by ``extra`` (every test phrase needs a model)."""
-    return parse_workload(f"{model} {extra}".strip())
+from recommender.workload import HardwareRequest, SpotPolicy
+from tests.factories import parse
 
 
 class TestHardware:

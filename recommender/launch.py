@@ -41,54 +41,12 @@ from recommender.model_states import FULL_SHARDING
 from recommender.workload import Offload, Precision, Sharding, Workload
 
 __all__ = [
-    "ACCELERATE_DEEPSPEED_KEYS",
-    "ACCELERATE_FSDP_KEYS",
-    "ACCELERATE_TOP_LEVEL_KEYS",
     "LaunchSpec",
     "disk_size_gib",
     "launch_spec",
     "skypilot_accelerator",
     "skypilot_cloud",
 ]
-
-# ------------------------------------------------------------------ documented key lists
-
-#: ``ClusterConfig`` fields (with ``BaseConfig``'s) of accelerate/commands/config/config_args.py
-#: (huggingface/accelerate@002dd35): a config file with any other top-level key is refused.
-ACCELERATE_TOP_LEVEL_KEYS = frozenset(
-    {
-        "compute_environment", "distributed_type", "mixed_precision", "use_cpu", "debug",
-        "num_processes", "machine_rank", "num_machines", "gpu_ids", "main_process_ip",
-        "main_process_port", "rdzv_backend", "same_network", "main_training_function",
-        "enable_cpu_affinity", "fp8_config", "deepspeed_config", "fsdp_config", "tp_config",
-        "megatron_lm_config", "ipex_config", "mpirun_config", "downcast_bf16", "tpu_name",
-        "tpu_zone", "tpu_use_cluster", "tpu_use_sudo", "command_file", "commands", "tpu_vm",
-        "tpu_env", "dynamo_config",
-    }
-)  # fmt: skip
-#: ``fsdp_config`` keys: the FSDP arguments of ``accelerate launch`` (package_reference/cli.md,
-#: usage_guides/fsdp.md) and concept_guides/fsdp1_vs_fsdp2.md (``fsdp_version``,
-#: ``fsdp_reshard_after_forward``, ``fsdp_activation_checkpointing``).
-ACCELERATE_FSDP_KEYS = frozenset(
-    {
-        "fsdp_version", "fsdp_sharding_strategy", "fsdp_reshard_after_forward",
-        "fsdp_offload_params", "fsdp_min_num_params", "fsdp_auto_wrap_policy",
-        "fsdp_transformer_layer_cls_to_wrap", "fsdp_backward_prefetch",
-        "fsdp_backward_prefetch_policy", "fsdp_forward_prefetch", "fsdp_state_dict_type",
-        "fsdp_use_orig_params", "fsdp_sync_module_states", "fsdp_cpu_ram_efficient_loading",
-        "fsdp_activation_checkpointing",
-    }
-)  # fmt: skip
-#: ``deepspeed_config`` keys Accelerate's DeepSpeed plugin reads (usage_guides/deepspeed.md).
-ACCELERATE_DEEPSPEED_KEYS = frozenset(
-    {
-        "zero_stage", "gradient_accumulation_steps", "gradient_clipping",
-        "offload_optimizer_device", "offload_optimizer_nvme_path", "offload_param_device",
-        "offload_param_nvme_path", "zero3_init_flag", "zero3_save_16bit_model",
-        "deepspeed_moe_layer_cls_names", "deepspeed_hostfile", "deepspeed_exclusion_filter",
-        "deepspeed_inclusion_filter", "deepspeed_multinode_launcher", "deepspeed_config_file",
-    }
-)  # fmt: skip
 
 # ------------------------------------------------------------------ SkyPilot names
 

@@ -48,6 +48,9 @@ class BillingRule:
     storage_usd_per_gb_month: float
     source: str
     as_of: date
+    #: False when no source for the provider's metering was found: then it is billed per
+    #: whole hour as a conservative assumption, and every option of it says so.
+    known: bool = True
 
     def __post_init__(self) -> None:
         if self.granularity_s < 1 or self.minimum_s < 0:
@@ -68,6 +71,36 @@ _MARKET_SPOT_PER_HOUR = 1 / 12  # ours: interruptible pods are reclaimed when ou
 
 
 _READ = date(2026, 11, 20)
+
+#: Clouds gpufit reads (SkyPilot's catalogs, recommender/feeds/skypilot.py CLOUDS) for which
+#: no page stating how time is metered was found (searched 2026-12-03): Cudo, Daytona,
+#: Fluidstack, Hyperbolic (docs.hyperbolic.xyz quotes hourly prices only), Hyperstack (docs
+#: state an "hourly cost" per VM state, not the unit), Lium, Mithril (spot "billed ... based
+#: on the actual used hours", reservations in 1-hour increments: docs.mithril.ai), Paperspace,
+#: Prime Intellect, Samsung SDS (scp), Seeweb, Shadeform, Spheron, Verda (docs.verda.com
+#: "Pricing and Billing" names no unit) and Yotta.
+_UNKNOWN_BILLING = (
+    *("cudo", "daytona", "fluidstack", "hyperbolic", "hyperstack", "lium", "mithril"),
+    *("paperspace", "primeintellect", "scp", "seeweb", "shadeform", "spheron", "verda", "yotta"),
+)
+
+
+def _unknown(provider: str) -> BillingRule:
+    """The explicit rule of a cloud whose metering is not known: whole hours, 1 h minimum."""
+    return BillingRule(
+        provider=provider,
+        granularity_s=HOUR_S,
+        minimum_s=HOUR_S,
+        spot_available=True,
+        per_gpu_pricing=False,
+        spot_interruptions_per_hour=_MARKET_SPOT_PER_HOUR,
+        checkpoint_write_gb_per_s=0.5,
+        storage_usd_per_gb_month=0.10,
+        source="unknown: billed per hour as a conservative assumption",
+        as_of=date(2026, 12, 3),
+        known=False,
+    )
+
 
 RULES: Mapping[str, BillingRule] = MappingProxyType(
     {
@@ -205,8 +238,22 @@ RULES: Mapping[str, BillingRule] = MappingProxyType(
                 source="cloud.ibm.com/docs/vpc?topic=vpc-vsi-billing (per second, 1 min minimum)",
                 as_of=_READ,
             ),
+            BillingRule(
+                provider="jarvislabs",
+                granularity_s=MINUTE_S,  # "Pay per minute billing" (github.com/jarvislabsai)
+                minimum_s=MINUTE_S,  # ours: one billing unit
+                spot_available=True,  # "is_reserved=False refers to a spot instance"
+                per_gpu_pricing=True,  # GPU instances are priced per GPU-hour
+                spot_interruptions_per_hour=_MARKET_SPOT_PER_HOUR,  # ours: like marketplace spot
+                checkpoint_write_gb_per_s=0.5,  # ours: instance storage
+                storage_usd_per_gb_month=0.10,  # ours: as the default
+                source="github.com/jarvislabsai (profile README: 'Pay per minute billing'); "
+                "docs.jarvislabs.ai/api (is_reserved=False is spot)",
+                as_of=date(2026, 12, 3),
+            ),
         )
     }
+    | {provider: _unknown(provider) for provider in _UNKNOWN_BILLING}
 )
 
 # Unknown providers are billed conservatively: whole hours with a one-hour minimum, so a
@@ -220,8 +267,9 @@ DEFAULT_RULE = BillingRule(
     spot_interruptions_per_hour=_MARKET_SPOT_PER_HOUR,
     checkpoint_write_gb_per_s=0.5,
     storage_usd_per_gb_month=0.10,
-    source="gpufit default for providers without a known rule (hourly, 1 h minimum)",
+    source="unknown: billed per hour as a conservative assumption",
     as_of=_READ,
+    known=False,
 )
 
 

@@ -27,6 +27,7 @@ class CaveatKind(StrEnum):
     OUTLIER = "outlier"  # a price far from its peers (median, on-demand): see sanity.py
     ZONE = "zone"  # where it runs: an opt-in zone, or the same price in several regions
     CAPACITY = "capacity"  # needs a quota or a reservation before it can be launched
+    AVAILABILITY = "availability"  # how often the shape was listed this week: availability.py
 
 
 class Severity(StrEnum):

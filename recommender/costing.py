@@ -270,6 +270,15 @@ def _caveats(
                 f"{late}, past the {hours_text(workload.deadline_hours)} deadline",
             )
         )
+    if not rule.known:
+        out.append(
+            Caveat(
+                CaveatKind.BILLING,
+                Severity.INFO,
+                f"{offer.provider}'s billing unit is unknown: billed per whole hour "
+                "(1 h minimum) as a conservative assumption",
+            )
+        )
     billed = econ.billed_hours
     # Waits for spot capacity are not billed: compare the bill with the hours run.
     wall = min(wall, econ.spot.run_hours) if econ.spot is not None else wall

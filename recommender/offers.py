@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 
+from recommender.availability import Listing
 from recommender.gpus import IntraNode, get_gpu
 
 __all__ = [
@@ -118,6 +119,9 @@ class SourceInfo:
     #: Set when the latest refresh failed and this is the last good copy.
     error: str | None = None
     bundled: bool = False
+    #: The source's refreshes this last week or so, oldest first (:mod:`recommender.availability`);
+    #: empty when none are recorded (the bundled snapshot, a file read directly).
+    listings: tuple[Listing, ...] = ()
 
     def age_hours(self, now: datetime) -> float:
         return max(0.0, (now - self.as_of).total_seconds() / 3600)

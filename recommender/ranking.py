@@ -17,7 +17,9 @@ from datetime import datetime
 from functools import partial
 from typing import Protocol, TypeVar
 
+from recommender.availability import availability_caveat
 from recommender.billing import RULES, BillingRule
+from recommender.caveats import Caveat
 from recommender.costing import Option, caveats_of_source, per_btok, price_option
 from recommender.gpus import all_gpus, get_gpu
 from recommender.memory import HEADROOM_FRAC, HEADROOM_MIN_GIB
@@ -213,10 +215,20 @@ def _option(
         priced.plan,
         rules=rules,
         econ=priced.econ,
-        extra_caveats=priced.caveats + (() if source is None else caveats_of_source(source, now)),
+        extra_caveats=priced.caveats
+        + (() if source is None else caveats_of_source(source, now))
+        + _availability(priced.offer, source, now),
         rank=rank,
         target_hours=target_hours,
     )
+
+
+def _availability(offer: Offer, source: SourceInfo | None, now: datetime) -> tuple[Caveat, ...]:
+    """How reliably the offer's shape was listed this week, from its source's listings."""
+    if source is None or not source.listings:
+        return ()
+    caveat = availability_caveat(offer, source.listings, now)
+    return () if caveat is None else (caveat,)
 
 
 def recommend(

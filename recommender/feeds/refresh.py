@@ -15,12 +15,14 @@ from datetime import datetime
 
 import httpx
 
+from recommender.availability import listing_key
 from recommender.errors import CatalogError
 from recommender.feeds.base import owned_by
 from recommender.feeds.cache import RedisSnapshots, SnapshotMeta
 from recommender.feeds.detect import parse_any
 from recommender.feeds.fetch import FetchTimeouts, RetryPolicy, Validators, fetch_all
 from recommender.feeds.gpuhunt import provider_from_location
+from recommender.feeds.listings import ListingLog
 from recommender.feeds.skypilot import cloud_from_location
 from recommender.feeds.sources import FeedSource, RefreshOutcome, SourceRefresh
 
@@ -57,12 +59,17 @@ async def refresh_source(
     if failures:
         return await _failed(snapshots, source, "; ".join(failures), has_previous, now)
     fetched = [r.fetched for r in results if r.fetched is not None]
+    # The listing log is written before the snapshot or its touch moves the catalog's
+    # version, so readers of the new version see this refresh in it (listings.py).
+    listings = ListingLog(snapshots.client, prefix=snapshots.prefix)
     if all(f.not_modified for f in fetched) and previous is not None:
+        await listings.record_unchanged(source.name, at=now)
         await snapshots.touch(source.name, fetched_at=now)
         return _unchanged(source.name, previous)
     bodies = [f.body or b"" for f in fetched]
     digest = hashlib.sha256(b"\0".join(bodies)).hexdigest()
     if previous is not None and has_previous and previous.sha256 == digest:
+        await listings.record_unchanged(source.name, at=now)
         await snapshots.touch(source.name, fetched_at=now)
         return _unchanged(source.name, previous)
     stamps = [f.modified_at for f in fetched if f.modified_at is not None]
@@ -94,6 +101,8 @@ async def refresh_source(
         locations=source.locations,
         errors=parsed.errors,
     )
+    if offers:  # an empty catalog is not stored (put_snapshot refuses it), nor logged
+        await listings.record_update(source.name, (listing_key(o) for o in offers), at=now)
     await snapshots.put_snapshot(meta, offers, history_at=now)
     return SourceRefresh(
         name=source.name,

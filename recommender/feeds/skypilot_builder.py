@@ -9,6 +9,7 @@ adds GCP's host + accelerator pricing.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -50,8 +51,15 @@ def cell(row: Row, column: str) -> str:
 
 #: Clouds whose ``MemoryInfo.SizeInMiB`` is the machine's total over all its GPUs; source:
 #: SkyPilot catalog v8 ``vast/vms.csv`` (``2x-A100_SXM4`` lists 81920 MiB: two 40 GB cards;
-#: ``8x-RTX_4090`` 196512 MiB: eight 24 GB cards).
-TOTAL_MEMORY_CLOUDS = frozenset({"vast"})
+#: ``8x-RTX_4090`` 196512 MiB: eight 24 GB cards) and ``primeintellect/vms.csv``
+#: (``lambdalabs__8xA100_80GB__240__1800`` lists 655360 MiB: eight 80 GB cards).
+TOTAL_MEMORY_CLOUDS = frozenset({"vast", "primeintellect"})
+
+
+#: A JSON ``null`` where a value stands (after ``:``, ``[`` or ``,``): Hyperstack's cells mix
+#: Python quotes with it; source: SkyPilot catalog v8 ``hyperstack/vms.csv``
+#: (``'Manufacturer': null``). Read as ``None``.
+_JSON_NULL = re.compile(r"(?<=[:\[,] )null(?=[,}\]])")
 
 
 @lru_cache(maxsize=_GPU_INFO_CACHE_SIZE)
@@ -64,7 +72,7 @@ def gpu_card(cloud: str, gpu_info: str, count: int = 1) -> tuple[str, float | No
     if len(gpu_info) > _MAX_GPU_INFO_CHARS:
         raise RowError("GpuInfo is implausibly long")
     try:
-        info = ast.literal_eval(gpu_info.strip())
+        info = ast.literal_eval(_JSON_NULL.sub("None", gpu_info.strip()))
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         raise RowError(f"GpuInfo {gpu_info[:60]!r} is not a Python literal") from None
     if not isinstance(info, dict):

@@ -18,13 +18,14 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 import httpx
 from redis.exceptions import RedisError
 
+from recommender.availability import Listing
 from recommender.errors import StoreError
 from recommender.feeds.bundled import BUNDLED_SOURCE, bundled_catalog, load_bundled
 from recommender.feeds.cache import DEFAULT_PREFIX, CatalogVersion, RedisSnapshots, SnapshotMeta
@@ -35,6 +36,7 @@ from recommender.feeds.fetch import (
     RetryPolicy,
     make_client,
 )
+from recommender.feeds.listings import ListingLog
 from recommender.feeds.refresh import refresh_source
 from recommender.feeds.sources import (
     FeedSource,
@@ -185,7 +187,10 @@ class PriceStore:
     async def _load_catalog_now(self) -> Catalog:
         started = self._monotonic()
         version, loaded = await self._load_all()
-        catalog = await asyncio.to_thread(_build_catalog, loaded)
+        listings = await ListingLog(self.snapshots.client, prefix=self.snapshots.prefix).load(
+            [meta.name for meta, _ in loaded]
+        )
+        catalog = await asyncio.to_thread(_build_catalog, loaded, listings)
         self._version, self._catalog = version, catalog
         self._trusted_until = started + self._recheck_s
         return catalog
@@ -344,7 +349,10 @@ class PriceStore:
         return RefreshReport(sources=tuple(results))
 
 
-def _build_catalog(loaded: Sequence[tuple[SnapshotMeta, tuple[Offer, ...]]]) -> Catalog:
+def _build_catalog(
+    loaded: Sequence[tuple[SnapshotMeta, tuple[Offer, ...]]],
+    listings: Mapping[str, tuple[Listing, ...]],
+) -> Catalog:
     live = [(m, o) for m, o in loaded if o and not m.bundled]
     chosen = live or [(m, o) for m, o in loaded if o and m.bundled]
     if not chosen:
@@ -365,6 +373,7 @@ def _build_catalog(loaded: Sequence[tuple[SnapshotMeta, tuple[Offer, ...]]]) -> 
                 rejected=meta.rejected,
                 error=meta.error,
                 bundled=meta.bundled,
+                listings=listings.get(meta.name, ()),
             )
         )
     return Catalog(tuple(offers), tuple(infos))

@@ -29,15 +29,26 @@ LAST_MODIFIED = "Tue, 18 Nov 2025 06:12:44 GMT"
 EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "aws": (20, 5, ("no price",)),  # p5e.48xlarge rows without a price
     "cudo": (5, 0, ()),
+    "daytona": (6, 0, ()),  # and one CPU-only row, not a GPU row
     # L4x1 and L4x8 have no g2-standard row here, H100x1 no a3-highgpu-1g row; T4 and P4
     # pair with n1-highcpu-96, A100x1 with a2-highgpu-1g.
     "gcp": (16, 3, ("no host VM row (g2-standard)", "H100x1 in us-central1-a has no host")),
+    "hyperbolic": (3, 0, ()),
+    # GpuInfo cells with a JSON null ('Manufacturer': null); the RTX A4000 is not in the table.
+    "hyperstack": (6, 1, ("unknown GPU 'RTX-A4000'",)),
+    "jarvislabs": (5, 0, ()),
     "lambda": (4, 0, ()),
+    # The RTX PRO 6000 Workstation Edition is not in the GPU table.
+    "lium": (7, 1, ("unknown GPU 'RTXPRO6000-WK'",)),
+    "mithril": (4, 0, ()),
     "nebius": (5, 0, ()),
     "oci": (10, 0, ()),
+    # JSON GpuInfo whose SizeInMiB is the instance's total (as Vast's).
+    "primeintellect": (6, 0, ()),
     "runpod": (6, 0, ()),
     # One Hong Kong "RTX 4090" lists 48 GB: a modded card, not an RTX 4090 24GB.
     "vast": (9, 1, ("GPU memory 47.9883 GiB does not match GPU 'RTX4090'",)),
+    "yotta": (3, 0, ()),
 }
 
 
@@ -199,6 +210,33 @@ class TestKnownPrices:
         cudo = {o.instance_type: o.gpu_id for o in local("cudo").offers}
         assert cudo["intel-ice-lake-a800-pci_1x2v4gb"] == "A800-80GB"
         assert cudo["sapphire-rapids-h100_1x2v4gb"] == "H100-SXM-80GB"
+
+    def test_newer_clouds_per_gpu_memory(self) -> None:
+        """Prime Intellect lists the instance's total in SizeInMiB (8x A100 80GB: 655,360 MiB)
+        as Vast does; Hyperstack's cells carry a JSON null and its own GPU names; Daytona,
+        Jarvislabs, Lium, Yotta and Hyperbolic list per-GPU memory."""
+        prime = local("primeintellect")
+        eight = only(prime, instance_type="lambdalabs__8xA100_80GB__240__1800")
+        assert (eight.gpu_id, eight.gpu_count, eight.gpu_memory_gib) == ("A100-SXM-80GB", 8, 80.0)
+        spot = only(prime, instance_type="datacrunch__2xA100_80GB__44__240__SPOT")
+        assert (spot.spot, spot.price_usd_per_hour, spot.zone) == (True, 1.05, "FIN-01")
+        hyper = {o.instance_type: (o.gpu_id, o.gpu_count) for o in local("hyperstack").offers}
+        assert hyper["n3-A100x1"] == ("A100-PCIE-80GB", 1)
+        assert hyper["n3-H100-SXM5x8"] == ("H100-SXM-80GB", 8)
+        assert hyper["n3-H100x2"] == ("H100-PCIE-80GB", 2)
+        day = only(local("daytona"), instance_type="4x-MI355X", spot=False)
+        assert (day.gpu_id, day.gpu_count, day.gpu_memory_gib) == ("MI355X", 4, 288.0)
+        lium = only(local("lium"), instance_type="B300_8x")
+        assert (lium.gpu_id, lium.gpu_memory_gib) == ("B300-288GB", 269.0)
+        yotta = only(local("yotta"), instance_type="8x112v952g_NVIDIA_GeForce_RTX_5090_32G_SECURE")
+        assert (yotta.gpu_id, yotta.gpu_count) == ("RTX-5090", 8)
+        assert yotta.gpu_memory_gib == pytest.approx(31.84, abs=0.01)
+        jarvis = only(local("jarvislabs"), instance_type="8x_H100_192V_1600G")
+        assert (jarvis.gpu_id, jarvis.gpu_memory_gib, jarvis.provider) == (
+            "H100-SXM-80GB",
+            80.0,
+            "jarvislabs",
+        )
 
 
 class TestRealAge:

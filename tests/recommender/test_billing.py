@@ -14,6 +14,10 @@ from recommender.billing import (
     rule_for,
     spot_economics,
 )
+from recommender.caveats import CaveatKind
+from recommender.feeds.skypilot import CLOUDS
+from recommender.ranking import recommend
+from tests.factories import NOW, SOURCE, catalog, offer, workload
 
 
 class TestRules:
@@ -29,6 +33,25 @@ class TestRules:
         assert rule is DEFAULT_RULE
         assert rule.granularity_s == 3600
         assert rule.minimum_s == 3600
+
+    def test_every_cloud_read_has_its_own_rule(self) -> None:
+        """Every SkyPilot cloud gpufit reads has an explicit rule, never the fallback: a known
+        one with its source, or one marked unknown that says it assumes whole hours."""
+        for cloud in CLOUDS:
+            rule = rule_for(cloud)
+            assert rule is not DEFAULT_RULE, cloud
+            assert rule.provider == cloud
+            if not rule.known:
+                assert (rule.granularity_s, rule.minimum_s) == (3600, 3600), cloud
+                assert rule.source == "unknown: billed per hour as a conservative assumption"
+
+    def test_an_unknown_billing_rule_is_said_in_the_answer(self) -> None:
+        """An option on a cloud whose metering is unknown says so; a known one does not."""
+        for provider, said in (("yotta", True), ("some-new-cloud", True), ("aws", False)):
+            o = offer(provider=provider, source=SOURCE)
+            rec = recommend(workload(), catalog(o), now=NOW)
+            texts = [c.text for c in rec.options[0].caveats if c.kind is CaveatKind.BILLING]
+            assert any("billing unit is unknown" in t for t in texts) is said, provider
 
     def test_lookup_is_case_insensitive(self) -> None:
         """Provider ids match regardless of case."""

@@ -20,6 +20,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from recommender.activations import DEFAULT_KERNELS, Kernels
 from recommender.gpus import GpuSpec, get_gpu
 from recommender.hardware import precision_on
 from recommender.memory import MemoryBreakdown, Strategy, estimate_memory, usable_gib
@@ -53,6 +54,7 @@ class Case:
     metric: str  # reserved | active | allocated | smi
     published_gib: float | None  # None: the source reports an OOM
     fits: bool  # the published verdict
+    kernels: Kernels = DEFAULT_KERNELS
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +132,8 @@ def _case(row: dict[str, str], *, before: bool) -> Case:
         metric=row["metric"],
         published_gib=published,
         fits=row["verdict"] == "fits",
+        # "bnb_keeps_input": QLoRA run on bitsandbytes before 0.43.2 (activations.py)
+        kernels=Kernels(nf4_keeps_input="bnb_keeps_input" in row["savers"].split(";")),
     )
 
 
@@ -144,7 +148,13 @@ def estimate(case: Case) -> Result:
     total less the CUDA context); active/allocated memory also leaves out the allocator's
     fragmentation; a whole-device monitor sees the total."""
     per_node = min(case.gpus, MAX_GPUS_PER_NODE)
-    mem = estimate_memory(case.workload, case.strategy, gpus=case.gpus, gpus_per_node=per_node)
+    mem = estimate_memory(
+        case.workload,
+        case.strategy,
+        gpus=case.gpus,
+        gpus_per_node=per_node,
+        kernels=case.kernels,
+    )
     value = {
         "reserved": mem.pytorch_gib,
         "active": mem.pytorch_gib - mem.fragmentation_gib,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from recommender.models import Architecture, Block
 from recommender.posttrain import SPECS, generation_bytes
-from recommender.workload import LossKernel, Precision, Workload
+from recommender.workload import LossKernel, Method, Precision, Workload
 
 __all__ = ["DEFAULT_KERNELS", "ActivationBytes", "Kernels", "activations"]
 
@@ -66,11 +66,15 @@ class Kernels:
     scores kept) for Llama- and GPT-style decoders, as PyTorch ≥ 2.0 SDPA, HF
     ``attn_implementation="sdpa"`` and LitGPT do; the materialised softmax for T5, whose
     relative position bias the fused kernels do not take. ``chunked_loss`` is torchtune's
-    chunked cross-entropy (fp32 upcast one chunk at a time).
+    chunked cross-entropy (fp32 upcast one chunk at a time). ``nf4_keeps_input`` is the
+    QLoRA 4-bit linear of bitsandbytes before 0.43.2, which keeps its input for backward
+    (``_nf4_input_bytes_per_token``); current bitsandbytes and torchao's NF4 (torchtune)
+    keep none, which is the default.
     """
 
     flash_attention: bool | None = None
     chunked_loss: bool = False
+    nf4_keeps_input: bool = False
 
     def flash_for(self, block: Block) -> bool:
         if self.flash_attention is not None:
@@ -117,6 +121,21 @@ def _layer_activation_bytes_per_token(m: Architecture, b: float, *, flash: bool,
     if not flash:
         per_token += ATTENTION_SCORE_BYTES * (b / 2) * m.heads * s
     return per_token
+
+
+def _nf4_input_bytes_per_token(m: Architecture, b: float) -> float:
+    """Inputs one layer's 4-bit linears keep, per token, under bitsandbytes before 0.43.2.
+
+    Its 4-bit matmul (``MatMul4Bit``, bitsandbytes/autograd/_functions.py) saved its input
+    for backward whenever the input needed a gradient, although the frozen NF4 weight needs
+    none; a frozen bf16 linear keeps no input (autograd saves a matmul's input only for the
+    weight's gradient). Removed by bitsandbytes PR #1270 (merged 2024-07-16, release 0.43.2;
+    Dettmers: "the bug that caused a lot of memory issues with QLoRA"). Per layer: the
+    attention input, the attention output fed to o, the MLP input (one tensor for gate and
+    up) and the input of the down projection, per routed expert.
+    """
+    routed = m.experts_per_token if m.experts > 1 else 1
+    return b * (3 * m.hidden + m.ffn * routed)
 
 
 def _selective_bytes_per_token(m: Architecture, b: float) -> float:
@@ -174,6 +193,8 @@ def activations(workload: Workload, checkpointing: bool, kernels: Kernels) -> Ac
     full_layer = _layer_activation_bytes_per_token(m, b, flash=kernels.flash_for(m.block), s=s)
     if savers.compile:
         full_layer *= COMPILE_ACTIVATION_FACTOR
+    if kernels.nf4_keeps_input and workload.method is Method.QLORA:
+        full_layer += _nf4_input_bytes_per_token(m, b)
     layer = full_layer * tokens
     loss = LossKernel.CHUNKED if kernels.chunked_loss else LossKernel.PLAIN
     if savers.loss is not LossKernel.PLAIN:

@@ -230,6 +230,7 @@ class MemoryModel:
         "_overhead",
         "_paged",
         "_peft",
+        "_pp_grads",
         "_trainable",
         "_weights_total",
     )
@@ -285,6 +286,15 @@ class MemoryModel:
         self._gathered_w = unit * unit_bytes + block * block_bytes
         self._gathered_g = 0.0 if peft else unit * per.grads
         self._grads_floor = unit * per.grads if savers.optimizer_in_backward and not peft else 0.0
+        # Full sharding under a pipeline keeps the stage unsharded for the whole step:
+        # torchtitan does not reshard after forward when PP is on ("to avoid per-microbatch
+        # all-gathers", models/llama3/infra/parallelize.py apply_fsdp), and the pipeline stage
+        # syncs gradients only on the last micro-batch's backward (torch.distributed.pipelining
+        # stage.py, set_requires_gradient_sync(last_backward)), so each micro-batch's
+        # unsharded gradient accumulates in FSDP2's reduce dtype: fp32 under mixed precision
+        # (FSDPParam.to_accumulated_grad_if_needed; torchtitan mixed_precision_reduce float32).
+        accumulate = 4.0 if per.master else per.grads
+        self._pp_grads = 0.0 if savers.optimizer_in_backward else trained * accumulate
 
         # Activations and overhead, per checkpointing choice and (overhead) world size > 1.
         self._activations = (
@@ -330,7 +340,11 @@ class MemoryModel:
         optimizer = opt_total * own / n if sharded_opt else opt_total * whole
 
         gathered_w = gathered_g = 0.0
-        if (full and dp_gpus > 1) or strategy.offload is Offload.PARAMS:
+        if full and dp_gpus > 1 and par.pp > 1:
+            # The whole stage stays gathered, its gradients unsharded (see __init__).
+            gathered_w = self._weights_total * own * (1 - 1 / n)
+            gathered_g = self._pp_grads * own
+        elif (full and dp_gpus > 1) or strategy.offload is Offload.PARAMS:
             # Tensor parallelism splits the gathered unit as it splits every block matmul.
             gathered_w = self._gathered_w / par.tp
             gathered_g = self._gathered_g / par.tp

@@ -230,6 +230,19 @@ class TestLora:
         linear = m.layers * block
         assert base == pytest.approx(linear * nf4 + (m.params - linear) * 2, rel=1e-6)
 
+    @pytest.mark.parametrize("method", [Method.QLORA, Method.LORA])
+    def test_old_bitsandbytes_keeps_each_4bit_input(self, method: Method) -> None:
+        """bitsandbytes < 0.43.2 keeps the input of every 4-bit linear (PR #1270): per token
+        and layer 2·(3h + f) bytes more for QLoRA, none for LoRA (no 4-bit linears)."""
+        m = model("Llama 2 7B")
+        w = workload(model=m, method=method, seq_len=1024, micro_batch=2)
+        old = estimate_memory(
+            w, PLAIN, gpus=1, gpus_per_node=1, kernels=Kernels(nf4_keeps_input=True)
+        )
+        new = estimate_memory(w, PLAIN, gpus=1, gpus_per_node=1)
+        kept = 2 * (3 * m.hidden + m.ffn) * 1024 * 2 * m.layers if method is Method.QLORA else 0
+        assert (old.activations_gib - new.activations_gib) * GIB == pytest.approx(kept, rel=1e-9)
+
     def test_double_quant_bits(self) -> None:
         """NF4 with double quantisation costs ≈4.127 bits, without 4.5 bits (QLoRA §3)."""
         assert pytest.approx(4.127, abs=1e-3) == NF4_DOUBLE_QUANT_BYTES * 8

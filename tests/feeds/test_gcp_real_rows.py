@@ -15,7 +15,7 @@ import pytest
 from recommender.feeds.base import ParsedFeed
 from recommender.feeds.skypilot import parse_skypilot
 from tests.factories import only
-from tests.feeds.conftest import fixture_bytes
+from tests.feeds.conftest import catalog_bytes, fixture_bytes
 
 #: Rows in the fixture: 307 fixed-family host rows + 747 accelerator rows (the attachable
 #: GPUs' host rows are not GPU rows and are not counted).
@@ -72,3 +72,13 @@ def test_attachable_gpus_take_the_cheapest_fitting_host() -> None:
     assert price("L4", 8) == ("g2-standard-96", pytest.approx(3.52301 + 4.48032))
     assert price("V100-SXM-16GB", 1) == ("n1-highmem-8", pytest.approx(0.47321 + 2.48))
     assert price("T4", 4) == ("n1-highmem-64", pytest.approx(3.7857 + 1.4))
+
+
+def test_tpu_rows_and_their_sentinel_price_are_never_offers() -> None:
+    """GCP's TPU rows (tpu-v6e-1 at 700.0, SkyPilot's price for a zone without it) are not GPU
+    training offers: skipped and not counted, so the sentinel is never priced."""
+    feed = parse_skypilot(catalog_bytes("gcp"), source="catalogs/v8/gcp/vms.csv")
+    assert b"tpu-v6e-1,asia-east1,asia-east1-c,700.0,700.0" in catalog_bytes("gcp")
+    assert not [o for o in feed.offers if "tpu" in f"{o.gpu_id} {o.instance_type}".lower()]
+    assert all(o.price_usd_per_hour != 700.0 for o in feed.offers)
+    assert feed.rows == 16  # the GPU rows only, as before the TPU rows were added

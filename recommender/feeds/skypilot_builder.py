@@ -21,6 +21,7 @@ from recommender.feeds.fabrics import fabric_for
 from recommender.offers import MAX_OFFER_USD_PER_HOUR, Offer
 
 __all__ = [
+    "GB_MEMORY_CLOUDS",
     "TOTAL_MEMORY_CLOUDS",
     "Builder",
     "GpuRow",
@@ -55,6 +56,11 @@ def cell(row: Row, column: str) -> str:
 #: (``lambdalabs__8xA100_80GB__240__1800`` lists 655360 MiB: eight 80 GB cards).
 TOTAL_MEMORY_CLOUDS = frozenset({"vast", "primeintellect"})
 
+#: Clouds whose ``MemoryInfo.SizeInMiB`` holds GB; source: SkyPilot catalog v8
+#: ``runpod/vms.csv`` (80 for an A100-80GB) and ``shadeform/vms.csv`` (48 for an A6000, 141
+#: for an H200).
+GB_MEMORY_CLOUDS = frozenset({"runpod", "shadeform"})
+
 
 #: A JSON ``null`` where a value stands (after ``:``, ``[`` or ``,``): Hyperstack's cells mix
 #: Python quotes with it; source: SkyPilot catalog v8 ``hyperstack/vms.csv``
@@ -86,8 +92,8 @@ def gpu_card(cloud: str, gpu_info: str, count: int = 1) -> tuple[str, float | No
     card = str(gpu.get("Name", ""))
     if isinstance(size, bool) or not isinstance(size, int | float) or size <= 0:
         return card, None
-    if cloud == "runpod":
-        return card, float(size) * 1e9 / 2**30  # RunPod's SizeInMiB holds GB (80 = A100-80GB)
+    if cloud in GB_MEMORY_CLOUDS:
+        return card, float(size) * 1e9 / 2**30
     if cloud in TOTAL_MEMORY_CLOUDS:
         return card, float(size) / 1024 / count
     return card, float(size) / 1024
@@ -109,13 +115,29 @@ class GpuRow:
     spot: float | None
 
 
+#: Spheron's accelerator names carry the form factor and a bare-metal flag in underscores
+#: (``H100_SXM5``, ``A100_80G_SXM4``, ``L40S_PCIE_BAREMETAL``); source: SkyPilot catalog v8
+#: ``spheron/vms.csv``. The flags are dropped (the PCIe form factor is still read from the
+#: card's name) and ``80G`` read as ``80GB``.
+_SPHERON_BAREMETAL = re.compile(r"(_PCIE)?(_BAREMETAL)?$", re.IGNORECASE)
+_SPHERON_GIGABYTES = re.compile(r"(\d+)G(?=_|$)")
+
+
+def _accelerator_name(cloud: str, name: str) -> str:
+    """A row's accelerator name in words :func:`resolve_gpu` knows."""
+    if cloud != "spheron":
+        return name
+    name = _SPHERON_GIGABYTES.sub(r"\1GB", _SPHERON_BAREMETAL.sub("", name, count=1))
+    return name.replace("_", " ")
+
+
 def read_gpu_row(cloud: str, row: Row) -> GpuRow:
     """A self-contained GPU VM row (``InstanceType`` and ``AcceleratorName`` both set).
 
     Raises:
         RowError: the row cannot be read; the message says why.
     """
-    accelerator = cell(row, "AcceleratorName").strip()
+    accelerator = _accelerator_name(cloud, cell(row, "AcceleratorName").strip())
     count = whole_count(cell(row, "AcceleratorCount"), "AcceleratorCount")
     card, memory_gib = gpu_card(cloud, cell(row, "GpuInfo"), count)
     instance_type = cell(row, "InstanceType").strip()

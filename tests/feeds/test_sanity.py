@@ -14,7 +14,7 @@ from recommender.parse import parse_workload
 from recommender.ranking import recommend
 from recommender.sanity import is_opt_in_zone, screen
 from tests.factories import NOW, offer
-from tests.feeds.conftest import catalog_bytes
+from tests.feeds.conftest import catalog_bytes, catalog_clouds
 
 
 def _cloud(cloud: str) -> tuple[Offer, ...]:
@@ -133,3 +133,44 @@ class TestOneRegionPerPrice:
         rec = recommend(w, Catalog((a, b), ()), now=NOW, top=5)
         assert [o.offer.region for o in rec.options] == ["us-west-1", "us-east-1"]
         assert not any(c.kind is CaveatKind.ZONE for o in rec.options for c in o.caveats)
+
+
+class TestSameGpuAcrossTheCatalog:
+    """The per-GPU-hour price against the same GPU at every provider of every fixture."""
+
+    @staticmethod
+    def _all() -> list[Offer]:
+        return [o for cloud in catalog_clouds() for o in _cloud(cloud)]
+
+    def test_placeholders_are_dropped_and_nothing_else(self) -> None:
+        """Mithril's 8x A100 80GB and 8x B200 at 0.08 USD/h (0.01 per GPU-hour) are dropped;
+        every other real row of every fixture is kept."""
+        screened = screen(self._all())
+        by_gpu = [(o.provider, o.instance_type) for o, why in screened.dropped if "GPU-h" in why]
+        assert by_gpu == [("mithril", "a100-80gb.sxm.8x"), ("mithril", "neb-b200.sxm.8x")]
+        reasons = [why for _, why in screened.dropped if "GPU-h" in why]
+        assert "under a 25th of the median" in reasons[0]
+
+    def test_cheap_marketplace_prices_are_kept_and_the_cheapest_flagged(self) -> None:
+        """Vast's A100 40GB at 0.75 per GPU-hour (under 40 % of the median over providers) is
+        kept with an outlier caveat; Lium's, RunPod's and Hyperbolic's cheap rows are kept."""
+        screened = screen(self._all())
+        kept = {(o.provider, o.instance_type) for o in screened.offers}
+        for provider in ("vast", "runpod", "lium", "hyperbolic", "verda", "spheron"):
+            assert any(p == provider for p, _ in kept), provider
+        vast = [o for o in screened.offers if o.instance_type == "2x-A100_SXM4-32-65536"]
+        [caveat] = screened.caveats[vast[0].key]
+        assert caveat.kind is CaveatKind.OUTLIER
+        assert "below the on-demand median 1.99 of A100-SXM-40GB across 5 providers" in (
+            caveat.text
+        )
+        lium = next(o for o in screened.offers if o.instance_type == "L40S_2x")
+        assert lium.key not in screened.caveats  # 0.38 per GPU-hour: 42 % of the median
+
+    def test_a_gpu_few_providers_list_has_no_median(self) -> None:
+        """Two providers are not enough: nothing is judged against them."""
+        cheap = offer(provider="a", instance_type="x", gpu_id="B200-180GB", price_usd_per_hour=0.08)
+        dear = offer(provider="b", instance_type="y", gpu_id="B200-180GB", price_usd_per_hour=50.0)
+        assert screen([cheap, dear]).dropped == ()
+        third = offer(provider="c", instance_type="z", gpu_id="B200-180GB", price_usd_per_hour=48.0)
+        assert [o for o, _ in screen([cheap, dear, third]).dropped] == [cheap]

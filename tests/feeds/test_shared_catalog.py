@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from recommender.feeds.base import ParsedFeed
+from recommender.feeds.base import ParsedFeed, resolve_gpu
 from recommender.feeds.detect import parse_any
 from recommender.feeds.fetch import Validators, fetch_all
 from recommender.feeds.skypilot import CLOUDS, cloud_from_location
@@ -40,14 +40,22 @@ EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "lambda": (4, 0, ()),
     # The RTX PRO 6000 Workstation Edition is not in the GPU table.
     "lium": (7, 1, ("unknown GPU 'RTXPRO6000-WK'",)),
-    "mithril": (4, 0, ()),
+    # The H200 row lists 153,600 MiB (150 GiB) per GPU: no H200 has that; rejected.
+    "mithril": (4, 1, ("GPU memory 150 GiB does not match GPU 'H200'",)),
     "nebius": (5, 0, ()),
     "oci": (10, 0, ()),
     # JSON GpuInfo whose SizeInMiB is the instance's total (as Vast's).
     "primeintellect": (6, 0, ()),
     "runpod": (6, 0, ()),
+    # Four rows have no Region: no place to launch them (SkyPilot matches none either).
+    "seeweb": (10, 4, ("Region is empty",)),
+    # The A16 (a virtual-desktop card) is not in the GPU table.
+    "shadeform": (10, 1, ("unknown GPU 'A16'",)),
+    # An "H100_NVL" listing 80 GiB per GPU: the H100 NVL has 94 GB; rejected, not relabelled.
+    "spheron": (10, 1, ("GPU memory 80 GiB does not match GPU 'H100 NVL'",)),
     # One Hong Kong "RTX 4090" lists 48 GB: a modded card, not an RTX 4090 24GB.
     "vast": (9, 1, ("GPU memory 47.9883 GiB does not match GPU 'RTX4090'",)),
+    "verda": (10, 0, ()),  # and one CPU-only row, not a GPU row
     "yotta": (3, 0, ()),
 }
 
@@ -187,6 +195,31 @@ class TestKnownPrices:
         assert all(o.fabric is Fabric.INFINIBAND for o in h100)
         runpod = only(local("runpod"), instance_type="1x_A100-80GB_SECURE", region="IN")
         assert (runpod.gpu_id, runpod.price_usd_per_hour) == ("A100-PCIE-80GB", 1.39)
+
+    def test_seeweb_shadeform_spheron_verda_cards(self) -> None:
+        """Shadeform's SizeInMiB holds GB (48 = an A6000, 40 = an A100 40GB); Spheron names
+        carry form factor and bare-metal flags; Verda's B300 lists 262 GiB of its 288 GB;
+        Seeweb's "RTX6000" with 24 GiB is the Quadro RTX 6000, its "RTX PRO 6000 96GB" (listed
+        with 0 MiB and no region) a known name."""
+        shade = local("shadeform")
+        a6000 = only(shade, instance_type="massedcompute_A6000x8")
+        assert (a6000.gpu_id, a6000.gpu_count) == ("RTX-A6000", 8)
+        assert a6000.gpu_memory_gib == pytest.approx(48e9 / 2**30)
+        assert only(shade, instance_type="denvr_A100-sxm4x8").gpu_id == "A100-SXM-40GB"
+        assert only(shade, instance_type="excesssupply_H200x8").gpu_id == "H200-SXM-141GB"
+        spheron = local("spheron")
+        names = {o.instance_type: o.gpu_id for o in spheron.offers}
+        assert names["A100_sxm4x8_66b9a4e034c5c91a4d6a625d_calgary-canada-1"] == "A100-SXM-80GB"
+        assert names["L40Sx8_67884c00280fba46a71e23ed_raleigh-usa-1"] == "L40S"
+        assert names["H100_668d6762247d03149a4c9468_dallas-usa-1"] == "H100-PCIE-80GB"
+        assert names["RTX5090_6788f4c0280fba46a71eb46f_oslo-norway-3"] == "RTX-5090"
+        spot_only = only(spheron, instance_type="n3-A100x1-spot__CANADA-1")
+        assert (spot_only.spot, spot_only.price_usd_per_hour) == (True, 1.1476)
+        b300 = only(local("verda"), instance_type="1B300.30V", spot=False)
+        assert (b300.gpu_id, b300.gpu_memory_gib) == ("B300-288GB", pytest.approx(262.0))
+        quadro = only(local("seeweb"), instance_type="ECS1GPU")
+        assert (quadro.gpu_id, quadro.gpu_memory_gib) == ("QUADRO-RTX-6000", 24.0)
+        assert resolve_gpu("RTX PRO 6000 96GB") == "RTX-PRO-6000"
 
     def test_vast_memory_is_per_gpu_whatever_the_file_lists(self) -> None:
         """Vast lists machine totals: 2x A100 with 81,920 MiB is two 40 GB cards, 8x RTX 4090

@@ -12,7 +12,8 @@ One pass (``run_once``) is:
 4. **deliver** — every due alert is posted under a per-alert lease, paced per channel across
    replicas, with 429s and permanent errors handled (:mod:`bot.alerts.delivery`).
 
-Any number of replicas may run passes at once: each alert is claimed once and posted once.
+Any number of replicas may run passes at once: each alert is claimed once and posted at most
+once (``docs/alerts.md`` says what is left of the window).
 """
 
 from __future__ import annotations
@@ -34,7 +35,15 @@ import redis.asyncio as aioredis
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.alerts.codec import AlertRecord
-from bot.alerts.delivery import POST_INTERVAL_S, ChannelPacer, Delivery, Outcome
+from bot.alerts.delivery import (
+    DELIVERY_DEADLINE_S,
+    LEASE_S,
+    POST_INTERVAL_S,
+    POST_TIMEOUT_S,
+    ChannelPacer,
+    Delivery,
+    Outcome,
+)
 from bot.alerts.evaluate import PricePoint, Verdict, WatchState, current_price
 from bot.alerts.model import Watch
 from bot.alerts.render import render_alert, render_digest
@@ -92,6 +101,9 @@ class Worker:
         now: Callable[[], datetime] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         metrics: Metrics | None = None,
+        lease_s: float = LEASE_S,
+        deadline_s: float = DELIVERY_DEADLINE_S,
+        post_timeout_s: float = POST_TIMEOUT_S,
     ) -> None:
         self.watches = WatchStore(redis, prefix=prefix)
         self.queue = AlertQueue(redis, prefix=prefix)
@@ -108,6 +120,9 @@ class Worker:
             clock=clock,
             sleep=sleep,
             metrics=metrics,
+            lease_s=lease_s,
+            deadline_s=deadline_s,
+            post_timeout_s=post_timeout_s,
         )
 
     def readiness(self) -> dict[str, Any]:
@@ -237,7 +252,9 @@ def _slack_client(settings: Settings) -> AsyncWebClient:
             hint="Set SLACK_BOT_TOKEN=xoxb-… (the bot token of the installed app).",
         )
     return AsyncWebClient(
-        token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
+        token=settings.slack_bot_token.get_secret_value(),
+        base_url=settings.slack_api_url,
+        timeout=round(POST_TIMEOUT_S),  # Delivery also bounds each call by it
     )
 
 

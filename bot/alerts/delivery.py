@@ -293,7 +293,9 @@ class Delivery:
             return await self._token_error(record, error)
         if error in CHANNEL_ERRORS:
             reason = f"{error}: {CHANNEL_ERRORS[error]}"
-            disabled = await self._watches.disable_scope(record.team_id, record.channel_id, reason)
+            disabled = await self._watches.disable_channel(
+                record.team_id, record.channel_id, reason
+            )
         else:
             disabled = []
         log.warning("alert %s not deliverable (%s); disabled %s", record.key, error, disabled)

@@ -291,12 +291,11 @@ class WatchStore:
                     continue
         raise StoreError(f"Could not change watch {watch_id}: too much contention")
 
-    async def disable_scope(self, team_id: str, channel_id: str | None, reason: str) -> list[str]:
-        """Disable every enabled watch of a channel (or, with ``None``, of a workspace)."""
+    async def disable_channel(self, team_id: str, channel_id: str, reason: str) -> list[str]:
+        """Disable every enabled watch of a channel; the ids come from the channel's own set,
+        so no other channel's watch is read."""
         done: list[str] = []
-        for w in await self.all_watches():
-            if w.team_id != team_id or (channel_id is not None and w.channel_id != channel_id):
-                continue
+        for w in await self.list_channel(team_id, channel_id):
             if w.enabled and await self.disable(w.id, reason) is not None:
                 done.append(w.id)
         return done

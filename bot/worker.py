@@ -50,10 +50,10 @@ from bot.alerts.render import render_alert, render_digest
 from bot.alerts.store import AlertQueue, WatchStore
 from bot.health import start_metrics_server
 from bot.metrics import Metrics, default_metrics
-from bot.runtime import redis_url
+from bot.runtime import redis_client, redis_url
 from bot.settings import Settings, SettingsError
 from recommender import Catalog, GpufitError
-from recommender.feeds import FeedSource, FetchTimeouts, PriceStore, reconnecting
+from recommender.feeds import FeedSource, FetchTimeouts, PriceStore
 
 __all__ = ["DIGEST_HOUR_UTC", "CatalogSource", "PassReport", "Worker", "run_worker"]
 
@@ -299,7 +299,7 @@ async def _run(settings: Settings, *, once: bool, out: TextIO) -> int:
     url = redis_url(settings)
     metrics = default_metrics()
     store = PriceStore.from_url(url)
-    redis = aioredis.Redis.from_url(url, decode_responses=True, **reconnecting())
+    redis = redis_client(url, decode_responses=True)
     worker = Worker(
         redis=redis,
         catalog_source=_catalog_source(store, settings, metrics),

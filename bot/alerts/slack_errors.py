@@ -17,6 +17,7 @@ __all__ = [
     "Deferred",
     "RateLimited",
     "Transient",
+    "is_transient",
     "retry_after",
 ]
 
@@ -80,3 +81,11 @@ def retry_after(exc: SlackApiError) -> float:
         log.warning("Retry-After %r s from Slack capped at %g s", value, MAX_RETRY_AFTER_S)
         return MAX_RETRY_AFTER_S
     return seconds
+
+
+def is_transient(exc: SlackApiError) -> bool:
+    """Whether a refusal may pass by itself (429, HTTP 5xx, :data:`TRANSIENT_ERRORS`); any
+    other error (a channel, token or message problem) will not change on a retry."""
+    status = getattr(exc.response, "status_code", 200)
+    error = str(exc.response.get("error") or "")
+    return status == 429 or status >= 500 or error in TRANSIENT_ERRORS | {"ratelimited"}

@@ -258,20 +258,51 @@ def _slack_client(settings: Settings) -> AsyncWebClient:
     )
 
 
+#: Bytes of feed document per offer in the most compact format gpufit reads (SkyPilot CSV:
+#: 9.9 MiB of rows made 73,125 offers; bench/memory.py --offers). The byte cap
+#: ``GPUFIT_FEED_MAX_OFFERS`` × this is checked while the document streams in, before it is
+#: parsed, so an oversized feed never reaches memory as offers.
+FEED_BYTES_PER_OFFER = 142
+
+
+def feed_max_bytes(settings: Settings) -> int:
+    """The largest feed document the worker fetches (``GPUFIT_FEED_MAX_OFFERS`` in bytes)."""
+    return settings.feed_max_offers * FEED_BYTES_PER_OFFER
+
+
 def _catalog_source(store: PriceStore, settings: Settings, metrics: Metrics) -> CatalogSource:
     sources = tuple(FeedSource.parse(spec) for spec in settings.feeds)
+    max_bytes = feed_max_bytes(settings)
+    over_cap = (
+        f"over the feed cap: GPUFIT_FEED_MAX_OFFERS={settings.feed_max_offers} allows "
+        f"{max_bytes / 2**20:.1f} MiB per document; its last good prices are kept. Raise the "
+        "cap only with the pods' memory limits (docs/operations.md, Feed cap)"
+    )
 
     async def refresh_and_load() -> Catalog:
         if sources:
             # The feed layer's refresh lock makes one replica the refresher; the others are
             # "locked out" and just load what it stored.
             report = await store.refresh(
-                sources, timeouts=FetchTimeouts(read_s=settings.feed_timeout_s)
+                sources,
+                timeouts=FetchTimeouts(read_s=settings.feed_timeout_s),
+                max_bytes=max_bytes,
             )
             for failed in report.failed:
                 metrics.refresh_failed(failed.name)
-                log.warning("feed %s failed to refresh: %s", failed.name, failed.error)
+                if "larger than" in (failed.error or ""):  # fetch's size-limit error
+                    log.error("feed %s is %s", failed.name, over_cap)
+                else:
+                    log.warning("feed %s failed to refresh: %s", failed.name, failed.error)
         catalog = await store.load_catalog()
+        if len(catalog.offers) > settings.feed_max_offers:
+            # Several feeds, each under the cap, can add up past it.
+            log.error(
+                "the catalog holds %d offers, more than GPUFIT_FEED_MAX_OFFERS=%d: the pods' "
+                "memory limits are sized for the cap (docs/operations.md, Feed cap)",
+                len(catalog.offers),
+                settings.feed_max_offers,
+            )
         for info in catalog.sources:
             if info.fetched_at is not None:
                 metrics.feed_fetched(info.name, info.fetched_at)

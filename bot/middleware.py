@@ -3,7 +3,8 @@
 Bolt verifies the signature (HTTP mode) and authorizes before any of these run, so a forged
 request never reaches Redis or a listener. The first of them marks the request verified
 (:data:`VERIFIED`); the error handler answers only marked requests, so a request whose
-verification raised (rather than failed) never makes gpufit post anywhere.
+verification raised (rather than failed) never makes gpufit post anywhere. Events are
+deduplicated where they are queued (:mod:`bot.outbox`), in the same Redis script as their job.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import redis.asyncio as aioredis
-from redis.exceptions import RedisError
 from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
@@ -22,11 +21,8 @@ from bot.logs import new_request_id, start_request_context
 from bot.services import Services
 
 __all__ = [
-    "EVENT_CLAIM_TTL_S",
     "VERIFIED",
     "bind_log_context",
-    "dedupe_events",
-    "event_claim_key",
     "inject",
     "mark_verified",
 ]
@@ -35,18 +31,9 @@ logger = logging.getLogger(__name__)
 
 Next = Callable[[], Awaitable[BoltResponse]]
 
-#: How long an event id stays claimed. Slack retries up to 3 times within ~6 minutes
-#: (immediately, +1 min, +5 min; slack.md §1.3); an hour covers them with a wide margin.
-EVENT_CLAIM_TTL_S = 3600
-
-
 #: Context key set once Bolt's signature check (HTTP) or Socket Mode's connection vouched for
 #: the request; nothing acts on a body without it.
 VERIFIED = "gpufit_verified"
-
-
-def event_claim_key(event_id: str) -> str:
-    return f"gpufit:evt:{event_id}"
 
 
 class _MarkVerified(AsyncMiddleware):
@@ -123,40 +110,3 @@ def bind_log_context() -> AsyncMiddleware:
     """Bind a request id, the request kind and the team/channel/user to every log line of the
     request (``bot.logs.log_context``); the user's text is never logged."""
     return _BindLogContext()
-
-
-class _DedupeEvents(AsyncMiddleware):
-    def __init__(self, redis: aioredis.Redis) -> None:
-        self._redis = redis
-
-    async def async_process(
-        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
-    ) -> BoltResponse | None:
-        body = req.body
-        event_id = body.get("event_id")
-        if body.get("type") != "event_callback" or not isinstance(event_id, str):
-            await next()
-            return None
-        try:
-            claimed = await self._redis.set(
-                event_claim_key(event_id), "1", nx=True, ex=EVENT_CLAIM_TTL_S
-            )
-        except RedisError as exc:
-            logger.warning("event dedupe unavailable (%s); processing %s", exc, event_id)
-            claimed = True
-        if not claimed:
-            logger.info("duplicate event %s dropped", event_id)
-            return BoltResponse(status=200, body="")
-        await next()
-        return None
-
-
-def dedupe_events(redis: aioredis.Redis) -> AsyncMiddleware:
-    """Answer each Events API event once, across retries, duplicates and replicas.
-
-    The event id is claimed with ``SET NX EX`` before any listener runs. An event whose id is
-    already claimed is acknowledged (200) and dropped, whatever its retry headers say; a retry
-    whose first delivery never arrived claims the id and is processed. If Redis is down the
-    event is processed anyway: a rare duplicate reply beats a silent bot.
-    """
-    return _DedupeEvents(redis)

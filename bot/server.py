@@ -4,8 +4,9 @@ HTTP routes: ``POST /slack/events`` (commands, events and interactivity). A requ
 signature headers are missing, malformed or stale gets 401 before its body is read; a body
 over :data:`MAX_BODY_BYTES` gets 413; a body whose signature does not match gets 401. Only
 then does Bolt see it (and verify it again).
-``GET /healthz`` (the process is up) and ``GET /readyz`` (Redis answers and a price
-snapshot is loaded; in Socket Mode also: the socket is connected). Socket Mode serves only
+``GET /healthz`` (the process is up) and ``GET /readyz`` (Redis answers, a price snapshot is
+loaded and the bot's start-up ``auth.test`` has answered; in Socket Mode also: the socket is
+connected). Socket Mode serves only
 the two health routes over HTTP.
 
 Shutdown drains: on SIGINT/SIGTERM :class:`DrainingServer` first answers ``/readyz`` with 503
@@ -13,7 +14,8 @@ for :data:`DRAIN_GRACE_S` while still serving everything else, so the load balan
 routing Slack traffic here; then uvicorn stops accepting connections and finishes the requests
 in flight, and the work those requests left running (thread replies, late answers:
 ``services.background``) gets :data:`BACKGROUND_GRACE_S` to finish. A second signal skips the
-rest of the grace.
+rest of the grace. While serving, each replica sweeps the reply outbox (``bot.outbox``) for
+thread replies that are due again or whose replica died.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from starlette.types import Message
 
 from bot.app import build_app
 from bot.health import start_metrics_server
+from bot.identity import SlackIdentity
+from bot.listeners.mentions import run_reply_sweeper
 from bot.metrics import Metrics, RequestKind
 from bot.services import Services
 from bot.settings import Settings, SettingsError
@@ -123,10 +127,16 @@ class DrainingServer(uvicorn.Server):
 
 
 async def readiness(
-    services: Services, *, connected: Callable[[], Awaitable[bool]] | None = None
+    services: Services,
+    *,
+    connected: Callable[[], Awaitable[bool]] | None = None,
+    identity: SlackIdentity | None = None,
 ) -> dict[str, bool]:
-    """Each readiness check and whether it passed."""
+    """Each readiness check and whether it passed (with ``identity``: ``slack``, the bot's
+    ``auth.test`` has answered, so requests can be authorized)."""
     checks: dict[str, bool] = {}
+    if identity is not None:
+        checks["slack"] = identity.ready
     try:
         checks["redis"] = bool(await asyncio.wait_for(services.redis.ping(), READY_TIMEOUT_S))
     except (RedisError, OSError, TimeoutError):
@@ -191,12 +201,13 @@ def build_asgi(
     metrics: Metrics | None = None,
     draining: Callable[[], bool] | None = None,
     body_timeout_s: float = BODY_TIMEOUT_S,
+    identity: SlackIdentity | None = None,
 ) -> Starlette:
     """The ASGI app: Slack's route (when ``app`` is given) and the health routes. With
     ``metrics``, each verified Slack request is counted and its ack timed here, by request
     kind (the HTTP response to Slack is the ack); ``/metrics`` itself is not on this public
     port but on ``GPUFIT_METRICS_PORT`` (:func:`serve`). While ``draining()`` is true,
-    ``/readyz`` answers 503.
+    ``/readyz`` answers 503; with ``identity``, also until the bot's ``auth.test`` answered.
 
     Slack's route needs ``verifier``: every request is verified here, before Bolt parses it.
     """
@@ -207,7 +218,7 @@ def build_asgi(
     async def readyz(request: Request) -> Response:
         if draining is not None and draining():
             return JSONResponse({"status": "draining", "checks": {}}, status_code=503)
-        checks = await readiness(services, connected=connected)
+        checks = await readiness(services, connected=connected, identity=identity)
         ready = all(checks.values())
         return JSONResponse(
             {"status": "ready" if ready else "not ready", "checks": checks},
@@ -304,16 +315,41 @@ async def serve(settings: Settings, services: Services, *, socket_mode: bool) ->
                 hint="Set GPUFIT_METRICS_PORT to a free port (a worker on the same host uses "
                 "one too), or GPUFIT_METRICS_ENABLED=false.",
             ) from None
+    stop_sweeping = asyncio.Event()
+    sweeper = asyncio.create_task(
+        run_reply_sweeper(services, top=settings.top, stop=stop_sweeping), name="gpufit-replies"
+    )
     try:
         await _serve(settings, services, socket_mode=socket_mode)
     finally:
+        stop_sweeping.set()  # replies still due are left to the other replicas (or the next start)
+        await asyncio.wait([sweeper], timeout=BACKGROUND_GRACE_S)
         await services.background.drain(BACKGROUND_GRACE_S)
         if scraped is not None:
             scraped.close()
 
 
 async def _serve(settings: Settings, services: Services, *, socket_mode: bool) -> None:
-    app = build_app(settings, services)
+    identity = SlackIdentity(services.client)
+    app = build_app(settings, services, identity=identity)
+    # One auth.test at start-up (its answer authorizes every request); /readyz waits for it.
+    stop_warm_up = asyncio.Event()
+    warm_up = asyncio.create_task(identity.warm_up(stop_warm_up), name="gpufit-auth-test")
+    try:
+        await _serve_app(settings, services, app, identity, socket_mode=socket_mode)
+    finally:
+        stop_warm_up.set()
+        await asyncio.wait([warm_up], timeout=READY_TIMEOUT_S)
+
+
+async def _serve_app(
+    settings: Settings,
+    services: Services,
+    app: AsyncApp,
+    identity: SlackIdentity,
+    *,
+    socket_mode: bool,
+) -> None:
     drain = _Drain()
     if not socket_mode:
         if settings.slack_signing_secret is None:
@@ -329,6 +365,7 @@ async def _serve(settings: Settings, services: Services, *, socket_mode: bool) -
             verifier=SignatureVerifier(settings.slack_signing_secret),
             metrics=services.metrics,
             draining=drain,
+            identity=identity,
         )
         await _uvicorn(settings, asgi, drain).serve()
         return
@@ -347,7 +384,12 @@ async def _serve(settings: Settings, services: Services, *, socket_mode: bool) -
     logger.info("connected to Slack in Socket Mode; health on %s:%s", settings.host, settings.port)
     try:
         asgi = build_asgi(
-            services, None, connected=connected, metrics=services.metrics, draining=drain
+            services,
+            None,
+            connected=connected,
+            metrics=services.metrics,
+            draining=drain,
+            identity=identity,
         )
         await _uvicorn(settings, asgi, drain).serve()
     finally:

@@ -20,10 +20,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.answer_cache import Answer, AnswerCache
 from bot.background import Background
 from bot.metrics import Metrics
-from bot.runtime import redis_url
+from bot.runtime import redis_client, redis_url
 from bot.settings import Settings
 from recommender import Catalog
-from recommender.feeds import PriceStore, reconnecting, utc_now
+from recommender.feeds import PriceStore, utc_now
 
 __all__ = ["Services", "build_services", "build_web_client", "static_catalog"]
 
@@ -84,7 +84,7 @@ def build_services(settings: Settings) -> Services:
     url = redis_url(settings)
     store = PriceStore.from_url(url, recheck_s=settings.price_recheck_s)
     return Services(
-        redis=aioredis.Redis.from_url(url, **reconnecting()),
+        redis=redis_client(url),
         catalog=store.load_catalog,
         now=utc_now,
         client=build_web_client(settings),

@@ -40,6 +40,9 @@ class SettingsError(GpufitError):
     """A setting in the environment has an invalid value."""
 
 
+#: Default of ``GPUFIT_FEED_MAX_OFFERS`` (see the field).
+FEED_MAX_OFFERS = 200_000
+
 #: The prefix of gpufit's own variables: field ``port`` is ``GPUFIT_PORT``.
 ENV_PREFIX = "GPUFIT_"
 
@@ -84,6 +87,20 @@ class Settings(BaseSettings):
     feed_timeout_s: Annotated[
         float, Field(gt=0, le=300, description="Read timeout for one feed fetch, seconds.")
     ] = 20.0
+    # Why 200k: the pods' memory limits in deploy/ hold the measured peak RSS of the worker's
+    # refresh and the bot's load at this size, with headroom (bench/memory.py --offers;
+    # docs/operations.md, "Feed cap"). Raise it only together with those limits.
+    feed_max_offers: Annotated[
+        int,
+        Field(
+            ge=100,
+            le=5_000_000,
+            description=(
+                "Largest price feed the worker reads, in offers (a larger document is refused "
+                "and its last good prices kept); the pods' memory limits are sized for it."
+            ),
+        ),
+    ] = FEED_MAX_OFFERS
     refresh_interval_s: Annotated[
         int, Field(ge=60, description="How often the worker refreshes the feeds, seconds.")
     ] = 900

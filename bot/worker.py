@@ -12,7 +12,8 @@ One pass (``run_once``) is:
 4. **deliver** — every due alert is posted under a per-alert lease, paced per channel across
    replicas, with 429s and permanent errors handled (:mod:`bot.alerts.delivery`).
 
-Any number of replicas may run passes at once: each alert is claimed once and posted once.
+Any number of replicas may run passes at once: each alert is claimed once and posted at most
+once (``docs/alerts.md`` says what is left of the window).
 """
 
 from __future__ import annotations
@@ -34,17 +35,25 @@ import redis.asyncio as aioredis
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.alerts.codec import AlertRecord
-from bot.alerts.delivery import POST_INTERVAL_S, ChannelPacer, Delivery, Outcome
+from bot.alerts.delivery import (
+    DELIVERY_DEADLINE_S,
+    LEASE_S,
+    POST_INTERVAL_S,
+    POST_TIMEOUT_S,
+    ChannelPacer,
+    Delivery,
+    Outcome,
+)
 from bot.alerts.evaluate import PricePoint, Verdict, WatchState, current_price
 from bot.alerts.model import Watch
 from bot.alerts.render import render_alert, render_digest
 from bot.alerts.store import AlertQueue, WatchStore
 from bot.health import start_metrics_server
 from bot.metrics import Metrics, default_metrics
-from bot.runtime import redis_url
+from bot.runtime import redis_client, redis_url
 from bot.settings import Settings, SettingsError
 from recommender import Catalog, GpufitError
-from recommender.feeds import FeedSource, FetchTimeouts, PriceStore, reconnecting
+from recommender.feeds import FeedSource, FetchTimeouts, PriceStore
 
 __all__ = ["DIGEST_HOUR_UTC", "CatalogSource", "PassReport", "Worker", "run_worker"]
 
@@ -92,6 +101,9 @@ class Worker:
         now: Callable[[], datetime] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         metrics: Metrics | None = None,
+        lease_s: float = LEASE_S,
+        deadline_s: float = DELIVERY_DEADLINE_S,
+        post_timeout_s: float = POST_TIMEOUT_S,
     ) -> None:
         self.watches = WatchStore(redis, prefix=prefix)
         self.queue = AlertQueue(redis, prefix=prefix)
@@ -108,6 +120,9 @@ class Worker:
             clock=clock,
             sleep=sleep,
             metrics=metrics,
+            lease_s=lease_s,
+            deadline_s=deadline_s,
+            post_timeout_s=post_timeout_s,
         )
 
     def readiness(self) -> dict[str, Any]:
@@ -237,24 +252,57 @@ def _slack_client(settings: Settings) -> AsyncWebClient:
             hint="Set SLACK_BOT_TOKEN=xoxb-… (the bot token of the installed app).",
         )
     return AsyncWebClient(
-        token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
+        token=settings.slack_bot_token.get_secret_value(),
+        base_url=settings.slack_api_url,
+        timeout=round(POST_TIMEOUT_S),  # Delivery also bounds each call by it
     )
+
+
+#: Bytes of feed document per offer in the most compact format gpufit reads (SkyPilot CSV:
+#: 9.9 MiB of rows made 73,125 offers; bench/memory.py --offers). The byte cap
+#: ``GPUFIT_FEED_MAX_OFFERS`` × this is checked while the document streams in, before it is
+#: parsed, so an oversized feed never reaches memory as offers.
+FEED_BYTES_PER_OFFER = 142
+
+
+def feed_max_bytes(settings: Settings) -> int:
+    """The largest feed document the worker fetches (``GPUFIT_FEED_MAX_OFFERS`` in bytes)."""
+    return settings.feed_max_offers * FEED_BYTES_PER_OFFER
 
 
 def _catalog_source(store: PriceStore, settings: Settings, metrics: Metrics) -> CatalogSource:
     sources = tuple(FeedSource.parse(spec) for spec in settings.feeds)
+    max_bytes = feed_max_bytes(settings)
+    over_cap = (
+        f"over the feed cap: GPUFIT_FEED_MAX_OFFERS={settings.feed_max_offers} allows "
+        f"{max_bytes / 2**20:.1f} MiB per document; its last good prices are kept. Raise the "
+        "cap only with the pods' memory limits (docs/operations.md, Feed cap)"
+    )
 
     async def refresh_and_load() -> Catalog:
         if sources:
             # The feed layer's refresh lock makes one replica the refresher; the others are
             # "locked out" and just load what it stored.
             report = await store.refresh(
-                sources, timeouts=FetchTimeouts(read_s=settings.feed_timeout_s)
+                sources,
+                timeouts=FetchTimeouts(read_s=settings.feed_timeout_s),
+                max_bytes=max_bytes,
             )
             for failed in report.failed:
                 metrics.refresh_failed(failed.name)
-                log.warning("feed %s failed to refresh: %s", failed.name, failed.error)
+                if "larger than" in (failed.error or ""):  # fetch's size-limit error
+                    log.error("feed %s is %s", failed.name, over_cap)
+                else:
+                    log.warning("feed %s failed to refresh: %s", failed.name, failed.error)
         catalog = await store.load_catalog()
+        if len(catalog.offers) > settings.feed_max_offers:
+            # Several feeds, each under the cap, can add up past it.
+            log.error(
+                "the catalog holds %d offers, more than GPUFIT_FEED_MAX_OFFERS=%d: the pods' "
+                "memory limits are sized for the cap (docs/operations.md, Feed cap)",
+                len(catalog.offers),
+                settings.feed_max_offers,
+            )
         for info in catalog.sources:
             if info.fetched_at is not None:
                 metrics.feed_fetched(info.name, info.fetched_at)
@@ -282,7 +330,7 @@ async def _run(settings: Settings, *, once: bool, out: TextIO) -> int:
     url = redis_url(settings)
     metrics = default_metrics()
     store = PriceStore.from_url(url)
-    redis = aioredis.Redis.from_url(url, decode_responses=True, **reconnecting())
+    redis = redis_client(url, decode_responses=True)
     worker = Worker(
         redis=redis,
         catalog_source=_catalog_source(store, settings, metrics),

@@ -1,6 +1,6 @@
 """Price-drop alerts: watches, their parser, hysteresis, the Redis store and Slack delivery.
 
-See ``docs/alerts.md`` for how watches, hysteresis, exactly-once delivery and pacing work.
+See ``docs/alerts.md`` for how watches, hysteresis, once-only delivery and pacing work.
 """
 
 from bot.alerts.delivery import CHANNEL_ERRORS, TOKEN_ERRORS, ChannelPacer, Delivery, Outcome

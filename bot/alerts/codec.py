@@ -113,6 +113,9 @@ class AlertRecord:
     error: str | None = None
     ts: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: When a post of this alert was first sent without its outcome being known yet (epoch
+    #: s); from then on it may be in the channel, so a retry looks there before posting.
+    posting_since: float | None = None
 
     def dump(self) -> str:
         return json.dumps(
@@ -129,6 +132,7 @@ class AlertRecord:
                 "error": self.error,
                 "ts": self.ts,
                 "extra": self.extra,
+                "posting_since": self.posting_since,
             },
             sort_keys=True,
         )
@@ -149,4 +153,5 @@ class AlertRecord:
             error=d["error"],
             ts=d["ts"],
             extra=dict(d["extra"]),
+            posting_since=d.get("posting_since"),  # absent from records of earlier versions
         )

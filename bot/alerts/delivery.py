@@ -1,9 +1,7 @@
-"""Posting claimed alerts to Slack: per-channel pacing across replicas, 429s, error triage.
+"""Posting claimed alerts to Slack: per-channel pacing across replicas, 429s, error triage,
+and at most one post per alert.
 
-* **Pacing.** ``chat.postMessage`` allows about one message per second per channel, counted
-  by Slack for the app, whichever replica sends. Every post first reserves a slot from a
-  next-allowed timestamp kept in Redis and advanced by a Lua script that reads Redis's own
-  clock (``TIME``), so replicas with skewed clocks still share one schedule.
+* **Pacing.** Every post first reserves the channel's next slot (:mod:`bot.alerts.pacing`).
 * **429.** A ``Retry-After`` pushes the channel's next-allowed time out for every replica,
   then the post is retried (tenacity, bounded). A wait longer than :data:`MAX_INLINE_WAIT_S`
   is not slept through: the alert goes back to the outbox, due after the wait.
@@ -18,6 +16,14 @@
   pass are not tried), is logged and reported on the worker's ``/readyz``, and each later
   pass asks ``auth.test`` once: when the token works again, posting resumes where it stopped.
   An unconfirmed one is retried like a transient failure.
+* **At most once.** Each post carries the alert's key in Slack message ``metadata``. Just
+  before a post is sent, the record notes when (``posting_since``): from then on the post may
+  have landed even if its answer never arrives (a timeout, a lost connection, a worker killed
+  mid-post whose lease then lapses). Every later try first reads the channel's newest
+  messages since then (``conversations.history``) and, when one carries the key, marks the
+  alert sent instead of posting it again. Each HTTP call has :data:`POST_TIMEOUT_S`, and a
+  whole delivery attempt :data:`DELIVERY_DEADLINE_S`, well below the :data:`LEASE_S` that keeps
+  other replicas off the alert, so a slow Slack cannot outlive the lease of the post it holds.
 """
 
 from __future__ import annotations
@@ -29,19 +35,36 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import aiohttp
-import redis.asyncio as aioredis
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from bot.alerts.codec import AlertRecord
+from bot.alerts.pacing import POST_INTERVAL_S, ChannelPacer
+from bot.alerts.slack_errors import (
+    CHANNEL_ERRORS,
+    MAX_RETRY_AFTER_S,
+    POST_SCOPE,
+    TOKEN_ERRORS,
+    TRANSIENT_ERRORS,
+    Deferred,
+    RateLimited,
+    Transient,
+    retry_after,
+)
 from bot.alerts.store import AlertQueue, WatchStore
 from bot.metrics import Metrics
 
 __all__ = [
+    "ALERT_EVENT_TYPE",
     "CHANNEL_ERRORS",
+    "DELIVERY_DEADLINE_S",
+    "HISTORY_LIMIT",
+    "LEASE_S",
     "MAX_INLINE_WAIT_S",
+    "MAX_RETRY_AFTER_S",
     "POST_INTERVAL_S",
+    "POST_TIMEOUT_S",
     "TOKEN_ERRORS",
     "ChannelPacer",
     "Delivery",
@@ -50,10 +73,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Minimum spacing of posts to one channel, all replicas together.
-POST_INTERVAL_S = (
-    1.0  # chat.postMessage "special" tier: ~1 msg/s per channel (api.slack.com/docs/rate-limits)
-)
 #: Tries per delivery attempt (first post + retries after 429 or a transient failure).
 POST_TRIES = 4  # ours: rides out a short 429 burst; longer outages go back to the outbox
 #: A Retry-After longer than this is not slept through inline; the alert is rescheduled.
@@ -65,81 +84,24 @@ RETRY_BASE_S = 30.0  # ours
 RETRY_CAP_S = 3600.0  # ours: at least hourly while the outage lasts
 #: How long one replica holds the right to post one alert; a crashed holder's lease expires
 #: and another replica delivers it (claimed-but-unsent alerts are retried, not lost).
-LEASE_S = 300.0  # ours: > POST_TRIES × (MAX_INLINE_WAIT_S + slack_sdk's 30 s HTTP timeout)
-
-#: Errors about the channel: the bot cannot post there until a person fixes it.
-CHANNEL_ERRORS = {
-    "channel_not_found": "the bot cannot see this channel (deleted, or private without the bot)",
-    "not_in_channel": "the bot is not a member of this channel; invite it and re-enable",
-    "is_archived": "the channel is archived",
-}
-#: Errors about the workspace's token: nothing can be posted anywhere in that workspace.
-TOKEN_ERRORS = {
-    "invalid_auth": "the workspace's bot token is invalid",
-    "token_revoked": "the app was uninstalled or its token revoked",
-    "account_inactive": "the bot user was deactivated",
-    "missing_scope": "the app lacks the chat:write scope; reinstall it",
-}
-#: Longest ``Retry-After`` honoured: a larger (or absurd) value is capped and logged, so one
-#: bad header cannot stall a channel for hours.
-MAX_RETRY_AFTER_S = 60.0  # ours: Slack's own values are seconds to a minute
-#: The scope posting needs; ``missing_scope`` is confirmed by its absence from auth.test.
-POST_SCOPE = "chat:write"
-_TRANSIENT_ERRORS = {"internal_error", "fatal_error", "service_unavailable", "request_timeout"}
-
-_RESERVE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local nxt = tonumber(redis.call('GET', KEYS[1]) or '0')
-local slot = math.max(now, nxt)
-redis.call('SET', KEYS[1], slot + tonumber(ARGV[1]), 'PX', tonumber(ARGV[2]))
-return slot - now
-"""
-_BLOCK = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local nxt = tonumber(redis.call('GET', KEYS[1]) or '0')
-local blocked = now + tonumber(ARGV[1])
-if blocked > nxt then
-  redis.call('SET', KEYS[1], blocked, 'PX', tonumber(ARGV[1]) + tonumber(ARGV[2]))
-end
-return blocked - now
-"""
-
-
-class ChannelPacer:
-    """A next-allowed time per channel in Redis, shared by every replica."""
-
-    def __init__(
-        self,
-        redis: aioredis.Redis,
-        *,
-        interval_s: float = POST_INTERVAL_S,
-        prefix: str = "gpufit",
-    ) -> None:
-        self._r = redis
-        self._interval_ms = max(1, round(interval_s * 1000))
-        self._p = prefix
-        self._reserve = redis.register_script(_RESERVE)
-        self._block = redis.register_script(_BLOCK)
-
-    def _key(self, team_id: str, channel_id: str) -> str:
-        return f"{self._p}:pace:{team_id}:{channel_id}"
-
-    async def reserve(self, team_id: str, channel_id: str) -> float:
-        """Reserve the channel's next slot; returns seconds to wait until it."""
-        wait_ms = await self._reserve(
-            keys=[self._key(team_id, channel_id)],
-            args=[self._interval_ms, 60_000 + self._interval_ms],
-        )
-        return int(wait_ms) / 1000
-
-    async def block(self, team_id: str, channel_id: str, seconds: float) -> None:
-        """No replica posts to the channel for ``seconds`` (Slack's Retry-After)."""
-        await self._block(
-            keys=[self._key(team_id, channel_id)],
-            args=[max(1, round(seconds * 1000)), 60_000],
-        )
+LEASE_S = 300.0  # ours: the deadline below plus two minutes for the Redis writes after it
+#: Longest one Slack call of a delivery may take (chat.postMessage answers in well under a
+#: second when Slack is healthy); after it the post's outcome is unknown (see "At most once").
+POST_TIMEOUT_S = 10.0  # ours: a third of slack_sdk's 30 s default
+#: Longest one delivery attempt may take, all tries, pacing waits and history reads included;
+#: below LEASE_S, so the replica holding the lease is done before another may take it over.
+DELIVERY_DEADLINE_S = (
+    180.0  # ours: POST_TRIES × (MAX_INLINE_WAIT_S + POST_TIMEOUT_S) = 160 s + reads
+)
+#: Messages read back from the channel to find a post whose answer was lost; 15 is the
+#: ``limit`` ceiling of conversations.history for non-Marketplace apps
+#: (api.slack.com/changelog/2025-05-terms-rate-limit-update-and-faq).
+HISTORY_LIMIT = 15
+#: How far before the first uncertain post the history is read (clock skew between the
+#: worker and Slack).
+HISTORY_SKEW_S = 60.0  # ours
+#: The Slack message metadata ``event_type`` of an alert post; its payload holds the key.
+ALERT_EVENT_TYPE = "gpufit_alert"
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,45 +113,21 @@ class Outcome:
     error: str | None = None
 
 
-class _RateLimited(Exception):
-    def __init__(self, retry_after_s: float) -> None:
-        super().__init__(f"ratelimited, retry after {retry_after_s:g} s")
-        self.retry_after_s = retry_after_s
-
-
-class _Transient(Exception):
-    pass
-
-
-class _Deferred(Exception):
-    def __init__(self, retry_after_s: float) -> None:
-        super().__init__(f"retry after {retry_after_s:g} s")
-        self.retry_after_s = retry_after_s
-
-
-def _retry_after(exc: SlackApiError) -> float:
-    headers: Any = getattr(exc.response, "headers", {}) or {}
-    value = None
-    for name, v in dict(headers).items():
-        if str(name).lower() == "retry-after":
-            value = v[0] if isinstance(v, list) else v
-    try:
-        seconds = max(0.0, float(value)) if value is not None else 1.0
-    except ValueError:
-        log.warning("unreadable Retry-After %r from Slack; waiting 1 s", value)
-        return 1.0
-    if not seconds <= MAX_RETRY_AFTER_S:  # NaN too
-        log.warning("Retry-After %r s from Slack capped at %g s", value, MAX_RETRY_AFTER_S)
-        return MAX_RETRY_AFTER_S
-    return seconds
-
-
 def _backoff(state: RetryCallState) -> float:
     """No extra wait after a 429 (the pacer holds the channel); exponential otherwise."""
     outcome = state.outcome
-    if outcome is not None and isinstance(outcome.exception(), _RateLimited):
+    if outcome is not None and isinstance(outcome.exception(), RateLimited):
         return 0.0
     return float(min(8.0, 0.25 * 2 ** (state.attempt_number - 1)))
+
+
+class _Try:
+    """One delivery attempt's record, updated as its tries go (``posting_since``)."""
+
+    __slots__ = ("record",)
+
+    def __init__(self, record: AlertRecord) -> None:
+        self.record = record
 
 
 class Delivery:
@@ -206,7 +144,15 @@ class Delivery:
         clock: Callable[[], float],
         sleep: Callable[[float], Any] = asyncio.sleep,
         metrics: Metrics | None = None,
+        lease_s: float = LEASE_S,
+        deadline_s: float = DELIVERY_DEADLINE_S,
+        post_timeout_s: float = POST_TIMEOUT_S,
     ) -> None:
+        if not post_timeout_s <= deadline_s < lease_s:
+            raise ValueError("need post_timeout_s <= deadline_s < lease_s")
+        self._lease_s = lease_s
+        self._deadline_s = deadline_s
+        self._post_timeout_s = post_timeout_s
         self._metrics = metrics
         self._queue = queue
         self._watches = watches
@@ -235,7 +181,7 @@ class Delivery:
         """What ``auth.test`` says is wrong with the workspace's token (``None``: it works).
 
         Raises:
-            _Transient: auth.test itself could not be asked (network, 5xx, 429).
+            Transient: auth.test itself could not be asked (network, 5xx, 429).
         """
         client = self._client_for(team_id)
         try:
@@ -244,9 +190,9 @@ class Delivery:
             error = str(exc.response.get("error") or "")
             if error in TOKEN_ERRORS:
                 return error
-            raise _Transient(f"auth.test: {error or 'failed'}") from exc
+            raise Transient(f"auth.test: {error or 'failed'}") from exc
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise _Transient(f"auth.test: {type(exc).__name__}") from exc
+            raise Transient(f"auth.test: {type(exc).__name__}") from exc
         headers: Any = getattr(resp, "headers", {}) or {}
         scopes = next(
             (str(v) for k, v in dict(headers).items() if str(k).lower() == "x-oauth-scopes"), None
@@ -260,7 +206,7 @@ class Delivery:
         for team_id in list(self._paused):
             try:
                 problem = await self._token_problem(team_id)
-            except _Transient as exc:
+            except Transient as exc:
                 log.warning("workspace %s still paused: %s", team_id, exc)
                 continue
             if problem is None:
@@ -270,7 +216,7 @@ class Delivery:
                 self._paused[team_id] = f"{problem}: {TOKEN_ERRORS[problem]}"
 
     async def deliver(self, key: str) -> Outcome:
-        if not await self._queue.lease(key, self._owner, LEASE_S):
+        if not await self._queue.lease(key, self._owner, self._lease_s):
             return Outcome("skipped")
         record = await self._queue.load(key)
         if record is not None and record.team_id in self._paused:
@@ -282,19 +228,24 @@ class Delivery:
             else:
                 await self._queue.release(key)
             return Outcome("skipped", record)
-        record = replace(record, attempts=record.attempts + 1)
+        attempt = _Try(replace(record, attempts=record.attempts + 1))
         try:
-            ts = await self._post(record)
-        except _Deferred as exc:
-            await self._queue.retry_later(record, self._clock() + exc.retry_after_s)
-            return Outcome("retry", record, "ratelimited")
-        except _RateLimited as exc:
-            return await self._give_back(record, str(exc), wait_s=exc.retry_after_s)
-        except _Transient as exc:
-            return await self._give_back(record, str(exc))
+            async with asyncio.timeout(self._deadline_s):
+                ts = await self._post(attempt)
+        except Deferred as exc:
+            await self._queue.retry_later(attempt.record, self._clock() + exc.retry_after_s)
+            return Outcome("retry", attempt.record, "ratelimited")
+        except RateLimited as exc:
+            return await self._give_back(attempt.record, str(exc), wait_s=exc.retry_after_s)
+        except Transient as exc:
+            return await self._give_back(attempt.record, str(exc))
+        except TimeoutError:
+            return await self._give_back(
+                attempt.record, f"no outcome within {self._deadline_s:g} s"
+            )
         except SlackApiError as exc:
-            return await self._permanent(record, str(exc.response.get("error") or exc))
-        done = replace(record, status="sent", ts=ts, error=None)
+            return await self._permanent(attempt.record, str(exc.response.get("error") or exc))
+        done = replace(attempt.record, status="sent", ts=ts, error=None)
         await self._queue.finish(done)
         if self._metrics is not None:
             self._metrics.alert_sent()
@@ -318,7 +269,7 @@ class Delivery:
         the alert stays pending either way (nothing is disabled, nothing dropped)."""
         try:
             problem = await self._token_problem(record.team_id)
-        except _Transient as exc:
+        except Transient as exc:
             return await self._give_back(record, f"{error} (unconfirmed: {exc})")
         if problem is None:
             log.warning(
@@ -342,7 +293,9 @@ class Delivery:
             return await self._token_error(record, error)
         if error in CHANNEL_ERRORS:
             reason = f"{error}: {CHANNEL_ERRORS[error]}"
-            disabled = await self._watches.disable_scope(record.team_id, record.channel_id, reason)
+            disabled = await self._watches.disable_channel(
+                record.team_id, record.channel_id, reason
+            )
         else:
             disabled = []
         log.warning("alert %s not deliverable (%s); disabled %s", record.key, error, disabled)
@@ -350,49 +303,108 @@ class Delivery:
         await self._queue.finish(dropped)
         return Outcome("dropped", dropped, error)
 
-    async def _post(self, record: AlertRecord) -> str | None:
-        client = self._client_for(record.team_id)
+    async def _post(self, attempt: _Try) -> str | None:
+        client = self._client_for(attempt.record.team_id)
         retrying = AsyncRetrying(
             stop=stop_after_attempt(POST_TRIES),
-            retry=retry_if_exception_type((_RateLimited, _Transient)),
+            retry=retry_if_exception_type((RateLimited, Transient)),
             wait=_backoff,
             sleep=self._sleep,
             reraise=True,
         )
-        async for attempt in retrying:
-            with attempt:
-                return await self._post_once(client, record)
+        async for tried in retrying:
+            with tried:
+                if attempt.record.posting_since is not None:
+                    ts = await self._find_posted(client, attempt.record)
+                    if ts is not None:
+                        return ts
+                return await self._post_once(client, attempt)
         return None  # pragma: no cover - reraise=True always raises or returns above
 
-    async def _post_once(self, client: AsyncWebClient, record: AlertRecord) -> str | None:
-        wait = await self._pacer.reserve(record.team_id, record.channel_id)
-        if wait > MAX_INLINE_WAIT_S:
-            raise _Deferred(wait)
-        if wait > 0:
-            await self._sleep(wait)
+    async def _find_posted(self, client: AsyncWebClient, record: AlertRecord) -> str | None:
+        """The ``ts`` of the alert's post if the channel's newest messages hold it.
+
+        Raises:
+            Deferred: Slack throttled the read (the alert waits; it is not posted blind).
+            Transient: the read failed for now.
+        """
+        since = (record.posting_since or 0.0) - HISTORY_SKEW_S
         try:
-            resp = await client.chat_postMessage(
-                channel=record.channel_id,
-                text=record.text,
-                blocks=list(record.blocks) or None,
-                unfurl_links=False,
-                unfurl_media=False,
-            )
+            async with asyncio.timeout(self._post_timeout_s):
+                resp = await client.conversations_history(
+                    channel=record.channel_id,
+                    oldest=f"{max(0.0, since):.6f}",
+                    limit=HISTORY_LIMIT,
+                    include_all_metadata=True,
+                )
         except SlackApiError as exc:
             status = getattr(exc.response, "status_code", 200)
             error = str(exc.response.get("error") or "")
             if status == 429 or error == "ratelimited":
+                raise Deferred(retry_after(exc)) from exc
+            if status >= 500 or error in TRANSIENT_ERRORS:
+                raise Transient(f"conversations.history: {error or status}") from exc
+            # No history scope, or the channel is gone (the post will say so): post again.
+            log.warning(
+                "alert %s: cannot read the channel to check an earlier post (%s); "
+                "posting it again, so it may appear twice",
+                record.key,
+                error,
+            )
+            return None
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise Transient(f"conversations.history: {type(exc).__name__}") from exc
+        for message in resp.get("messages") or []:
+            meta = message.get("metadata") or {}
+            payload = meta.get("event_payload") or {}
+            if meta.get("event_type") == ALERT_EVENT_TYPE and payload.get("key") == record.key:
+                log.info(
+                    "alert %s found in the channel (ts %s); not posted again",
+                    record.key,
+                    message.get("ts"),
+                )
+                return str(message.get("ts"))
+        return None
+
+    async def _post_once(self, client: AsyncWebClient, attempt: _Try) -> str | None:
+        record = attempt.record
+        wait = await self._pacer.reserve(record.team_id, record.channel_id)
+        if wait > MAX_INLINE_WAIT_S:
+            raise Deferred(wait)
+        if wait > 0:
+            await self._sleep(wait)
+        if record.posting_since is None:
+            # From here the post may land even if its answer never comes back.
+            record = attempt.record = replace(record, posting_since=self._clock())
+            await self._queue.mark_posting(record)
+        try:
+            async with asyncio.timeout(self._post_timeout_s):
+                resp = await client.chat_postMessage(
+                    channel=record.channel_id,
+                    text=record.text,
+                    blocks=list(record.blocks) or None,
+                    unfurl_links=False,
+                    unfurl_media=False,
+                    metadata={"event_type": ALERT_EVENT_TYPE, "event_payload": {"key": record.key}},
+                )
+        except SlackApiError as exc:
+            status = getattr(exc.response, "status_code", 200)
+            error = str(exc.response.get("error") or "")
+            if status < 500:
+                # Slack answered and refused: nothing was posted, no history read is needed.
+                attempt.record = replace(record, posting_since=None)
+            if status == 429 or error == "ratelimited":
                 if self._metrics is not None:
                     self._metrics.slack_rate_limited_once("chat.postMessage")
-                retry_after = _retry_after(exc)
-                await self._pacer.block(record.team_id, record.channel_id, retry_after)
-                if retry_after > MAX_INLINE_WAIT_S:
-                    raise _Deferred(retry_after) from exc
-                raise _RateLimited(retry_after) from exc
-            if status >= 500 or error in _TRANSIENT_ERRORS:
-                raise _Transient(error or f"HTTP {status}") from exc
+                wait_s = retry_after(exc)
+                await self._pacer.block(record.team_id, record.channel_id, wait_s)
+                if wait_s > MAX_INLINE_WAIT_S:
+                    raise Deferred(wait_s) from exc
+                raise RateLimited(wait_s) from exc
+            if status >= 500 or error in TRANSIENT_ERRORS:
+                raise Transient(error or f"HTTP {status}") from exc
             raise
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise _Transient(type(exc).__name__) from exc
+            raise Transient(type(exc).__name__) from exc
         ts = resp.get("ts")
         return str(ts) if ts is not None else None

@@ -15,10 +15,11 @@ Keys (all under ``{prefix}:``)::
     alertlease:{key}                  SET NX PX: the replica delivering that alert right now
     digest:{team}:{channel}:{day}     the day's digest claim (same record shape)
 
-Exactly-once: the state transition that decides "this is a crossing" and the claim of its
+Claimed exactly once: the state transition that decides "this is a crossing" and the claim of its
 alert key happen in one optimistic transaction, so two replicas evaluating the same watch
 cannot both decide to alert; the claim is ``SET NX`` on a key that names the watch, the
-crossing number and the offer, so even a replayed transaction cannot claim it twice.
+crossing number and the offer, so even a replayed transaction cannot claim it twice. (Posting
+it at most once is :mod:`bot.alerts.delivery`'s part.)
 
 Caps: a new watch is checked against the channel's cap and the user's and the workspace's
 quotas and stored in one Lua script (:data:`_ADD_WATCH`), so concurrent creates cannot all
@@ -290,12 +291,11 @@ class WatchStore:
                     continue
         raise StoreError(f"Could not change watch {watch_id}: too much contention")
 
-    async def disable_scope(self, team_id: str, channel_id: str | None, reason: str) -> list[str]:
-        """Disable every enabled watch of a channel (or, with ``None``, of a workspace)."""
+    async def disable_channel(self, team_id: str, channel_id: str, reason: str) -> list[str]:
+        """Disable every enabled watch of a channel; the ids come from the channel's own set,
+        so no other channel's watch is read."""
         done: list[str] = []
-        for w in await self.all_watches():
-            if w.team_id != team_id or (channel_id is not None and w.channel_id != channel_id):
-                continue
+        for w in await self.list_channel(team_id, channel_id):
             if w.enabled and await self.disable(w.id, reason) is not None:
                 done.append(w.id)
         return done
@@ -391,6 +391,10 @@ class AlertQueue:
             pipe.zrem(self._due, record.key)
             pipe.delete(f"{self._p}:alertlease:{record.key}")
             await pipe.execute()
+
+    async def mark_posting(self, record: AlertRecord) -> None:
+        """Store ``record`` (whose ``posting_since`` is set) before its post is sent."""
+        await self._r.set(record.key, record.dump(), xx=True, keepttl=True)
 
     async def retry_later(self, record: AlertRecord, at_s: float) -> None:
         """Keep it pending and due again at ``at_s`` (epoch seconds)."""

@@ -1,22 +1,73 @@
-"""``@gpufit …`` in a channel: answered in the thread; follow-ups there refine the question."""
+"""``@gpufit …`` in a channel: answered in the thread; follow-ups there refine the question.
+
+Each mention becomes a job in the reply outbox (:mod:`bot.outbox`) before the event is
+acknowledged, and counts as handled only once its reply is posted or has failed for good: a
+reply whose post fails is tried again (a few quick tries, then later attempts with backoff,
+by this replica or, if it dies, another one), not lost.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import os
+import socket
+from dataclasses import replace
 from typing import Any
 
+import aiohttp
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 from slack_bolt.context.async_context import AsyncBoltContext
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
+from bot.alerts.slack_errors import is_transient
 from bot.listeners.answers import answer, slack_text
-from bot.listeners.errors import reported
+from bot.listeners.errors import failure_message
+from bot.outbox import MAX_REPLY_ATTEMPTS, ReplyJob, ReplyOutbox
 from bot.render.blocks import render_help
 from bot.services import Services
 
-__all__ = ["THREAD_TTL_S", "on_app_mention", "thread_key"]
+__all__ = [
+    "REPLY_LEASE_S",
+    "REPLY_SWEEP_S",
+    "THREAD_TTL_S",
+    "deliver_reply",
+    "on_app_mention",
+    "run_reply_sweeper",
+    "sweep_replies",
+    "thread_key",
+]
+
+logger = logging.getLogger(__name__)
 
 #: How long a thread remembers its question for follow-ups.
 THREAD_TTL_S = 7 * 24 * 3600  # ours: a week covers a planning discussion
+#: Quick tries of one attempt's post (then the job waits for a later attempt).
+QUICK_TRIES = 3  # ours: rides out a blip without holding the reply for long
+#: Longest one ``chat.postMessage`` of a reply may take before it counts as failed.
+REPLY_POST_TIMEOUT_S = 10.0  # ours: a healthy Slack answers in well under a second
+#: How long one replica holds a reply job: an answer plus QUICK_TRIES posts and their
+#: backoff, twice over; a dead holder's lease lapses and another replica replies.
+REPLY_LEASE_S = 90.0  # ours: 3 × 10 s + ~1 s backoff + an answer (seconds) < 45 s
+#: Backoff between attempts: min(cap, base × 2^(attempt − 1)).
+REPLY_RETRY_BASE_S = 5.0  # ours
+REPLY_RETRY_CAP_S = 300.0  # ours
+#: How often each bot replica looks for replies that are due again or whose replica died.
+REPLY_SWEEP_S = 5.0  # ours
+
+#: This process, as the holder of a reply lease.
+OWNER = f"{socket.gethostname()}:{os.getpid()}"
+
+
+class _Retry(Exception):
+    """The post failed in a way a later try may not (timeout, 5xx, 429)."""
+
+
+class _Permanent(Exception):
+    """Slack refused the post for a reason no retry changes (channel, token, message)."""
 
 
 def thread_key(team_id: str, channel: str, thread_ts: str) -> str:
@@ -34,47 +85,141 @@ async def on_app_mention(
     event: dict[str, Any],
     body: dict[str, Any],
     context: AsyncBoltContext,
-    client: AsyncWebClient,
     services: Services,
     top: int,
 ) -> None:
-    """Reply in the mention's thread (or start one under it), reading budget and workload
-    from the message; with a question already asked in the thread, refine that one.
+    """Put the mention in the reply outbox (claiming its event id: Slack's retries of it are
+    dropped), then reply after the ack. Without Redis the reply is still attempted, from
+    memory only: a rare duplicate beats a silent bot."""
+    job = ReplyJob.from_event(body, event, context.team_id)
+    if job is None:
+        logger.warning("app_mention without an event id, channel or ts; not answered")
+        return
+    try:
+        new = await ReplyOutbox(services.redis).enqueue(job, services.now().timestamp())
+    except RedisError as exc:
+        logger.warning(
+            "reply outbox unavailable (%s); replying to %s without it", exc, job.event_id
+        )
+        services.background.spawn(_reply_once(services, job, top), name="gpufit-mention")
+        return
+    if not new:
+        logger.info("duplicate event %s dropped", job.event_id)
+        return
+    services.background.spawn(_deliver_now(services, job.event_id, top), name="gpufit-mention")
 
-    Events are acknowledged when this returns, so the reply is posted after the ack.
-    """
-    services.background.spawn(
-        _reply(event, body, context.team_id, client, services, top),
-        name="gpufit-mention",
-    )
+
+async def _deliver_now(services: Services, event_id: str, top: int) -> None:
+    """The first attempt, right after the ack; if Redis fails under it, the sweeper retries."""
+    try:
+        await deliver_reply(services, event_id, top=top)
+    except RedisError as exc:
+        logger.warning("reply to event %s waits for the sweeper: %s", event_id, exc)
 
 
-async def _reply(
-    event: dict[str, Any],
-    body: dict[str, Any],
-    team_id: str | None,
-    client: AsyncWebClient,
-    services: Services,
-    top: int,
-) -> None:
-    async with reported(body, None, client):
-        channel = event["channel"]
-        thread_ts = event.get("thread_ts") or event["ts"]
-        text = slack_text(event.get("text") or "")
-        if text.lower() in ("", "help"):
-            await client.chat_postMessage(
-                channel=channel, thread_ts=thread_ts, **render_help().kwargs()
-            )
-            return
-        key = thread_key(body.get("team_id") or team_id or "", channel, thread_ts)
+async def deliver_reply(services: Services, event_id: str, *, top: int) -> str:
+    """One attempt at a queued reply: ``sent``, ``failed`` (for good), ``retry`` (due again
+    later) or ``skipped`` (another replica holds it, or it is gone)."""
+    outbox = ReplyOutbox(services.redis)
+    if not await outbox.lease(event_id, OWNER, REPLY_LEASE_S):
+        return "skipped"
+    job = await outbox.load(event_id)
+    if job is None:
+        await outbox.forget(event_id)
+        return "skipped"
+    job = replace(job, attempts=job.attempts + 1)
+    if job.message is None:
+        job = replace(job, message=await _render(services, job, top))
+    await outbox.save(job)
+    try:
+        await _post(services.client, job)
+    except _Permanent as exc:
+        logger.warning("reply to event %s not deliverable (%s); given up", event_id, exc)
+        await outbox.done(event_id)
+        return "failed"
+    except _Retry as exc:
+        if job.attempts >= MAX_REPLY_ATTEMPTS:
+            logger.error("reply to event %s given up after %d attempts: %s", event_id,
+                         job.attempts, exc)  # fmt: skip
+            await outbox.done(event_id)
+            return "failed"
+        wait = min(REPLY_RETRY_CAP_S, REPLY_RETRY_BASE_S * 2 ** (job.attempts - 1))
+        logger.warning("reply to event %s failed (%s); retrying in %g s", event_id, exc, wait)
+        await outbox.retry_later(replace(job, error=str(exc)), services.now().timestamp() + wait)
+        return "retry"
+    await outbox.done(event_id)
+    return "sent"
+
+
+async def sweep_replies(services: Services, *, top: int) -> list[str]:
+    """One attempt at every reply that is due now (see :func:`deliver_reply`)."""
+    outbox = ReplyOutbox(services.redis)
+    return [
+        await deliver_reply(services, event_id, top=top)
+        for event_id in await outbox.due(services.now().timestamp())
+    ]
+
+
+async def run_reply_sweeper(services: Services, *, top: int, stop: asyncio.Event) -> None:
+    """Sweep the outbox every :data:`REPLY_SWEEP_S` until ``stop``; a failed sweep (Redis
+    down) is logged and the next one retries."""
+    while not stop.is_set():
+        try:
+            await sweep_replies(services, top=top)
+        except (RedisError, OSError) as exc:
+            logger.warning("reply outbox sweep failed: %s", exc)
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=REPLY_SWEEP_S)
+        except TimeoutError:
+            continue
+
+
+async def _reply_once(services: Services, job: ReplyJob, top: int) -> None:
+    """Render and post without the outbox (Redis is down): the quick tries only."""
+    job = replace(job, message=await _render(services, job, top))
+    try:
+        await _post(services.client, job)
+    except (_Permanent, _Retry) as exc:
+        logger.warning("reply to event %s lost (Redis down, then %s)", job.event_id, exc)
+
+
+async def _render(services: Services, job: ReplyJob, top: int) -> dict[str, Any]:
+    """The reply: the answer (or the help, or what went wrong). The thread's question is
+    stored before the reply is posted: a follow-up may arrive as soon as the reply shows."""
+    text = slack_text(job.text)
+    if text.lower() in ("", "help"):
+        return render_help().kwargs()
+    key = thread_key(job.team_id, job.channel, job.thread_ts)
+    try:
         previous = await _previous(services.redis, key)
         if previous is None:
             result = await answer(services, text, top=top, ephemeral=False)
         else:
             result = await answer(services, previous, follow_up=text, top=top, ephemeral=False)
-        # Remember the question before replying: a follow-up may arrive as soon as the reply
-        # shows.
         await services.redis.set(key, result.query, ex=THREAD_TTL_S)
-        await client.chat_postMessage(
-            channel=channel, thread_ts=thread_ts, **result.message.kwargs()
-        )
+    except Exception as exc:  # the one error handler's words (logged there), posted in thread
+        return failure_message(exc).kwargs()
+    return result.message.kwargs()
+
+
+async def _post(client: AsyncWebClient, job: ReplyJob) -> None:
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(QUICK_TRIES),
+        wait=wait_exponential(multiplier=0.25, max=2),
+        retry=retry_if_exception_type(_Retry),
+        reraise=True,
+    )
+    async for attempt in retrying:
+        with attempt:
+            try:
+                async with asyncio.timeout(REPLY_POST_TIMEOUT_S):
+                    await client.chat_postMessage(
+                        channel=job.channel, thread_ts=job.thread_ts, **(job.message or {})
+                    )
+            except SlackApiError as exc:
+                error = str(exc.response.get("error") or exc)
+                if is_transient(exc):
+                    raise _Retry(error) from exc
+                raise _Permanent(error) from exc
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                raise _Retry(type(exc).__name__) from exc

@@ -11,6 +11,7 @@ loop and can fail one channel only; it borrows that module's Block Kit second op
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import time
@@ -76,6 +77,12 @@ class FakeSlack:
     url: str = ""
     #: Block Kit problems of received messages (checked by tests.fake_slack's second opinion).
     violations: list[str] = field(default_factory=list)
+    #: Seconds the next ``chat.postMessage`` calls wait before answering, one per call; the
+    #: message is posted (and readable in the history) before the wait, as when Slack stores
+    #: a message and its answer is lost or late.
+    slow_posts: list[float] = field(default_factory=list)
+    #: An error every ``conversations.history`` call gets (``missing_scope``…).
+    history_error: str | None = None
     _ts: int = 0
 
     def posts(self, channel: str | None = None) -> list[Call]:
@@ -97,6 +104,9 @@ class FakeSlack:
 
     def attempts(self) -> list[Call]:
         return [c for c in self.calls if c.method == "chat.postMessage"]
+
+    def history_reads(self) -> list[Call]:
+        return [c for c in self.calls if c.method == "conversations.history"]
 
     def auth_tests(self) -> list[Call]:
         return [c for c in self.calls if c.method == "auth.test"]
@@ -124,6 +134,7 @@ class FakeSlack:
             body: dict[str, Any] = json.loads(raw or b"{}")
         else:
             body = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
+        body = {**dict(request.query), **body}  # a GET (conversations.history) has a query
         call = Call(method, body, time.monotonic())
         self.calls.append(call)
         if self.token_error is not None:
@@ -133,6 +144,8 @@ class FakeSlack:
                 {"ok": True, "team_id": "T1", "user_id": "U0BOT", "bot_id": "B0BOT"},
                 headers={"x-oauth-scopes": "commands,chat:write,chat:write.public"},
             )
+        if method == "conversations.history":  # not scripted either: answered from the posts
+            return self._history(body)
         if method == "chat.postMessage":
             self.violations += message_problems(body)
         channel = str(body.get("channel", ""))
@@ -143,9 +156,27 @@ class FakeSlack:
             return web.json_response(reply, status=status, headers=headers)
         self._ts += 1
         body["_ok"] = True
-        return web.json_response(
-            {"ok": True, "channel": channel, "ts": f"1700000000.{self._ts:06d}"}
-        )
+        body["_ts"] = ts = f"1700000000.{self._ts:06d}"
+        if method == "chat.postMessage" and self.slow_posts:
+            await asyncio.sleep(self.slow_posts.pop(0))
+        return web.json_response({"ok": True, "channel": channel, "ts": ts})
+
+    def _history(self, query: dict[str, Any]) -> web.Response:
+        """conversations.history: the channel's newest posts first, ``limit`` of them, with
+        their ``metadata`` only when ``include_all_metadata`` is asked for (as Slack does).
+        ``oldest`` is not applied: the fake's ``ts`` values are not on the worker's clock."""
+        if self.history_error is not None:
+            return web.json_response({"ok": False, "error": self.history_error})
+        with_meta = str(query.get("include_all_metadata", "")).lower() in ("1", "true")
+        messages = []
+        for post in reversed(self.posts(str(query.get("channel", "")))):
+            message: dict[str, Any] = {"type": "message", "ts": post.body["_ts"]}
+            message["text"] = post.body.get("text", "")
+            if with_meta and post.body.get("metadata"):
+                message["metadata"] = post.body["metadata"]
+            messages.append(message)
+        limit = int(query.get("limit") or 15)
+        return web.json_response({"ok": True, "messages": messages[:limit], "has_more": False})
 
     def client(self) -> AsyncWebClient:
         return AsyncWebClient(token="xoxb-test", base_url=self.url)
@@ -157,6 +188,7 @@ async def slack() -> AsyncIterator[FakeSlack]:
     fake = FakeSlack()
     app = web.Application()
     app.router.add_post("/api/{method}", fake._handle)
+    app.router.add_get("/api/{method}", fake._handle)
     app.router.add_post("/hooks/{name}", fake._hook)
     runner = web.AppRunner(app)
     await runner.setup()

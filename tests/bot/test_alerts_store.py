@@ -192,13 +192,27 @@ class TestChannels:
         assert w.id in message.text
         assert "channel_not_found" in str(message.blocks)
 
-    async def test_disable_scope_stays_in_its_team(self, redis: aioredis.Redis) -> None:
-        """Disabling a workspace's watches leaves other workspaces alone."""
+    async def test_disabling_a_channel_stays_in_its_channel(self, redis: aioredis.Redis) -> None:
+        """Disabling a channel's watches leaves other channels and workspaces alone."""
         store = WatchStore(redis)
         mine = await add(store)
         theirs = await add(store, team=OTHER_TEAM)
-        assert await store.disable_scope(TEAM, None, "token_revoked") == [mine.id]
+        next_door = await add(store, channel="C2")
+        assert await store.disable_channel(TEAM, CHAN, "not_in_channel") == [mine.id]
         assert (await store.get(theirs.id)).enabled  # type: ignore[union-attr]
+        assert (await store.get(next_door.id)).enabled  # type: ignore[union-attr]
+
+    async def test_disabling_a_channel_reads_only_its_watches(self, redis: aioredis.Redis) -> None:
+        """The channel's watches come from its own set: with 300 watches elsewhere, Redis
+        looks up a handful of keys, not every watch (keyspace_hits counts key reads)."""
+        store = WatchStore(redis, max_per_user=1000, max_per_workspace=1000)
+        for i in range(300):
+            await add(store, channel=f"C{i % 6 + 10}")
+        mine = [await add(store) for _ in range(2)]
+        before = (await redis.info("stats"))["keyspace_hits"]
+        assert await store.disable_channel(TEAM, CHAN, "is_archived") == [w.id for w in mine]
+        hits = (await redis.info("stats"))["keyspace_hits"] - before
+        assert hits < 20, hits
 
 
 class TestInitialState:

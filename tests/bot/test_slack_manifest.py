@@ -35,7 +35,16 @@ class TestManifest:
         """The bot scopes the features need, interactivity on, the socket-mode switch present."""
         manifest = _manifest()
         scopes = set(manifest["oauth_config"]["scopes"]["bot"])
-        assert scopes == {"commands", "chat:write", "chat:write.public", "app_mentions:read"}
+        assert scopes == {
+            "commands",
+            "chat:write",
+            "chat:write.public",
+            "app_mentions:read",
+            # The worker reads a channel's newest messages to find an alert whose post's
+            # answer was lost (docs/alerts.md), instead of posting it twice.
+            "channels:history",
+            "groups:history",
+        }
         assert manifest["settings"]["interactivity"]["is_enabled"] is True
         assert manifest["settings"]["interactivity"]["request_url"].endswith(EVENTS_PATH)
         assert manifest["settings"]["socket_mode_enabled"] in (True, False)

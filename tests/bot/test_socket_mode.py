@@ -155,7 +155,12 @@ class TestConnection:
             response = await http.get(served + "/readyz")
             health = await http.get(served + "/healthz")
         assert response.status_code == 200
-        assert response.json()["checks"] == {"redis": True, "prices": True, "socket": True}
+        assert response.json()["checks"] == {
+            "slack": True,
+            "redis": True,
+            "prices": True,
+            "socket": True,
+        }
         assert health.status_code == 200
 
     async def test_the_start_up_log_says_where_health_is_served(
@@ -227,9 +232,10 @@ class TestEnvelopes:
     async def test_a_redelivered_event_is_answered_once(
         self, served: str, fake_slack: FakeSlack, caplog: pytest.LogCaptureFixture
     ) -> None:
-        """The same event id in a second envelope (a retry) is acked but dropped by the dedupe
-        before any listener runs; a later, different event is still answered."""
-        caplog.set_level(logging.INFO, logger="bot.middleware")
+        """The same event id in a second envelope (a retry) is acked but dropped where the
+        mention is queued (its claim is taken with its reply job); a later, different event is
+        still answered."""
+        caplog.set_level(logging.INFO, logger="bot.listeners.mentions")
         first = mention_envelope("13B lora 1 day", event_id="EvSockDup", ts="1700000000.000800")
         await fake_slack.socket_send(first)
         await fake_slack.wait_for("chat.postMessage")

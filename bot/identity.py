@@ -1,0 +1,141 @@
+"""Who the bot is in Slack: one ``auth.test`` for the whole process, asked once at start-up.
+
+Bolt's own single-workspace authorization asks ``auth.test`` on the first request and keeps
+the answer, but every request that arrives before the first answer asks again: 64 concurrent
+first requests made 64 calls. And any failure, a 429 included, answers the user "Please
+reinstall this app". :meth:`SlackIdentity.authorizer` is Bolt's ``authorize`` instead:
+
+* **single flight** — concurrent callers share one ``auth.test`` in flight; the answer is
+  kept for the life of the process (the bot token is fixed by ``SLACK_BOT_TOKEN``);
+* **no retry storm** — after a failure no one asks again for :data:`RETRY_AFTER_FAILURE_S`
+  (or Slack's ``Retry-After``, capped), and requests meanwhile get :data:`NOT_READY_TEXT`,
+  which tells users to try again, not to reinstall;
+* **readiness** — ``gpufit serve`` asks at start-up (:meth:`SlackIdentity.warm_up`), and
+  ``/readyz`` reports ``slack: false`` until an answer has been had, so a load balancer sends
+  no traffic to a replica that cannot answer yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiohttp
+from slack_bolt.authorization import AuthorizeResult
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.alerts.slack_errors import retry_after
+
+__all__ = ["NOT_READY_TEXT", "RETRY_AFTER_FAILURE_S", "SlackIdentity"]
+
+logger = logging.getLogger(__name__)
+
+#: What a user sees when the bot's identity is not known yet (Bolt's default says
+#: "reinstall this app", which a 429 or a network blip does not call for).
+NOT_READY_TEXT = (
+    "gpufit is not connected to Slack right now. Please try again in a minute; "
+    "if it keeps happening, tell your admin."
+)
+#: After a failed auth.test, how long before it is asked again (unless Slack says longer).
+RETRY_AFTER_FAILURE_S = 5.0  # ours: a start-up blip clears quickly; no storm meanwhile
+#: How often the start-up warm-up asks again while auth.test keeps failing.
+WARM_UP_RETRY_S = 5.0  # ours
+
+
+class SlackIdentity:
+    """The bot's ``auth.test`` answer, fetched once (single flight) and kept."""
+
+    def __init__(self, client: AsyncWebClient) -> None:
+        self._client = client
+        self._answer: dict[str, Any] | None = None
+        self._scopes: str | None = None
+        self._flight: asyncio.Future[bool] | None = None
+        self._not_before = 0.0
+        #: Why the last auth.test failed (for ``/readyz`` and the logs); ``None`` when fine.
+        self.problem: str | None = None
+
+    @property
+    def ready(self) -> bool:
+        """Whether the bot's identity is known (requests can be authorized)."""
+        return self._answer is not None
+
+    async def check(self) -> bool:
+        """Know the identity: ``True`` once ``auth.test`` has answered. Concurrent callers
+        share one call; after a failure, callers get ``False`` without a call until the
+        retry time has passed."""
+        if self._answer is not None:
+            return True
+        if self._flight is not None:
+            return await asyncio.shield(self._flight)
+        if time.monotonic() < self._not_before:
+            return False
+        flight = self._flight = asyncio.get_running_loop().create_future()
+        try:
+            ok = await self._ask()
+        except BaseException:
+            flight.set_result(False)  # the callers sharing it are refused, not left waiting
+            raise
+        finally:
+            self._flight = None
+        flight.set_result(ok)
+        return ok
+
+    async def _ask(self) -> bool:
+        wait = RETRY_AFTER_FAILURE_S
+        try:
+            resp = await self._client.auth_test()
+        except SlackApiError as exc:
+            error = str(exc.response.get("error") or "")
+            if getattr(exc.response, "status_code", 200) == 429 or error == "ratelimited":
+                wait = max(wait, retry_after(exc))
+            self.problem = f"auth.test: {error or 'failed'}"
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            self.problem = f"auth.test: {type(exc).__name__}"
+        else:
+            headers: Any = getattr(resp, "headers", {}) or {}
+            self._scopes = next(
+                (str(v) for k, v in dict(headers).items() if str(k).lower() == "x-oauth-scopes"),
+                None,
+            )
+            self._answer = dict(resp.data) if isinstance(resp.data, dict) else {}
+            if self.problem is not None:
+                logger.warning("auth.test answers again; the bot is ready")
+            self.problem = None
+            return True
+        self._not_before = time.monotonic() + wait
+        logger.warning("%s; requests are refused for %g s", self.problem, wait)
+        return False
+
+    def authorizer(self) -> Callable[..., Awaitable[AuthorizeResult | None]]:
+        """Bolt's ``authorize`` function: the bot token and identity, or ``None`` (then Bolt
+        answers the app's authorize error message, :data:`NOT_READY_TEXT`)."""
+
+        async def authorize(user_id: str | None) -> AuthorizeResult | None:
+            if not await self.check() or self._answer is None:
+                return None
+            answer = self._answer
+            return AuthorizeResult(
+                enterprise_id=answer.get("enterprise_id"),
+                team_id=answer.get("team_id"),
+                team=answer.get("team"),
+                url=answer.get("url"),
+                bot_id=answer.get("bot_id"),
+                bot_user_id=answer.get("user_id"),
+                bot_token=self._client.token,
+                bot_scopes=self._scopes,
+                user_id=user_id,
+            )
+
+        return authorize
+
+    async def warm_up(self, stop: asyncio.Event) -> None:
+        """Ask until the identity is known (or ``stop``); run at start-up, beside serving."""
+        while not stop.is_set() and not await self.check():
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=WARM_UP_RETRY_S)
+            except TimeoutError:
+                continue

@@ -20,10 +20,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.answer_cache import Answer, AnswerCache
 from bot.background import Background
 from bot.metrics import Metrics
-from bot.runtime import redis_client, redis_url
+from bot.runtime import redis_url
 from bot.settings import Settings
 from recommender import Catalog
-from recommender.feeds import PriceStore, utc_now
+from recommender.feeds import PriceStore, redis_client, utc_now
 
 __all__ = ["Services", "build_services", "build_web_client", "static_catalog"]
 

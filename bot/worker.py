@@ -50,10 +50,10 @@ from bot.alerts.render import render_alert, render_digest
 from bot.alerts.store import AlertQueue, WatchStore
 from bot.health import start_metrics_server
 from bot.metrics import Metrics, default_metrics
-from bot.runtime import redis_client, redis_url
+from bot.runtime import redis_url
 from bot.settings import Settings, SettingsError
 from recommender import Catalog, GpufitError
-from recommender.feeds import FeedSource, FetchTimeouts, PriceStore
+from recommender.feeds import FeedSource, FetchTimeouts, PriceStore, redis_client
 
 __all__ = ["DIGEST_HOUR_UTC", "CatalogSource", "PassReport", "Worker", "run_worker"]
 

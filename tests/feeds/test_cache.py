@@ -13,12 +13,10 @@ import pytest
 
 from recommender.feeds.cache import (
     _HISTORY_BATCH,
-    EMBEDDED_DB_FILE,
     HISTORY_LIMIT,
     CatalogVersion,
     RedisSnapshots,
     SnapshotMeta,
-    start_embedded_redis,
 )
 from recommender.feeds.offer_codec import (
     meta_fields,
@@ -27,6 +25,7 @@ from recommender.feeds.offer_codec import (
     snapshot_json,
     snapshot_offers,
 )
+from recommender.feeds.redis_conn import EMBEDDED_DB_FILE, start_embedded_redis
 from recommender.feeds.store import PriceStore
 from recommender.gpus import IntraNode
 from recommender.offers import Fabric, Offer

@@ -33,6 +33,7 @@ __all__ = [
     "StepTime",
     "compute_efficiency",
     "dense_tflops",
+    "fp8_speedup",
     "generation",
     "goodput",
     "link_gbs",
@@ -111,14 +112,25 @@ _PEAK_SHARE = {
 # Matmul efficiency grows with the hidden size h as h/(h + H0): llm-foundry HFU on A100 is
 # ~0.42 at h=768, ~0.56 at h=2048, ~0.70 at h≥4096 (benchmarking README, fitted)
 HIDDEN_KNEE = 640
-# FP8 linears run ~1.3× bf16 end to end on Hopper, not 2×: torchtitan Llama 3.1 8B on
-# 8×H100, compile, 6667 → 8532 tok/s/GPU (benchmarks/llama3_h100_202412_torchtitan.md)
-FP8_SPEEDUP = 1.28
+# FP8 linears gain more the wider the GEMMs, as the casts and scales cost per element while
+# the GEMM grows with h: 1 + G·h/(h + K) through three published end-to-end gains, torchtitan
+# Llama 3.1 8B (h=4096) on 8×H100 6667 → 8532 tok/s/GPU, ×1.28
+# (benchmarks/llama3_h100_202412_torchtitan.md); Llama 3 70B (h=8192) on 128 H100 ×1.50, 80 %
+# of it from compute, ×1.40 (PyTorch dev-discuss "Enabling float8 all-gather in FSDP2", 2024);
+# 405B (h=16384) on 512 GPUs "up to 1.5x" (pytorch/ao torchao/float8 README). GPT-2 124M
+# (h=768) gains ~7 % (karpathy/llm.c fp8 note), which the fit gives (×1.08).
+FP8_GAIN = 0.68
+FP8_KNEE = 5800
 # Flash attention runs at about half the rate of the weight GEMMs: FlashAttention-2 reaches
 # 50-73 % of A100 peak forward and less backward (Dao 2023, §4.1) against ~80 % for GEMMs;
 # fitted on llm-foundry rows at seq 8192 vs 2048
 ATTENTION_RELATIVE_RATE = 0.5
 _FP8_GENERATIONS = frozenset({Generation.HOPPER, Generation.ADA, Generation.BLACKWELL})
+
+
+def fp8_speedup(hidden: int) -> float:
+    """End-to-end speed-up of FP8 linears over bf16, on FP8 tensor cores, at width ``hidden``."""
+    return 1.0 + FP8_GAIN * hidden / (hidden + FP8_KNEE)
 
 
 def compute_efficiency(gpu: GpuSpec, hidden: int) -> float:
@@ -325,7 +337,7 @@ def step_time(
     gen = generation(gpu)
     peak = dense_tflops(gpu, precision) * 1e12
     if precision is Precision.FP8_MIXED and gpu.supports_fp8 and gen in _FP8_GENERATIONS:
-        peak *= FP8_SPEEDUP
+        peak *= fp8_speedup(m.hidden)
     dense, attention = hw_flops_per_token(workload, ckpt)
     flops = (dense + attention / ATTENTION_RELATIVE_RATE) * per_gpu_tokens
     compute_s = flops / (peak * compute_efficiency(gpu, m.hidden)) / replica

@@ -136,7 +136,10 @@ PINNED = [
 
 @pytest.fixture(scope="module")
 def cases() -> dict[str, Case]:
-    return {c.name: c for c in load_cases()}
+    loaded = load_cases()
+    names = [c.name for c in loaded]
+    assert len(names) == len(set(names)), "case names are unique, so a pin names one row"
+    return {c.name: c for c in loaded}
 
 
 @pytest.mark.parametrize(("name", "tolerance"), PINNED)

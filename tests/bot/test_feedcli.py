@@ -108,12 +108,12 @@ class TestFreshInstall:
         monkeypatch.setenv("GPUFIT_STATE_DIR", str(tmp_path / "embedded"))
         code, text = run_cli("feed", "refresh", f"aws={DATA / 'skypilot_aws.csv'}")
         assert code == EXIT_OK, text
-        from recommender.feeds import cache
+        from recommender.feeds import redis_conn
 
-        for server in list(cache._EMBEDDED.values()):
+        for server in list(redis_conn._EMBEDDED.values()):
             server.shutdown()  # as at process exit: the data file must carry the prices
-        cache._EMBEDDED.clear()
-        assert (tmp_path / "embedded" / cache.EMBEDDED_DB_FILE).stat().st_size > 0
+        redis_conn._EMBEDDED.clear()
+        assert (tmp_path / "embedded" / redis_conn.EMBEDDED_DB_FILE).stat().st_size > 0
         code, text = run_cli("ask", "7B qlora 5 hours", "--json")
         assert code == EXIT_OK
         assert [s["name"] for s in json.loads(text)["sources"]] == ["aws"]

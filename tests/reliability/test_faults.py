@@ -294,7 +294,7 @@ class TestRedisOutage:
         assert _apologies(fake_slack, bot) == []
 
     # Regression: the first command after a restart used to fail on a closed pooled
-    # connection (fixed by retrying on a fresh connection, recommender/feeds/cache.py).
+    # connection (fixed by retrying on a fresh connection, recommender/feeds/redis_conn.py).
     async def test_the_first_watch_command_after_a_redis_restart_is_answered(
         self, own_redis: PersistentRedis, fake_slack: FakeSlack
     ) -> None:

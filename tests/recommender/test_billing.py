@@ -78,6 +78,41 @@ class TestBilledHours:
         """Usage is rounded up to the provider's unit and never below its minimum."""
         assert billed_hours(rule_for(provider), hours) == pytest.approx(billed)
 
+    @pytest.mark.parametrize(
+        ("provider", "minutes", "billed_minutes"),
+        [
+            ("daytona", 61, 61),  # per second, no minimum
+            ("daytona", 0.5, 0.5),  # 30 s billed as 30 s
+            ("cudo", 61, 61),  # per second, no minimum
+            ("cudo", 90.25, 90.25),
+            ("spheron", 61, 61),  # per second above the minimum
+            ("spheron", 10, 20),  # below the 20-minute minimum runtime
+            ("spheron", 20.5, 20.5),
+            ("hyperstack", 61, 120),  # still unknown: whole hours
+            ("verda", 61, 120),
+            ("yotta", 10, 60),  # the one-hour minimum
+        ],
+    )
+    def test_newly_sourced_clouds_bill_as_their_docs_say(
+        self, provider: str, minutes: float, billed_minutes: float
+    ) -> None:
+        """Clouds whose own docs state the metering bill by it; the rest stay whole hours."""
+        rule = rule_for(provider)
+        assert rule.provider == provider
+        assert billed_hours(rule, minutes / 60) * 60 == pytest.approx(billed_minutes)
+
+    def test_sourced_clouds_are_known_and_cite_their_own_docs(self) -> None:
+        """Cudo, Daytona and Spheron are known rules whose source is the provider's own site."""
+        for provider, site in (
+            ("cudo", "cudocompute.com"),
+            ("daytona", "daytona.io"),
+            ("spheron", "docs.spheron."),
+        ):
+            rule = RULES[provider]
+            assert rule.known, provider
+            assert site in rule.source, provider
+        assert RULES["spheron"].spot_available
+
     def test_ninety_minutes_on_an_hourly_provider_costs_two_hours(self) -> None:
         """The issue's example: hourly billing rounds 90 minutes up to 2 hours."""
         assert billed_hours(DEFAULT_RULE, 1.5) == 2.0

@@ -296,19 +296,7 @@ RULES: Mapping[str, BillingRule] = MappingProxyType(
 
 # Unknown providers are billed conservatively: whole hours with a one-hour minimum, so a
 # 90-minute job costs two hours. Better to over-estimate than to surprise a budget.
-DEFAULT_RULE = BillingRule(
-    provider="*",
-    granularity_s=HOUR_S,
-    minimum_s=HOUR_S,
-    spot_available=True,
-    per_gpu_pricing=False,
-    spot_interruptions_per_hour=_MARKET_SPOT_PER_HOUR,
-    checkpoint_write_gb_per_s=0.5,
-    storage_usd_per_gb_month=0.10,
-    source="unknown: billed per hour as a conservative assumption",
-    as_of=_READ,
-    known=False,
-)
+DEFAULT_RULE = _unknown("*")
 
 
 def rule_for(provider: str) -> BillingRule:

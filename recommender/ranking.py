@@ -18,10 +18,11 @@ from functools import partial
 from typing import Protocol, TypeVar
 
 from recommender.billing import RULES, BillingRule
+from recommender.catalog import Catalog
 from recommender.costing import Option, caveats_of_source, per_btok, price_option
 from recommender.gpus import all_gpus, get_gpu
 from recommender.memory import HEADROOM_FRAC, HEADROOM_MIN_GIB
-from recommender.offers import Catalog, Offer, SourceInfo
+from recommender.offers import Offer, SourceInfo
 from recommender.selection import MAX_NODES, Priced, allowed, priced_offers
 from recommender.topology import LayoutSearch, Plan
 from recommender.units import hours_text
@@ -270,7 +271,7 @@ def recommend(
     notes = _notes(work, chosen, any_safe=any_safe)
     # The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
     # for what can be rented (``gpufit estimate`` lists every known GPU).
-    sold = {o.gpu_id for o in catalog.offers}
+    sold = {o.gpu_id for o in catalog.screened.offers}
     return Recommendation(
         workload=workload,
         options=tuple(chosen),
@@ -302,7 +303,7 @@ def _work(workload: Workload, catalog: Catalog, search: LayoutSearch) -> Work:
         # At the lowest price the reference shape is listed for among the allowed offers.
         price = min(
             o.price_usd_per_hour
-            for o in catalog.offers
+            for o in catalog.screened.offers
             if o.gpu_id == ref.offer.gpu_id
             and o.gpu_count == ref.offer.gpu_count
             and allowed(workload, o)

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from recommender.billing import BillingRule, rule_for
+from recommender.catalog import Catalog
 from recommender.caveats import Caveat, CaveatKind, Severity
 from recommender.economics import Economics, checkpoint_gib, economics
 from recommender.gpus import IntraNode, get_gpu
-from recommender.offers import Catalog, Fabric, Offer
-from recommender.sanity import screen
+from recommender.offers import Fabric, Offer
 from recommender.throughput import Network
 from recommender.topology import LayoutSearch, Plan
 from recommender.workload import SpotPolicy, Workload
@@ -94,13 +94,13 @@ def priced_offers(
     spot): its cheapest zone (on a tie, the first zone by name). In catalog order of first
     appearance.
 
-    Offers the sanity checks drop are left out, the rest carry their caveats
+    Only the offers the catalog's sanity checks keep are priced, each with their caveats
     (:func:`recommender.sanity.screen`). Where one instance costs the same in several allowed
     regions (Lambda lists one price everywhere), one is kept, the first region by name, and it
     says "same price in N regions": the workload's regions, when it names some, have already
     narrowed the choice to the user's geography.
     """
-    screened = screen(catalog.offers)
+    screened = catalog.screened
     plans: dict[_Shape, Plan | None] = {}
     groups: dict[_Group, tuple[Plan, Economics] | None] = {}
     ckpt = checkpoint_gib(workload)

@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from recommender.offers import Catalog, Offer
+from recommender.catalog import Catalog
+from recommender.offers import Offer
 from recommender.selection import allowed, shape_plan
 from recommender.throughput import Network, tokens_per_hour
 from recommender.topology import LayoutSearch, Plan
@@ -63,13 +64,14 @@ class Work:
 
 
 def reference(workload: Workload, catalog: Catalog, search: LayoutSearch) -> Reference | None:
-    """The reference layout among the offers the workload allows: 8× H100 SXM on one node
-    when the job fits there, else the single node that trains the most tokens per hour,
-    else (nothing fits on one node) the fastest layout of all. Ties go to the first offer
-    in catalog order; ``None`` when the job fits nowhere."""
+    """The reference layout among the offers the workload allows, of those the catalog's
+    sanity checks keep: 8× H100 SXM on one node when the job fits there, else the single
+    node that trains the most tokens per hour, else (nothing fits on one node) the fastest
+    layout of all. Ties go to the first offer in catalog order; ``None`` when the job fits
+    nowhere."""
     seen: set[tuple[object, ...]] = set()
     best: tuple[tuple[int, int, int, float], Reference] | None = None
-    for offer in catalog.offers:
+    for offer in catalog.screened.offers:
         shape = (offer.gpu_id, offer.gpu_count, offer.link, offer.fabric.fast, offer.ram_gib)
         if shape in seen or not allowed(workload, offer):
             continue

@@ -6,8 +6,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from recommender.catalog import Catalog
 from recommender.models import KNOWN_MODELS, Architecture, infer_architecture, lookup_model
-from recommender.offers import Catalog, Fabric, Offer, SourceInfo
+from recommender.offers import Fabric, Offer, SourceInfo
 from recommender.workload import Method, Optimizer, Precision, Workload
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
@@ -62,7 +63,7 @@ def catalog(*offers: Offer, as_of: datetime = AS_OF, error: str | None = None) -
         SourceInfo(name=n, as_of=as_of, fetched_at=as_of, rows=len(offers), error=error)
         for n in names
     )
-    return Catalog(tuple(offers), sources)
+    return Catalog.of(tuple(offers), sources)
 
 
 # ------------------------------------------------------------------ named offers

@@ -8,12 +8,12 @@ from dataclasses import replace
 import pytest
 
 from recommender.billing import RULES
+from recommender.catalog import Catalog
 from recommender.caveats import CaveatKind, Severity
 from recommender.costing import Option, price_option
 from recommender.feeds.bundled import load_bundled
 from recommender.gpus import get_gpu
 from recommender.layouts import evaluate, fit_on_nodes
-from recommender.offers import Catalog
 from recommender.parse import parse_workload
 from recommender.ranking import rank, recommend
 from recommender.sanity import screen
@@ -182,7 +182,7 @@ class TestOnePass:
         """On the bundled catalog, the shown options are among every offer priced on its
         own plan (this catalog lists no source, so no source caveats)."""
         w = parse_workload(question)
-        market = Catalog(load_bundled().offers, ())
+        market = Catalog.of(load_bundled().offers, ())
         rec = recommend(w, market, now=NOW, top=50)
         by_hand = _priced_by_hand(w, market)
         if w.budget_usd is not None:
@@ -236,7 +236,7 @@ class TestPlans:
         """A question's search, plans and answer are freed by reference counting once
         dropped: no work left for the cyclic garbage collector, whose full passes grow
         with what waits for it."""
-        market = Catalog(load_bundled().offers, ())
+        market = Catalog.of(load_bundled().offers, ())
         gc.collect()
         gc.disable()
         try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from functools import partial
 from typing import Protocol, TypeVar
 
 from recommender.billing import RULES, BillingRule
@@ -108,7 +107,7 @@ class Ranked(Protocol):
     def tokens(self) -> float: ...
 
 
-def rank_key(workload: Workload, item: Ranked) -> tuple[float | str | int, ...]:
+def rank_key(item: Ranked) -> tuple[float | str | int, ...]:
     """The rank order: plans that keep the memory safety margin before those that do not;
     then options that meet the deadline, by expected cost per billion tokens; the rest by
     time to finish. Without a deadline every option meets it.
@@ -120,7 +119,6 @@ def rank_key(workload: Workload, item: Ranked) -> tuple[float | str | int, ...]:
     their hours. Ties go to the lower total, the lower cluster price, the faster run, more
     memory headroom, then the offer's provider, instance type, region, zone and spot flag.
     """
-    del workload  # the order depends on the priced figures alone
     late = not item.meets_deadline
     o = item.offer
     return (
@@ -139,9 +137,9 @@ def rank_key(workload: Workload, item: Ranked) -> tuple[float | str | int, ...]:
     )
 
 
-def rank(workload: Workload, options: Iterable[_R]) -> list[_R]:
+def rank(options: Iterable[_R]) -> list[_R]:
     """Options (or priced offers) in rank order (see :func:`rank_key`)."""
-    return sorted(options, key=partial(rank_key, workload))
+    return sorted(options, key=rank_key)
 
 
 def _diversify(ranked: list[_R], top: int) -> list[_R]:
@@ -180,7 +178,7 @@ def _alternative(
         priced = priced_offers(variant, catalog, LayoutSearch(variant), rules)
         within = _within_budget(variant, priced)
         if within:
-            best = min(within, key=partial(rank_key, variant))
+            best = min(within, key=rank_key)
             return Alternative(
                 method=method,
                 option=_option(variant, best, catalog, rules, now),
@@ -250,7 +248,7 @@ def recommend(
     if work.tokens is not None and workload.tokens is None:
         priced_w = replace(workload, tokens=work.tokens, duration_hours=None)
         target = work.duration_hours
-    ranked = rank(priced_w, priced_offers(priced_w, catalog, search, rules))
+    ranked = rank(priced_offers(priced_w, catalog, search, rules))
     # A plan under the memory safety margin is shown only when nothing safer exists, or
     # when the user fixed the hardware (it then ranks after every safe plan: rank_key).
     any_safe = any(p.plan.safe for p in ranked)

@@ -189,19 +189,10 @@ def _one_region_per_price(priced: list[Priced]) -> list[Priced]:
 def shape_plan(search: LayoutSearch, offer: Offer) -> Plan | None:
     """The fewest whole nodes of the offer's instance shape the job fits on, more than one
     only over a fast fabric; a GPU count the workload names is evaluated as is."""
-    gpu = get_gpu(offer.gpu_id)
-    fast = offer.fabric.fast
-    hw = search.workload.hardware
-    if hw is not None and hw.count is not None:
-        plan = search.evaluate(
-            gpu, gpus=hw.count, gpus_per_node=offer.gpu_count, host_ram_gib=offer.ram_gib
-        )
-        nodes = hw.count // offer.gpu_count
-        return None if (nodes > 1 and not fast) or not plan.fits else plan
     return search.fit_on_nodes(
-        gpu,
+        get_gpu(offer.gpu_id),
         gpus_per_node=offer.gpu_count,
         max_nodes=MAX_NODES,
-        multi_node=fast,
+        multi_node=offer.fabric.fast,
         host_ram_gib=offer.ram_gib,
     )

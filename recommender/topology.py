@@ -351,8 +351,7 @@ class LayoutSearch:
         if hw is not None and hw.count is not None:
             if hw.count % gpus_per_node:
                 return None
-            nodes = hw.count // gpus_per_node
-            if nodes > max_nodes or (nodes > 1 and not multi_node):
+            if hw.count > gpus_per_node and not multi_node:
                 return None
             plan = self.plan(
                 gpu, gpus=hw.count, gpus_per_node=gpus_per_node, host_ram_gib=host_ram_gib

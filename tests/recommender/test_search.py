@@ -173,7 +173,7 @@ class TestOnePass:
         within = [o for o in by_hand if budget is None or o.expected_cost_usd <= budget]
         assert rec.feasible == len(within)
         if within:
-            best = rank(w, within)[0]
+            best = rank(within)[0]
             assert rec.options[0].offer == best.offer
             assert rec.options[0].expected_cost_usd == best.expected_cost_usd
 
@@ -192,7 +192,7 @@ class TestOnePass:
         want = {_shown(o) for o in by_hand}
         assert got <= want
         if by_hand:
-            assert rec.options[0].offer == rank(w, by_hand)[0].offer
+            assert rec.options[0].offer == rank(by_hand)[0].offer
         assert all(o.plan.safe for o in rec.options) or not any(o.plan.safe for o in by_hand)
 
 

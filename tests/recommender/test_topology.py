@@ -162,6 +162,15 @@ class TestFitOnNodes:
         assert big.host_ram_gib <= 512
         assert any("offloaded to CPU RAM" in n for n in big.notes)
 
+    def test_named_count_is_honoured_beyond_the_search_limit(self) -> None:
+        """The node limit bounds the search, not a count the user named (the shape plans
+        price ``on 1024x H100`` as asked)."""
+        w = workload(hardware=HardwareRequest(gpu_id=None, count=1024))
+        plan = fit_on_nodes(w, H100, gpus_per_node=8, max_nodes=64)
+        assert plan is not None
+        assert (plan.gpus, plan.nodes) == (1024, 128)
+        assert fit_on_nodes(w, H100, gpus_per_node=8, multi_node=False) is None
+
     def test_count_that_is_not_whole_nodes_is_rejected(self) -> None:
         """A named count of 4 cannot be made of 8-GPU nodes."""
         w = workload(hardware=HardwareRequest(gpu_id=None, count=4))

@@ -22,7 +22,7 @@ from recommender.costing import Option, caveats_of_source, per_btok, price_optio
 from recommender.gpus import all_gpus, get_gpu
 from recommender.memory import HEADROOM_FRAC, HEADROOM_MIN_GIB
 from recommender.offers import Offer, SourceInfo
-from recommender.selection import MAX_NODES, Priced, allowed, priced_offers
+from recommender.selection import MAX_NODES, Priced, Shapes, allowed, priced_offers
 from recommender.topology import LayoutSearch, Plan
 from recommender.units import hours_text
 from recommender.work import HoursBasis, Reference, Work, reference
@@ -175,7 +175,7 @@ def _alternative(
     method = _CHEAPER_METHOD.get(workload.method)
     while method is not None:
         variant = replace(workload, method=method, precision=Precision.BF16_TRUE)
-        priced = priced_offers(variant, catalog, LayoutSearch(variant), rules)
+        priced = priced_offers(variant, catalog, Shapes(LayoutSearch(variant)), rules)
         within = _within_budget(variant, priced)
         if within:
             best = min(within, key=rank_key)
@@ -204,15 +204,19 @@ def _option(
     rank: int = 0,
     target_hours: float | None = None,
 ) -> Option:
-    """The full option (caveats and all) of a priced offer, its source's caveats last."""
-    source = {s.name: s for s in catalog.sources}.get(priced.offer.source)
+    """The full option (caveats and all) of a priced offer: its own, then the sanity checks'
+    (:mod:`recommender.sanity`), the region choice's, and its source's last."""
+    offer = priced.offer
+    source = {s.name: s for s in catalog.sources}.get(offer.source)
+    screened = catalog.screened.caveats.get(offer.key, ())
+    of_source = () if source is None else caveats_of_source(source, now)
     return price_option(
         workload,
-        priced.offer,
+        offer,
         priced.plan,
         rules=rules,
         econ=priced.econ,
-        extra_caveats=priced.caveats + (() if source is None else caveats_of_source(source, now)),
+        extra_caveats=screened + priced.caveats + of_source,
         rank=rank,
         target_hours=target_hours,
     )
@@ -237,10 +241,11 @@ def recommend(
     """
     if top < 1:
         raise ValueError("top must be at least 1")
-    # One search per question: its memos (memory figures, one plan per instance shape)
-    # live as long as this call.
+    # One search per question: its memos (memory figures, one plan per instance shape and
+    # one training rate per network) live as long as this call.
     search = LayoutSearch(workload)
-    work = _work(workload, catalog, search)
+    shapes = Shapes(search)
+    work = _work(workload, catalog, shapes)
     # The workload every option is priced on: a duration becomes the tokens it buys on the
     # reference layout (the duration itself is kept to mark the options that take longer).
     priced_w = workload
@@ -248,7 +253,7 @@ def recommend(
     if work.tokens is not None and workload.tokens is None:
         priced_w = replace(workload, tokens=work.tokens, duration_hours=None)
         target = work.duration_hours
-    ranked = rank(priced_offers(priced_w, catalog, search, rules))
+    ranked = rank(priced_offers(priced_w, catalog, shapes, rules))
     # A plan under the memory safety margin is shown only when nothing safer exists, or
     # when the user fixed the hardware (it then ranks after every safe plan: rank_key).
     any_safe = any(p.plan.safe for p in ranked)
@@ -285,14 +290,14 @@ def recommend(
     )
 
 
-def _work(workload: Workload, catalog: Catalog, search: LayoutSearch) -> Work:
+def _work(workload: Workload, catalog: Catalog, shapes: Shapes) -> Work:
     """What the options are priced for (see :mod:`recommender.work`)."""
     if workload.tokens is not None:
         return Work(HoursBasis.TOKENS, tokens=workload.tokens)
     duration = workload.duration_hours
     if duration is None:
         return Work(HoursBasis.DEFAULT)
-    ref = reference(workload, catalog, search)
+    ref = reference(workload, catalog, shapes)
     if ref is None:  # the job fits nowhere: nothing to price either
         return Work(HoursBasis.DURATION, duration_hours=duration)
     tokens = ref.tokens_per_hour * duration

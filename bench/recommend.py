@@ -5,8 +5,8 @@ Run: ``.venv/bin/python bench/recommend.py`` (``--quick`` skips the 200k catalog
 Catalogs are SkyPilot ``vms.csv`` rows generated per cloud (bench/synth.py), parsed with
 gpufit's adapter. Each question is one pass over the catalog, with nothing kept between
 questions, so the figures grow with the number of offers; the guard rail is ~10 ms at 2k
-offers (the bundled catalog's size) and linear growth beyond. It prints figures and asserts
-nothing: timings depend on the machine.
+offers and linear growth beyond. It prints figures and asserts nothing: timings depend on
+the machine.
 """
 
 from __future__ import annotations

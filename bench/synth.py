@@ -184,4 +184,4 @@ def synthetic_catalog(offers: int, *, seed: int = 7) -> Catalog:
             break
         rows *= 2
     picked: list[Offer] = random.Random(seed).sample(list(catalog.offers), offers)
-    return Catalog(tuple(picked), catalog.sources)
+    return Catalog.of(picked, catalog.sources)

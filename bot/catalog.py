@@ -32,14 +32,14 @@ def catalog_from_parsed(
         rejected=feed.rejected,
         bundled=bundled,
     )
-    return Catalog(offers, (info,))
+    return Catalog.of(offers, (info,))
 
 
 def merge(catalogs: Sequence[Catalog]) -> Catalog:
-    out = Catalog((), ())
-    for c in catalogs:
-        out = out.merged(c)
-    return out
+    """The catalogs as one, screened together."""
+    return Catalog.of(
+        [o for c in catalogs for o in c.offers], [s for c in catalogs for s in c.sources]
+    )
 
 
 async def load_sources(specs: Sequence[str]) -> Catalog:

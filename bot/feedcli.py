@@ -56,7 +56,7 @@ async def cli_catalog(settings: Settings, specs: Sequence[str]) -> Catalog:
 
 def _with_error(catalog: Catalog, error: str) -> Catalog:
     sources = tuple(replace(s, error=error) for s in catalog.sources)
-    return Catalog(catalog.offers, sources)
+    return replace(catalog, sources=sources)
 
 
 def add_feed_parser(sub: argparse._SubParsersAction[Any]) -> None:

@@ -4,6 +4,7 @@ Nothing in this package (outside :mod:`recommender.feeds`) does I/O, reads the e
 or the clock; callers pass ``now`` in. ``bot/`` uses only the names exported here.
 """
 
+from recommender.catalog import Catalog
 from recommender.caveats import Caveat, CaveatKind, Severity
 from recommender.errors import (
     CatalogError,
@@ -19,7 +20,7 @@ from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu, normalize, t
 from recommender.launch import LaunchSpec, launch_spec
 from recommender.launch_text import LaunchFiles, launch_files
 from recommender.models import Architecture, lookup_model
-from recommender.offers import Catalog, Fabric, Offer, SourceInfo
+from recommender.offers import Fabric, Offer, SourceInfo
 from recommender.parse import parse_workload
 from recommender.ranking import (
     Alternative,

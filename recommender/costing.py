@@ -18,7 +18,7 @@ from recommender.economics import Economics, economics
 from recommender.gpus import GpuSpec, IntraNode, get_gpu
 from recommender.memory import HEADROOM_FRAC, HEADROOM_MIN_GIB
 from recommender.offers import Offer, SourceInfo
-from recommender.throughput import Network
+from recommender.throughput import Network, tokens_per_hour
 from recommender.topology import Plan
 from recommender.units import hours_text
 from recommender.workload import Offload, Precision, Workload
@@ -143,7 +143,7 @@ def price_option(
             plan,
             rule=rule,
             spot=offer.spot,
-            network=Network.of(offer),
+            tokens_per_hour=tokens_per_hour(workload, plan, Network.of(offer)),
             gpu_id=offer.gpu_id,
         )
     cost = econ.cost_usd(offer.price_usd_per_hour)

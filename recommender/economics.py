@@ -19,7 +19,6 @@ from recommender.billing import (
     spot_economics,
 )
 from recommender.model_states import lora_params
-from recommender.throughput import Network, tokens_per_hour, train_hours
 from recommender.topology import Plan
 from recommender.workload import Optimizer, Precision, Workload
 
@@ -102,23 +101,23 @@ def economics(
     *,
     rule: BillingRule,
     spot: bool,
-    network: Network,
+    tokens_per_hour: float,
     checkpoint_size_gib: float | None = None,
     gpu_id: str | None = None,
 ) -> Economics:
     """Hours, billed hours, storage and spot overhead of ``plan`` under ``rule``: what every
     offer of one instance shape from one provider, on-demand or spot alike, shares.
 
-    ``checkpoint_size_gib`` is :func:`checkpoint_gib` of the workload (pass it when pricing
-    many shapes for one workload; it is computed when omitted).
+    ``tokens_per_hour`` is the layout's training rate on the offer's network
+    (:func:`recommender.throughput.tokens_per_hour`). ``checkpoint_size_gib`` is
+    :func:`checkpoint_gib` of the workload (pass it when pricing many shapes for one
+    workload; it is computed when omitted).
     """
-    computed = train_hours(workload, plan, network)
+    # Hours to train the token budget, if there is one.
+    computed = None if workload.tokens is None else workload.tokens / tokens_per_hour
     nodes = plan.nodes
     hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
-    if workload.tokens is not None:
-        tokens = workload.tokens
-    else:
-        tokens = tokens_per_hour(workload, plan, network) * hours
+    tokens = workload.tokens if workload.tokens is not None else tokens_per_hour * hours
     ckpt = checkpoint_gib(workload) if checkpoint_size_gib is None else checkpoint_size_gib
     preemption = (
         spot_economics(rule, nodes=nodes, checkpoint_gib=ckpt, hours=hours, gpu_id=gpu_id)

@@ -36,9 +36,10 @@ def fit_on_nodes(
     """The fewest whole nodes of ``gpus_per_node`` × ``gpu`` on which the workload fits.
 
     Every GPU of each node is used. More than one node only when ``multi_node``; ``None``
-    when nothing up to ``max_nodes`` fits. A GPU count the workload names is honoured (it
-    must be a whole number of nodes). CPU offload is considered only when ``host_ram_gib``
-    (RAM of one node, e.g. an offer's ``ram_gib``) is given, and must fit in it.
+    when nothing up to ``max_nodes`` fits. A GPU count the workload names is honoured as is,
+    ``max_nodes`` or not (it must be a whole number of nodes). CPU offload is considered only
+    when ``host_ram_gib`` (RAM of one node, e.g. an offer's ``ram_gib``) is given, and must
+    fit in it.
     """
     return LayoutSearch(workload, kernels).fit_on_nodes(
         gpu,

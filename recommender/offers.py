@@ -1,4 +1,4 @@
-"""Price offers and the catalog they form.
+"""Price offers and where they came from.
 
 An :class:`Offer` is one rentable shape at one price: a provider's instance type with its GPUs,
 in one region (and zone, where priced per zone), on-demand or spot. Prices are for the whole
@@ -7,8 +7,7 @@ instance per hour; :attr:`Offer.price_usd_per_gpu_hour` divides by the GPU count
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
@@ -17,7 +16,6 @@ from recommender.gpus import IntraNode, get_gpu
 
 __all__ = [
     "MAX_OFFER_USD_PER_HOUR",
-    "Catalog",
     "Fabric",
     "Offer",
     "SourceInfo",
@@ -125,25 +123,3 @@ class SourceInfo:
 
     def age_hours(self, now: datetime) -> float:
         return max(0.0, (now - self.as_of).total_seconds() / 3600)
-
-
-@dataclass(frozen=True, slots=True)
-class Catalog:
-    """All offers gpufit knows of, with their provenance."""
-
-    offers: tuple[Offer, ...]
-    sources: tuple[SourceInfo, ...] = field(default=())
-
-    @classmethod
-    def of(cls, offers: Iterable[Offer], sources: Sequence[SourceInfo] = ()) -> Catalog:
-        return cls(tuple(offers), tuple(sources))
-
-    def __len__(self) -> int:
-        return len(self.offers)
-
-    def merged(self, other: Catalog) -> Catalog:
-        return Catalog(self.offers + other.offers, self.sources + other.sources)
-
-    @property
-    def oldest_as_of(self) -> datetime | None:
-        return min((s.as_of for s in self.sources), default=None)

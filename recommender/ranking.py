@@ -14,17 +14,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from functools import partial
 from typing import Protocol, TypeVar
 
 from recommender.availability import availability_caveat
 from recommender.billing import RULES, BillingRule
+from recommender.catalog import Catalog
 from recommender.caveats import Caveat
 from recommender.costing import Option, caveats_of_source, per_btok, price_option
 from recommender.gpus import all_gpus, get_gpu
 from recommender.memory import HEADROOM_FRAC, HEADROOM_MIN_GIB
-from recommender.offers import Catalog, Offer, SourceInfo
-from recommender.selection import MAX_NODES, Priced, allowed, priced_offers
+from recommender.offers import Offer, SourceInfo
+from recommender.selection import MAX_NODES, Priced, Shapes, allowed, priced_offers
 from recommender.topology import LayoutSearch, Plan
 from recommender.units import hours_text
 from recommender.work import HoursBasis, Reference, Work, reference
@@ -109,7 +109,7 @@ class Ranked(Protocol):
     def tokens(self) -> float: ...
 
 
-def rank_key(workload: Workload, item: Ranked) -> tuple[float | str | int, ...]:
+def rank_key(item: Ranked) -> tuple[float | str | int, ...]:
     """The rank order: plans that keep the memory safety margin before those that do not;
     then options that meet the deadline, by expected cost per billion tokens; the rest by
     time to finish. Without a deadline every option meets it.
@@ -121,7 +121,6 @@ def rank_key(workload: Workload, item: Ranked) -> tuple[float | str | int, ...]:
     their hours. Ties go to the lower total, the lower cluster price, the faster run, more
     memory headroom, then the offer's provider, instance type, region, zone and spot flag.
     """
-    del workload  # the order depends on the priced figures alone
     late = not item.meets_deadline
     o = item.offer
     return (
@@ -140,9 +139,9 @@ def rank_key(workload: Workload, item: Ranked) -> tuple[float | str | int, ...]:
     )
 
 
-def rank(workload: Workload, options: Iterable[_R]) -> list[_R]:
+def rank(options: Iterable[_R]) -> list[_R]:
     """Options (or priced offers) in rank order (see :func:`rank_key`)."""
-    return sorted(options, key=partial(rank_key, workload))
+    return sorted(options, key=rank_key)
 
 
 def _diversify(ranked: list[_R], top: int) -> list[_R]:
@@ -178,10 +177,10 @@ def _alternative(
     method = _CHEAPER_METHOD.get(workload.method)
     while method is not None:
         variant = replace(workload, method=method, precision=Precision.BF16_TRUE)
-        priced = priced_offers(variant, catalog, LayoutSearch(variant), rules)
+        priced = priced_offers(variant, catalog, Shapes(LayoutSearch(variant)), rules)
         within = _within_budget(variant, priced)
         if within:
-            best = min(within, key=partial(rank_key, variant))
+            best = min(within, key=rank_key)
             return Alternative(
                 method=method,
                 option=_option(variant, best, catalog, rules, now),
@@ -207,16 +206,21 @@ def _option(
     rank: int = 0,
     target_hours: float | None = None,
 ) -> Option:
-    """The full option (caveats and all) of a priced offer, its source's caveats last."""
-    source = {s.name: s for s in catalog.sources}.get(priced.offer.source)
+    """The full option (caveats and all) of a priced offer: its own, then the sanity checks'
+    (:mod:`recommender.sanity`), the region choice's, and its source's last."""
+    offer = priced.offer
+    source = {s.name: s for s in catalog.sources}.get(offer.source)
+    screened = catalog.screened.caveats.get(offer.key, ())
+    of_source = () if source is None else caveats_of_source(source, now)
     return price_option(
         workload,
-        priced.offer,
+        offer,
         priced.plan,
         rules=rules,
         econ=priced.econ,
-        extra_caveats=priced.caveats
-        + (() if source is None else caveats_of_source(source, now))
+        extra_caveats=screened
+        + priced.caveats
+        + of_source
         + _availability(priced.offer, source, now),
         rank=rank,
         target_hours=target_hours,
@@ -250,10 +254,11 @@ def recommend(
     """
     if top < 1:
         raise ValueError("top must be at least 1")
-    # One search per question: its memos (memory figures, one plan per instance shape)
-    # live as long as this call.
+    # One search per question: its memos (memory figures, one plan per instance shape and
+    # one training rate per network) live as long as this call.
     search = LayoutSearch(workload)
-    work = _work(workload, catalog, search)
+    shapes = Shapes(search)
+    work = _work(workload, catalog, shapes)
     # The workload every option is priced on: a duration becomes the tokens it buys on the
     # reference layout (the duration itself is kept to mark the options that take longer).
     priced_w = workload
@@ -261,7 +266,7 @@ def recommend(
     if work.tokens is not None and workload.tokens is None:
         priced_w = replace(workload, tokens=work.tokens, duration_hours=None)
         target = work.duration_hours
-    ranked = rank(priced_w, priced_offers(priced_w, catalog, search, rules))
+    ranked = rank(priced_offers(priced_w, catalog, shapes, rules))
     # A plan under the memory safety margin is shown only when nothing safer exists, or
     # when the user fixed the hardware (it then ranks after every safe plan: rank_key).
     any_safe = any(p.plan.safe for p in ranked)
@@ -282,7 +287,7 @@ def recommend(
     notes = _notes(work, chosen, any_safe=any_safe)
     # The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
     # for what can be rented (``gpufit estimate`` lists every known GPU).
-    sold = {o.gpu_id for o in catalog.offers}
+    sold = {o.gpu_id for o in catalog.screened.offers}
     return Recommendation(
         workload=workload,
         options=tuple(chosen),
@@ -298,14 +303,14 @@ def recommend(
     )
 
 
-def _work(workload: Workload, catalog: Catalog, search: LayoutSearch) -> Work:
+def _work(workload: Workload, catalog: Catalog, shapes: Shapes) -> Work:
     """What the options are priced for (see :mod:`recommender.work`)."""
     if workload.tokens is not None:
         return Work(HoursBasis.TOKENS, tokens=workload.tokens)
     duration = workload.duration_hours
     if duration is None:
         return Work(HoursBasis.DEFAULT)
-    ref = reference(workload, catalog, search)
+    ref = reference(workload, catalog, shapes)
     if ref is None:  # the job fits nowhere: nothing to price either
         return Work(HoursBasis.DURATION, duration_hours=duration)
     tokens = ref.tokens_per_hour * duration
@@ -314,7 +319,7 @@ def _work(workload: Workload, catalog: Catalog, search: LayoutSearch) -> Work:
         # At the lowest price the reference shape is listed for among the allowed offers.
         price = min(
             o.price_usd_per_hour
-            for o in catalog.offers
+            for o in catalog.screened.offers
             if o.gpu_id == ref.offer.gpu_id
             and o.gpu_count == ref.offer.gpu_count
             and allowed(workload, o)

@@ -1,8 +1,9 @@
 """From a workload and a catalog to its priced offers: the first half of a recommendation.
 
 Offers the workload rules out (provider, spot policy, named hardware, region) are dropped;
-every instance shape left gets the smallest layout the job fits on (one plan per shape,
-remembered for this question only); each offer is then priced under its provider's billing
+every instance shape left gets the smallest layout the job fits on, and that layout its
+training rate on the offer's network (one plan per shape and one rate per network, remembered
+for this question only: :class:`Shapes`); each offer is then priced under its provider's billing
 rule (:mod:`recommender.costing`): offers of one shape from one provider, on-demand or spot,
 share one plan and one set of economics, so an offer's expected cost is two multiplications
 and an addition. :mod:`recommender.ranking` ranks what comes out.
@@ -14,16 +15,16 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from recommender.billing import BillingRule, rule_for
+from recommender.catalog import Catalog
 from recommender.caveats import Caveat, CaveatKind, Severity
 from recommender.economics import Economics, checkpoint_gib, economics
 from recommender.gpus import IntraNode, get_gpu
-from recommender.offers import Catalog, Fabric, Offer
-from recommender.sanity import screen
-from recommender.throughput import Network
+from recommender.offers import Fabric, Offer
+from recommender.throughput import Network, tokens_per_hour
 from recommender.topology import LayoutSearch, Plan
 from recommender.workload import SpotPolicy, Workload
 
-__all__ = ["MAX_NODES", "Priced", "allowed", "priced_offers", "shape_plan"]
+__all__ = ["MAX_NODES", "Priced", "Shapes", "allowed", "priced_offers", "shape_plan"]
 
 # Largest cluster gpufit will propose for a single job.
 MAX_NODES = 64  # ours: beyond 512 GPUs the answer is a sales conversation, not a rental
@@ -42,7 +43,7 @@ class Priced(NamedTuple):
     plan: Plan
     econ: Economics
     expected_cost_usd: float
-    #: What the sanity checks (:mod:`recommender.sanity`) and the region choice say of it.
+    #: What the region choice says of it (the sanity checks' caveats are the catalog's).
     caveats: tuple[Caveat, ...] = ()
 
     @property
@@ -84,28 +85,61 @@ def allowed(workload: Workload, offer: Offer) -> bool:
     return True
 
 
+class Shapes:
+    """One question's plan per instance shape and training rate per (shape, network).
+
+    An offer's plan depends only on its shape (GPU, GPUs per instance, link, fast fabric, host
+    RAM) and the layout's rate only on the plan and the network, not on the work asked
+    (tokens, duration, budget), so the reference layout (:mod:`recommender.work`) and the
+    pricing share them. Lives as long as the question's :class:`LayoutSearch`.
+    """
+
+    def __init__(self, search: LayoutSearch) -> None:
+        self.search = search
+        self._plans: dict[_Shape, Plan | None] = {}
+        self._rates: dict[tuple[_Shape, Network], float] = {}
+
+    def plan(self, offer: Offer) -> Plan | None:
+        """:func:`shape_plan` of the offer's shape."""
+        shape = shape_of(offer)
+        if shape not in self._plans:
+            self._plans[shape] = shape_plan(self.search, offer)
+        return self._plans[shape]
+
+    def tokens_per_hour(self, offer: Offer, plan: Plan) -> float:
+        """Tokens per hour of ``plan`` (the offer's shape plan) on the offer's network."""
+        network = Network.of(offer)
+        key = (shape_of(offer), network)
+        if key not in self._rates:
+            self._rates[key] = tokens_per_hour(self.search.workload, plan, network)
+        return self._rates[key]
+
+
+def shape_of(offer: Offer) -> _Shape:
+    """What an offer's plan depends on: GPU, GPUs per instance, link, fast fabric, host RAM."""
+    return (offer.gpu_id, offer.gpu_count, offer.link, offer.fabric.fast, offer.ram_gib)
+
+
 def priced_offers(
     workload: Workload,
     catalog: Catalog,
-    search: LayoutSearch,
+    shapes: Shapes,
     rules: Mapping[str, BillingRule],
 ) -> list[Priced]:
     """Every allowed offer the job fits on, priced, one per (provider, instance, region,
     spot): its cheapest zone (on a tie, the first zone by name). In catalog order of first
     appearance.
 
-    Offers the sanity checks drop are left out, the rest carry their caveats
+    Only the offers the catalog's sanity checks keep are priced
     (:func:`recommender.sanity.screen`). Where one instance costs the same in several allowed
     regions (Lambda lists one price everywhere), one is kept, the first region by name, and it
     says "same price in N regions": the workload's regions, when it names some, have already
     narrowed the choice to the user's geography.
     """
-    screened = screen(catalog.offers)
-    plans: dict[_Shape, Plan | None] = {}
     groups: dict[_Group, tuple[Plan, Economics] | None] = {}
     ckpt = checkpoint_gib(workload)
     best: dict[tuple[str, str, str, bool], Priced] = {}
-    for offer in screened.offers:
+    for offer in catalog.screened.offers:
         if not allowed(workload, offer):
             continue
         group_key = (
@@ -119,11 +153,7 @@ def priced_offers(
             offer.spot,
         )
         if group_key not in groups:
-            link, fast = offer.link, offer.fabric.fast
-            shape = (offer.gpu_id, offer.gpu_count, link, fast, offer.ram_gib)
-            if shape not in plans:
-                plans[shape] = shape_plan(search, offer)
-            plan = plans[shape]
+            plan = shapes.plan(offer)
             group: tuple[Plan, Economics] | None = None
             if plan is not None:
                 rule = rules.get(offer.provider.lower(), rule_for(offer.provider))
@@ -132,7 +162,7 @@ def priced_offers(
                     plan,
                     rule=rule,
                     spot=offer.spot,
-                    network=Network.of(offer),
+                    tokens_per_hour=shapes.tokens_per_hour(offer, plan),
                     checkpoint_size_gib=ckpt,
                     gpu_id=offer.gpu_id,
                 )
@@ -150,9 +180,7 @@ def priced_offers(
             or expected < current.expected_cost_usd
             or (expected == current.expected_cost_usd and offer.zone < current.offer.zone)
         ):
-            best[zone_key] = Priced(
-                offer, plan, econ, expected, screened.caveats.get(offer.key, ())
-            )
+            best[zone_key] = Priced(offer, plan, econ, expected)
     return _one_region_per_price(list(best.values()))
 
 
@@ -189,19 +217,10 @@ def _one_region_per_price(priced: list[Priced]) -> list[Priced]:
 def shape_plan(search: LayoutSearch, offer: Offer) -> Plan | None:
     """The fewest whole nodes of the offer's instance shape the job fits on, more than one
     only over a fast fabric; a GPU count the workload names is evaluated as is."""
-    gpu = get_gpu(offer.gpu_id)
-    fast = offer.fabric.fast
-    hw = search.workload.hardware
-    if hw is not None and hw.count is not None:
-        plan = search.evaluate(
-            gpu, gpus=hw.count, gpus_per_node=offer.gpu_count, host_ram_gib=offer.ram_gib
-        )
-        nodes = hw.count // offer.gpu_count
-        return None if (nodes > 1 and not fast) or not plan.fits else plan
     return search.fit_on_nodes(
-        gpu,
+        get_gpu(offer.gpu_id),
         gpus_per_node=offer.gpu_count,
         max_nodes=MAX_NODES,
-        multi_node=fast,
+        multi_node=offer.fabric.fast,
         host_ram_gib=offer.ram_gib,
     )

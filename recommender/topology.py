@@ -114,29 +114,37 @@ class LayoutSearch:
         self, *, gpus: int, gpus_per_node: int, allow: bool
     ) -> tuple[tuple[_Rung, ...], float]:
         """Every candidate strategy of this layout with its memory, and the least total (a
-        split this layout cannot host counts as infinite memory)."""
+        split this layout cannot host counts as infinite memory).
+
+        Without offload (``allow`` false) the ladder is the one with offload less its offload
+        rungs (:func:`~recommender.strategies.candidate_strategies`), so the shape plans (host
+        RAM known) and the layouts per GPU type (without it) read one ladder per layout.
+        """
         key = (gpus, gpus_per_node, allow, self._nvlink)
         found = self._rungs.get(key)
-        if found is None:
-            nodes = -(-gpus // gpus_per_node)
-            rungs: list[_Rung] = []
+        if found is not None:
+            return found
+        if allow or self.workload.offload is not None:
             ladder = candidate_strategies(
                 self.workload,
                 gpus=gpus,
-                nodes=nodes,
-                allow_offload=allow,
+                nodes=-(-gpus // gpus_per_node),
+                allow_offload=True,
                 gpus_per_node=gpus_per_node,
                 nvlink=self._nvlink,
             )
-            m = self.workload.model
-            for strategy in ladder:
-                if strategy.parallel.problem(m, gpus=gpus, gpus_per_node=gpus_per_node):
-                    rungs.append((strategy, math.inf, 0.0))
-                    continue
-                total, host = self.memory.totals(strategy, gpus=gpus, gpus_per_node=gpus_per_node)
-                rungs.append((strategy, total, host * gpus_per_node))
-            found = self._rungs[key] = (tuple(rungs), min(r[1] for r in rungs))
+            rungs = tuple(self._rung(s, gpus, gpus_per_node) for s in ladder)
+        else:
+            every, _ = self.rungs(gpus=gpus, gpus_per_node=gpus_per_node, allow=True)
+            rungs = tuple(r for r in every if r[0].offload is Offload.NONE)
+        found = self._rungs[key] = (rungs, min(r[1] for r in rungs))
         return found
+
+    def _rung(self, strategy: Strategy, gpus: int, gpus_per_node: int) -> _Rung:
+        if strategy.parallel.problem(self.workload.model, gpus=gpus, gpus_per_node=gpus_per_node):
+            return (strategy, math.inf, 0.0)
+        total, host = self.memory.totals(strategy, gpus=gpus, gpus_per_node=gpus_per_node)
+        return (strategy, total, host * gpus_per_node)
 
     def _first_rung(
         self, gpus: int, gpus_per_node: int, limit: float, host_ram_gib: float | None
@@ -351,8 +359,7 @@ class LayoutSearch:
         if hw is not None and hw.count is not None:
             if hw.count % gpus_per_node:
                 return None
-            nodes = hw.count // gpus_per_node
-            if nodes > max_nodes or (nodes > 1 and not multi_node):
+            if hw.count > gpus_per_node and not multi_node:
                 return None
             plan = self.plan(
                 gpu, gpus=hw.count, gpus_per_node=gpus_per_node, host_ram_gib=host_ram_gib

@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from recommender.offers import Catalog, Offer
-from recommender.selection import allowed, shape_plan
-from recommender.throughput import Network, tokens_per_hour
-from recommender.topology import LayoutSearch, Plan
+from recommender.catalog import Catalog
+from recommender.offers import Offer
+from recommender.selection import Shapes, allowed, shape_of
+from recommender.topology import Plan
 from recommender.workload import Workload
 
 __all__ = ["REFERENCE_GPU", "REFERENCE_GPUS", "HoursBasis", "Reference", "Work", "reference"]
@@ -62,22 +62,23 @@ class Work:
     budget_capped: bool = False
 
 
-def reference(workload: Workload, catalog: Catalog, search: LayoutSearch) -> Reference | None:
-    """The reference layout among the offers the workload allows: 8× H100 SXM on one node
-    when the job fits there, else the single node that trains the most tokens per hour,
-    else (nothing fits on one node) the fastest layout of all. Ties go to the first offer
-    in catalog order; ``None`` when the job fits nowhere."""
+def reference(workload: Workload, catalog: Catalog, shapes: Shapes) -> Reference | None:
+    """The reference layout among the offers the workload allows, of those the catalog's
+    sanity checks keep: 8× H100 SXM on one node when the job fits there, else the single
+    node that trains the most tokens per hour, else (nothing fits on one node) the fastest
+    layout of all. Ties go to the first offer in catalog order; ``None`` when the job fits
+    nowhere."""
     seen: set[tuple[object, ...]] = set()
     best: tuple[tuple[int, int, int, float], Reference] | None = None
-    for offer in catalog.offers:
-        shape = (offer.gpu_id, offer.gpu_count, offer.link, offer.fabric.fast, offer.ram_gib)
+    for offer in catalog.screened.offers:
+        shape = shape_of(offer)
         if shape in seen or not allowed(workload, offer):
             continue
         seen.add(shape)
-        plan = shape_plan(search, offer)
+        plan = shapes.plan(offer)
         if plan is None:
             continue
-        tph = tokens_per_hour(workload, plan, Network.of(offer))
+        tph = shapes.tokens_per_hour(offer, plan)
         single = plan.nodes == 1
         preferred = single and plan.gpu_id == REFERENCE_GPU and plan.gpus == REFERENCE_GPUS
         key = (int(preferred), int(single), int(plan.safe), tph)

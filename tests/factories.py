@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
+from recommender.catalog import Catalog
 from recommender.errors import WorkloadError
 from recommender.feeds.base import ParsedFeed
 from recommender.models import KNOWN_MODELS, Architecture, infer_architecture, lookup_model
-from recommender.offers import Catalog, Fabric, Offer, SourceInfo
+from recommender.offers import Fabric, Offer, SourceInfo
 from recommender.parse import parse_workload
 from recommender.workload import Method, Optimizer, Precision, Workload
 
@@ -67,7 +68,7 @@ def catalog(*offers: Offer, as_of: datetime = AS_OF, error: str | None = None) -
         SourceInfo(name=n, as_of=as_of, fetched_at=as_of, rows=len(offers), error=error)
         for n in names
     )
-    return Catalog(tuple(offers), sources)
+    return Catalog.of(tuple(offers), sources)
 
 
 # ------------------------------------------------------------------ named offers

@@ -11,10 +11,11 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
+from recommender.catalog import Catalog
 from recommender.errors import CatalogError
 from recommender.feeds.base import ParsedFeed, owned_by
 from recommender.feeds.native import parse_native
-from recommender.offers import Catalog, SourceInfo
+from recommender.offers import SourceInfo
 
 __all__ = ["BUNDLED_SOURCE", "bundled_catalog", "load_bundled"]
 
@@ -63,4 +64,4 @@ def bundled_catalog() -> Catalog:
         rejected=parsed.rejected,
         bundled=True,
     )
-    return Catalog(tuple(owned_by(o, BUNDLED_SOURCE) for o in parsed.offers), (info,))
+    return Catalog.of((owned_by(o, BUNDLED_SOURCE) for o in parsed.offers), (info,))

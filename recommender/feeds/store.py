@@ -26,6 +26,7 @@ import httpx
 from redis.exceptions import RedisError
 
 from recommender.availability import Listing
+from recommender.catalog import Catalog
 from recommender.errors import StoreError
 from recommender.feeds.bundled import BUNDLED_SOURCE, bundled_catalog, load_bundled
 from recommender.feeds.cache import DEFAULT_PREFIX, CatalogVersion, RedisSnapshots, SnapshotMeta
@@ -46,7 +47,7 @@ from recommender.feeds.sources import (
     SourceStatus,
     parse_sources,
 )
-from recommender.offers import Catalog, Offer, SourceInfo
+from recommender.offers import Offer, SourceInfo
 
 __all__ = [
     "FeedSource",
@@ -142,7 +143,7 @@ class PriceStore:
         When the version moves, one reload runs and every caller that finds the version moved
         meanwhile awaits it: questions arriving together after a refresh decode the snapshots
         once, not once each, and when Redis fails during the reload they all degrade at once
-        (none retries after another). The decode and the catalog's ranking index are built in
+        (none retries after another). The decode and the catalog's sanity screen are built in
         a worker thread, so the event loop keeps answering meanwhile.
 
         Within ``recheck_s`` of a successful read of the version, the catalog is returned
@@ -208,7 +209,7 @@ class PriceStore:
             replace(s, error=f"{s.error}; {note}" if s.error else note)
             for s in loaded.catalog.sources
         )
-        degraded = Catalog(loaded.catalog.offers, sources)
+        degraded = replace(loaded.catalog, sources=sources)
         self._degraded_last = (loaded.catalog, note, degraded)
         return degraded
 
@@ -376,4 +377,4 @@ def _build_catalog(
                 listings=listings.get(meta.name, ()),
             )
         )
-    return Catalog(tuple(offers), tuple(infos))
+    return Catalog.of(offers, infos)

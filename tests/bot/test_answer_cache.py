@@ -41,7 +41,7 @@ class TestAnswerCache:
         cache: AnswerCache[str] = AnswerCache()
         cache.get("q", catalog, NOW)
         cache.put("q", catalog, NOW, "answer")
-        fresh = Catalog(catalog.offers, catalog.sources)
+        fresh = Catalog.of(catalog.offers, catalog.sources)
         assert cache.get("q", fresh, NOW) is None
         assert len(cache) == 0
 
@@ -49,7 +49,7 @@ class TestAnswerCache:
         """An answer that was being computed while a newer catalog arrived is dropped."""
         cache: AnswerCache[str] = AnswerCache()
         cache.get("q", catalog, NOW)  # the question starts on the old catalog ...
-        fresh = Catalog(catalog.offers, catalog.sources)
+        fresh = Catalog.of(catalog.offers, catalog.sources)
         cache.get("other", fresh, NOW)  # ... another arrives on the new one ...
         cache.put("q", catalog, NOW, "old answer")  # ... and the first one finishes
         assert cache.get("q", fresh, NOW) is None
@@ -122,14 +122,14 @@ class TestConcurrentAnswers:
         """Answers run in worker threads, several at once, on a catalog whose index none has
         built yet: each equals the answer computed alone on a fresh copy of the catalog."""
         offers, sources = bundled_catalog().offers, bundled_catalog().sources
-        services = replace(services, catalog=static_catalog(Catalog(offers, sources)))
+        services = replace(services, catalog=static_catalog(Catalog.of(offers, sources)))
         together = await asyncio.gather(
             *(answer(services, q, top=5, ephemeral=True) for q in self.QUESTIONS * 3)
         )
         for q, got in zip(self.QUESTIONS * 3, together, strict=True):
             alone = Services(
                 redis=services.redis,
-                catalog=static_catalog(Catalog(offers, sources)),
+                catalog=static_catalog(Catalog.of(offers, sources)),
                 now=services.now,
                 client=services.client,
             )
@@ -141,9 +141,9 @@ class TestConcurrentAnswers:
         """A small catalog's answers are computed on the event loop; each equals the answer
         a worker thread computes for a catalog over the limit."""
         offers, sources = bundled_catalog().offers, bundled_catalog().sources
-        services = replace(services, catalog=static_catalog(Catalog(offers, sources)))
+        services = replace(services, catalog=static_catalog(Catalog.of(offers, sources)))
         for q in self.QUESTIONS:
-            fresh = Catalog(offers, sources)
+            fresh = Catalog.of(offers, sources)
             alone = Services(
                 redis=services.redis,
                 catalog=static_catalog(fresh),
@@ -159,12 +159,12 @@ class TestConcurrentAnswers:
         """With the catalog at hand, answer_now gives the answer that answer awaits; without
         it it gives none, and bad input is refused as answer refuses it."""
         offers, sources = bundled_catalog().offers, bundled_catalog().sources
-        at_hand = Catalog(offers, sources)
+        at_hand = Catalog.of(offers, sources)
         services = replace(services, catalog_now=lambda: at_hand)
         for q in self.QUESTIONS:
             alone = Services(
                 redis=services.redis,
-                catalog=static_catalog(Catalog(offers, sources)),
+                catalog=static_catalog(Catalog.of(offers, sources)),
                 now=services.now,
                 client=services.client,
             )

@@ -122,7 +122,7 @@ class TestHealth:
         """An empty catalog makes /readyz 503, naming the failed check."""
         empty = Services(
             redis=services.redis,
-            catalog=static_catalog(Catalog((), ())),
+            catalog=static_catalog(Catalog.of((), ())),
             now=services.now,
             client=services.client,
         )

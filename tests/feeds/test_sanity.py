@@ -7,9 +7,10 @@ from dataclasses import replace
 
 import pytest
 
+from recommender.catalog import Catalog
 from recommender.caveats import CaveatKind, Severity
 from recommender.feeds.detect import parse_any
-from recommender.offers import Catalog, Offer
+from recommender.offers import Offer
 from recommender.parse import parse_workload
 from recommender.ranking import recommend
 from recommender.sanity import is_opt_in_zone, screen
@@ -64,7 +65,7 @@ class TestRealAwsRows:
     def test_the_local_zone_spot_no_longer_ranks_first_silently(self) -> None:
         offers = _cloud("aws")
         w = parse_workload("pretrain a 7B model on 20B tokens on H100, spot ok")
-        rec = recommend(w, Catalog(offers, ()), now=NOW, top=10)
+        rec = recommend(w, Catalog.of(offers, ()), now=NOW, top=10)
         local = [o for o in rec.options if o.offer.zone == "use1-atl2-az1"]
         assert local, [o.offer.zone for o in rec.options]
         assert {CaveatKind.OUTLIER, CaveatKind.ZONE} <= {c.kind for c in local[0].caveats}
@@ -80,6 +81,25 @@ class TestMedianOutliers:
         assert [o for o, _ in screened.dropped] == [absurd]
         (caveat,) = [c for c in screened.caveats[cheap.key] if c.kind is CaveatKind.OUTLIER]
         assert "56 % below the median 55.04" in caveat.text
+
+    def test_a_dropped_row_does_not_price_the_budget_capped_work(self) -> None:
+        # The duration-plus-budget cap prices the reference layout at its lowest listed
+        # price: a row the screen drops must not be that price (it read every row once).
+        regions = ("us-east-1", "us-west-2", "eu-west-2", "ap-south-1")
+        base = [offer(region=r, price_usd_per_hour=55.04) for r in regions]
+        absurd = offer(region="sa-east-1", price_usd_per_hour=5.5)
+        catalog = Catalog.of([*base, absurd], ())
+        assert [o for o, _ in catalog.screened.dropped] == [absurd]
+        rec = recommend(parse_workload("7B full finetune 1 week budget $500"), catalog, now=NOW)
+        work = rec.work
+        assert work is not None
+        assert work.reference is not None
+        assert work.tokens is not None
+        assert work.budget_capped
+        ref = work.reference
+        bought = 500 / (55.04 * ref.plan.nodes) * ref.tokens_per_hour
+        assert work.tokens == pytest.approx(bought)
+        assert absurd.key not in {o.offer.key for o in rec.options}
 
     def test_two_places_are_no_median(self) -> None:
         screened = screen(
@@ -111,7 +131,7 @@ class TestOneRegionPerPrice:
     def test_lambda_same_price_everywhere_shows_one_region_and_says_so(self) -> None:
         offers = _cloud("lambda")
         w = parse_workload("fine-tune llama 3 8B on 2B tokens on H100")
-        rec = recommend(w, Catalog(offers, ()), now=NOW, top=10)
+        rec = recommend(w, Catalog.of(offers, ()), now=NOW, top=10)
         lam = [o for o in rec.options if o.offer.instance_type == "gpu_8x_h100_sxm5"]
         assert len(lam) == 1
         (note,) = [c for c in lam[0].caveats if c.kind is CaveatKind.ZONE]
@@ -122,7 +142,7 @@ class TestOneRegionPerPrice:
     def test_the_user_region_is_kept(self) -> None:
         offers = _cloud("lambda")
         w = parse_workload("fine-tune llama 3 8B on 2B tokens on H100 in us-east")
-        rec = recommend(w, Catalog(offers, ()), now=NOW, top=10)
+        rec = recommend(w, Catalog.of(offers, ()), now=NOW, top=10)
         assert rec.options
         assert {o.offer.region for o in rec.options} == {"us-east-1"}
 
@@ -130,7 +150,7 @@ class TestOneRegionPerPrice:
         a = offer(provider="lambda", instance_type="gpu_8x_h100_sxm5", price_usd_per_hour=23.92)
         b = replace(a, region="us-west-1", price_usd_per_hour=20.0)
         w = parse_workload("fine-tune llama 3 8B on 2B tokens on H100")
-        rec = recommend(w, Catalog((a, b), ()), now=NOW, top=5)
+        rec = recommend(w, Catalog.of((a, b), ()), now=NOW, top=5)
         assert [o.offer.region for o in rec.options] == ["us-west-1", "us-east-1"]
         assert not any(c.kind is CaveatKind.ZONE for o in rec.options for c in o.caveats)
 

@@ -195,7 +195,7 @@ class TestRankingOrder:
         options = recommend(w, catalog(H100_OD, A100_GCP), now=NOW).options
         flags = [o.meets_deadline for o in options]
         assert flags == sorted(flags, reverse=True)
-        assert rank(w, list(options)) == list(options)
+        assert rank(list(options)) == list(options)
 
 
 class TestCaveats:

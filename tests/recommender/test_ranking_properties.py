@@ -84,12 +84,11 @@ class TestHeadroom:
             return Priced(offer(), p, econ, cost)
 
         lean, fat = sorted((low, high))
-        w = workload()
         lean_item, fat_item = with_use(lean), with_use(fat)
-        assert rank_key(w, lean_item) <= rank_key(w, fat_item)
+        assert rank_key(lean_item) <= rank_key(fat_item)
         more_free = lean_item.plan.headroom_frac > fat_item.plan.headroom_frac
         if more_free and lean_item.plan.safe == fat_item.plan.safe:
-            assert rank_key(w, lean_item) < rank_key(w, fat_item)  # headroom breaks the tie
+            assert rank_key(lean_item) < rank_key(fat_item)  # headroom breaks the tie
 
 
 class TestWork:

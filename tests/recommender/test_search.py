@@ -8,16 +8,16 @@ from dataclasses import replace
 import pytest
 
 from recommender.billing import RULES
+from recommender.catalog import Catalog
 from recommender.caveats import CaveatKind, Severity
 from recommender.costing import Option, price_option
 from recommender.feeds.bundled import load_bundled
 from recommender.gpus import get_gpu
 from recommender.layouts import evaluate, fit_on_nodes
-from recommender.offers import Catalog
 from recommender.parse import parse_workload
 from recommender.ranking import rank, recommend
 from recommender.sanity import screen
-from recommender.selection import MAX_NODES, allowed
+from recommender.selection import MAX_NODES, Shapes, allowed
 from recommender.topology import LayoutSearch
 from recommender.work import reference
 from recommender.workload import Method, Workload
@@ -95,7 +95,7 @@ def _priced_by_hand(w: Workload, c: Catalog) -> list[Option]:
     on the reference layout; plans under the memory margin only when no plan keeps it."""
     target = None
     if w.tokens is None and w.duration_hours is not None:
-        ref = reference(w, c, LayoutSearch(w))
+        ref = reference(w, c, Shapes(LayoutSearch(w)))
         if ref is not None:
             target = w.duration_hours
             w = replace(w, tokens=ref.tokens_per_hour * target, duration_hours=None)
@@ -173,7 +173,7 @@ class TestOnePass:
         within = [o for o in by_hand if budget is None or o.expected_cost_usd <= budget]
         assert rec.feasible == len(within)
         if within:
-            best = rank(w, within)[0]
+            best = rank(within)[0]
             assert rec.options[0].offer == best.offer
             assert rec.options[0].expected_cost_usd == best.expected_cost_usd
 
@@ -182,7 +182,7 @@ class TestOnePass:
         """On the bundled catalog, the shown options are among every offer priced on its
         own plan (this catalog lists no source, so no source caveats)."""
         w = parse_workload(question)
-        market = Catalog(load_bundled().offers, ())
+        market = Catalog.of(load_bundled().offers, ())
         rec = recommend(w, market, now=NOW, top=50)
         by_hand = _priced_by_hand(w, market)
         if w.budget_usd is not None:
@@ -192,7 +192,7 @@ class TestOnePass:
         want = {_shown(o) for o in by_hand}
         assert got <= want
         if by_hand:
-            assert rec.options[0].offer == rank(w, by_hand)[0].offer
+            assert rec.options[0].offer == rank(by_hand)[0].offer
         assert all(o.plan.safe for o in rec.options) or not any(o.plan.safe for o in by_hand)
 
 
@@ -236,7 +236,7 @@ class TestPlans:
         """A question's search, plans and answer are freed by reference counting once
         dropped: no work left for the cyclic garbage collector, whose full passes grow
         with what waits for it."""
-        market = Catalog(load_bundled().offers, ())
+        market = Catalog.of(load_bundled().offers, ())
         gc.collect()
         gc.disable()
         try:

@@ -15,9 +15,9 @@ from recommender.billing import (
     interruption_range,
     spot_economics,
 )
+from recommender.catalog import Catalog
 from recommender.costing import Option
 from recommender.gpus import all_gpus
-from recommender.offers import Catalog
 from recommender.ranking import recommend
 from recommender.spot import (
     BAND_LIFETIME_HOURS,

@@ -8,7 +8,7 @@ from recommender.gpus import get_gpu
 from recommender.layouts import evaluate, fit_on_nodes, smallest_layout
 from recommender.memory import Strategy, estimate_memory
 from recommender.topology import Plan, candidate_strategies
-from recommender.workload import HardwareRequest, Method, Offload, Sharding
+from recommender.workload import HardwareRequest, Method, Offload, Sharding, Workload
 from tests.factories import model, workload
 
 H100 = get_gpu("H100-SXM-80GB")
@@ -56,6 +56,32 @@ class TestCandidates:
         assert {(s.sharding, s.checkpointing) for s in got} == {(Sharding.ZERO2, True)}
         w = workload(offload=Offload.PARAMS)
         assert {s.offload for s in candidate_strategies(w, gpus=4, nodes=1)} == {Offload.PARAMS}
+
+
+@pytest.mark.parametrize(
+    "w",
+    [
+        workload(),
+        workload(model=model("Llama 3 70B")),
+        workload(model=model("Llama 3 70B"), method=Method.PRETRAIN, seq_len=32_768),
+        workload(method=Method.QLORA),
+        workload(sharding=Sharding.ZERO2),
+        workload(checkpointing=True),
+        workload(model=model("Mixtral 8x7B"), model_parallel=True),
+        workload(tensor_parallel=2),
+    ],
+    ids=lambda w: f"{w.model.name} {w.method} {w.sharding} tp{w.tensor_parallel}",
+)
+@pytest.mark.parametrize(("gpus", "per_node"), [(1, 1), (2, 2), (8, 8), (16, 8), (64, 8), (24, 4)])
+@pytest.mark.parametrize("nvlink", [True, False])
+def test_ladder_without_offload_is_the_ladder_less_its_offload_rungs(
+    w: Workload, gpus: int, per_node: int, nvlink: bool
+) -> None:
+    """What LayoutSearch.rungs relies on to read both ladders off one."""
+    kw = {"gpus": gpus, "nodes": -(-gpus // per_node), "gpus_per_node": per_node}
+    every = candidate_strategies(w, allow_offload=True, nvlink=nvlink, **kw)
+    without = candidate_strategies(w, allow_offload=False, nvlink=nvlink, **kw)
+    assert without == tuple(s for s in every if s.offload is Offload.NONE)
 
 
 class TestSmallestLayout:
@@ -161,6 +187,15 @@ class TestFitOnNodes:
         assert big.strategy.offload is not Offload.NONE
         assert big.host_ram_gib <= 512
         assert any("offloaded to CPU RAM" in n for n in big.notes)
+
+    def test_named_count_is_honoured_beyond_the_search_limit(self) -> None:
+        """The node limit bounds the search, not a count the user named (the shape plans
+        price ``on 1024x H100`` as asked)."""
+        w = workload(hardware=HardwareRequest(gpu_id=None, count=1024))
+        plan = fit_on_nodes(w, H100, gpus_per_node=8, max_nodes=64)
+        assert plan is not None
+        assert (plan.gpus, plan.nodes) == (1024, 128)
+        assert fit_on_nodes(w, H100, gpus_per_node=8, multi_node=False) is None
 
     def test_count_that_is_not_whole_nodes_is_rejected(self) -> None:
         """A named count of 4 cannot be made of 8-GPU nodes."""

@@ -82,7 +82,7 @@ def _hostile_offer(**extra: Any) -> Any:
 
 def _catalog() -> Catalog:
     info = SourceInfo(name=FEED_URL, as_of=AS_OF, fetched_at=AS_OF, rows=1, error=INTERNAL_ERROR)
-    return Catalog((_hostile_offer(),), (info,))
+    return Catalog.of((_hostile_offer(),), (info,))
 
 
 def _watch(*, disabled: str | None = None, workload_form: bool = False) -> Watch:

@@ -42,7 +42,7 @@ def _large_catalog() -> Catalog:
     offers = tuple(
         replace(o, region=f"{o.region}-{i}") for i in range(copies) for o in base.offers
     )[:OFFERS]
-    return Catalog(offers, base.sources)
+    return Catalog.of(offers, base.sources)
 
 
 @pytest.mark.slow

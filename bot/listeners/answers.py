@@ -45,10 +45,11 @@ _R = TypeVar("_R")
 
 #: Longest question gpufit accepts (the parser's own limit; also a button value's).
 MAX_QUERY_CHARS = 2000
-#: Catalogs up to this many offers are answered on the event loop; why: a question is one pass
-#: over the catalog, ~5 ms per 2,000 offers (bench/recommend.py), so this keeps it under
-#: ~25 ms, about what a hand-off to a worker thread and back costs under load (ours).
-ON_LOOP_OFFERS = 10_000
+#: Catalogs up to this many offers are answered on the event loop; why: a question takes
+#: ~10 ms on the bundled catalog and 15-45 ms at 2,000 offers (docs/benchmarks.md), about
+#: what a hand-off to a worker thread and back costs under load, so larger catalogs go to
+#: the worker thread and keep the loop free (ours).
+ON_LOOP_OFFERS = 2_000
 
 #: Follow-ups whose plain meaning differs from the parser's reading of the same words alone:
 #: "what about spot?" asks to see spot prices, where "spot" alone only allows them.

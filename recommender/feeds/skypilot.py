@@ -7,7 +7,8 @@ in different orders, so every row is read by column name. Facts the adapter reli
   (AWS ``p5e.48xlarge`` has no on-demand price, only spot). A row with neither is rejected.
 * AWS lists on-demand per region, repeated on every availability-zone row, and spot per zone:
   each row yields one spot offer for its zone, and the region's on-demand offer once.
-* ``GpuInfo`` is a Python literal (single quotes; unquoted in GCP accelerator rows); per-GPU
+* ``GpuInfo`` is a Python literal (single quotes; unquoted in GCP accelerator rows; Azure's
+  v5-v7 files write the card's name alone, with no memory); per-GPU
   memory is ``MemoryInfo.SizeInMiB``, except RunPod, where that number is GB. Lambda's
   ``TotalGpuMemoryInMiB`` holds the per-GPU value, so totals are never read.
 * GCP prices a GPU VM as a host row (``InstanceType`` set, no accelerator) plus an accelerator

@@ -75,6 +75,10 @@ def gpu_card(cloud: str, gpu_info: str, count: int = 1) -> tuple[str, float | No
     ``count`` (the row's GPUs) divides the memory of clouds that list a machine total."""
     if not gpu_info.strip():
         return "", None
+    if not gpu_info.lstrip().startswith("{"):
+        # Azure's v5-v7 catalogs write the card's name alone (``V100``, ``A100-80GB``), with
+        # no memory; source: SkyPilot catalog v6 ``azure/vms.csv``.
+        return gpu_info.strip(), None
     if len(gpu_info) > _MAX_GPU_INFO_CHARS:
         raise RowError("GpuInfo is implausibly long")
     try:
@@ -131,6 +135,37 @@ def _accelerator_name(cloud: str, name: str) -> str:
     return name.replace("_", " ")
 
 
+#: Azure families whose catalog name omits what the card is; source: learn.microsoft.com
+#: "NC A100 v4-series" (A100 80GB PCIe) and "NCads H100 v5-series" (H100 NVL, 94 GB), against
+#: SkyPilot catalog v6 ``azure/vms.csv`` (``A100-80GB`` and ``H100`` with no form factor).
+_AZURE_CARDS = (
+    (re.compile(r"^Standard_NC\d+ads_A100_v4$"), "A100 PCIe 80GB"),
+    (re.compile(r"^Standard_NC\d+adi?s_H100_v5$"), "H100 NVL"),
+)
+
+#: GPUs per Azure instance where the catalog's count is wrong; source: learn.microsoft.com
+#: "ND H100 v5-series" (Standard_ND96isr_H100_v5: 8 H100), while SkyPilot catalog v6
+#: ``azure/vms.csv`` lists 12. Such rows are rejected rather than priced per a wrong count.
+_AZURE_GPU_COUNTS = {"Standard_ND96isr_H100_v5": 8}
+
+
+def _azure_card(instance_type: str, accelerator: str, count: int) -> str:
+    """The accelerator name of an Azure row, corrected where the catalog's is vague.
+
+    Raises:
+        RowError: the catalog's GPU count contradicts Azure's for the instance.
+    """
+    known = _AZURE_GPU_COUNTS.get(instance_type)
+    if known is not None and known != count:
+        raise RowError(
+            f"AcceleratorCount {count} contradicts Azure's {known} GPUs for {instance_type}"
+        )
+    for family, card in _AZURE_CARDS:
+        if family.match(instance_type):
+            return card
+    return accelerator
+
+
 def read_gpu_row(cloud: str, row: Row) -> GpuRow:
     """A self-contained GPU VM row (``InstanceType`` and ``AcceleratorName`` both set).
 
@@ -143,6 +178,8 @@ def read_gpu_row(cloud: str, row: Row) -> GpuRow:
     instance_type = cell(row, "InstanceType").strip()
     if not instance_type:
         raise RowError("InstanceType is empty")
+    if cloud == "azure":
+        accelerator = _azure_card(instance_type, accelerator, count)
     gpu_id = resolve_gpu(
         accelerator, memory_gib=memory_gib, pcie="pcie" in f"{instance_type} {card}".lower()
     )

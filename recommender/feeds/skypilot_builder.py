@@ -135,16 +135,17 @@ def _accelerator_name(cloud: str, name: str) -> str:
     return name.replace("_", " ")
 
 
-#: Azure families whose catalog name omits what the card is; source: learn.microsoft.com
-#: "NC A100 v4-series" (A100 80GB PCIe) and "NCads H100 v5-series" (H100 NVL, 94 GB), against
+#: Azure families whose catalog name omits what the card is; source: MicrosoftDocs/azure-docs
+#: sizes/gpu-accelerated/includes nca100v4-series-summary.md ("NVIDIA A100 PCIe GPUs with 80
+#: GB memory") and ncadsh100v5-series-summary.md ("H100 NVL GPUs with 94GB memory"), against
 #: SkyPilot catalog v6 ``azure/vms.csv`` (``A100-80GB`` and ``H100`` with no form factor).
 _AZURE_CARDS = (
     (re.compile(r"^Standard_NC\d+ads_A100_v4$"), "A100 PCIe 80GB"),
     (re.compile(r"^Standard_NC\d+adi?s_H100_v5$"), "H100 NVL"),
 )
 
-#: GPUs per Azure instance where the catalog's count is wrong; source: learn.microsoft.com
-#: "ND H100 v5-series" (Standard_ND96isr_H100_v5: 8 H100), while SkyPilot catalog v6
+#: GPUs per Azure instance where the catalog's count is wrong; source: MicrosoftDocs/azure-docs
+#: ndh100v5-series-summary.md ("a single VM and eight NVIDIA H100"), while SkyPilot catalog v6
 #: ``azure/vms.csv`` lists 12. Such rows are rejected rather than priced per a wrong count.
 _AZURE_GPU_COUNTS = {"Standard_ND96isr_H100_v5": 8}
 

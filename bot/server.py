@@ -40,6 +40,7 @@ from starlette.types import Message
 from bot.app import build_app
 from bot.health import start_metrics_server
 from bot.identity import SlackIdentity
+from bot.listeners.answers import share_the_gil
 from bot.listeners.mentions import run_reply_sweeper
 from bot.metrics import Metrics, RequestKind
 from bot.services import Services
@@ -304,6 +305,7 @@ async def serve(settings: Settings, services: Services, *, socket_mode: bool) ->
     Raises:
         SettingsError: a token or secret the chosen mode needs is not set.
     """
+    share_the_gil()  # the event loop gets the GIL back quickly from the scan thread
     # Prometheus scrapes GPUFIT_METRICS_PORT, never the port Slack (and anyone) can reach.
     scraped = None
     if settings.metrics_enabled:

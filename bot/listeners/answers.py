@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -31,7 +32,17 @@ from recommender import (
     recommend,
 )
 
-__all__ = ["Answer", "answer", "answer_now", "off_loop", "prices", "refine", "slack_text"]
+__all__ = [
+    "SWITCH_INTERVAL_S",
+    "Answer",
+    "answer",
+    "answer_now",
+    "off_loop",
+    "prices",
+    "refine",
+    "share_the_gil",
+    "slack_text",
+]
 
 #: Worker threads for passes over a large catalog; why: each pass holds the GIL, so with more
 #: threads the event loop gets an ever smaller share of it (six threads, the default pool on
@@ -39,6 +50,19 @@ __all__ = ["Answer", "answer", "answer_now", "off_loop", "prices", "refine", "sl
 #: wait their turn in the pool's queue, not on the loop.
 SCAN_THREADS = 1  # ours: help waited 0.07-0.10 s behind 40 scans with 1, 0.8 s with 2
 _SCANS = ThreadPoolExecutor(max_workers=SCAN_THREADS, thread_name_prefix="gpufit-scan")
+#: The interpreter's thread switch interval while gpufit serves, s; why: the event loop and the
+#: scan thread share the GIL, and the loop gives it up at every socket wait, then waits a whole
+#: interval to take it back from a scan (the convoy effect; CPython's default interval is 5 ms,
+#: ``sys.setswitchinterval``). Behind 40 scans of 200k offers a ``help`` was acked in 1-4.8 s
+#: at 5 ms and 0.08-0.23 s at 0.5 ms (tests/reliability/test_scans.py, 2 vCPUs; ours).
+SWITCH_INTERVAL_S = 0.0005
+
+
+def share_the_gil() -> None:
+    """Let the event loop take the GIL back from the scan thread quickly
+    (:data:`SWITCH_INTERVAL_S`); ``gpufit serve`` calls it once at start-up."""
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")

@@ -10,6 +10,7 @@ on a loopback port with the fake Slack, a real Redis, and signed requests.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from dataclasses import replace
 
@@ -19,7 +20,7 @@ import redis.asyncio as aioredis
 
 from bot.app import build_app
 from bot.catalog import bundled_catalog
-from bot.listeners.answers import ON_LOOP_OFFERS
+from bot.listeners.answers import ON_LOOP_OFFERS, share_the_gil
 from bot.server import build_asgi
 from bot.services import Services, build_web_client, static_catalog
 from recommender import Catalog
@@ -55,6 +56,8 @@ class TestScans:
         scan is answered."""
         catalog = _large_catalog()
         assert len(catalog) > ON_LOOP_OFFERS
+        interval = sys.getswitchinterval()
+        share_the_gil()  # as gpufit serve does at start-up
         settings = settings_for(fake_slack, redis_url)
         redis = aioredis.Redis.from_url(redis_url)
         await redis.flushdb()
@@ -98,6 +101,7 @@ class TestScans:
                 await services.background.drain(10)
         finally:
             await redis.aclose()
+            sys.setswitchinterval(interval)
         assert helped.status_code == 200
         assert helped.json()["blocks"]
         still_waiting = sum(t > helped_at for t in done_at)

@@ -75,10 +75,24 @@ def thread_key(team_id: str, channel: str, thread_ts: str) -> str:
 
 
 async def _previous(redis: aioredis.Redis, key: str) -> str | None:
-    value = await redis.get(key)
+    """The thread's last question; ``None`` when there is none, or when Redis cannot say (the
+    mention is then answered on its own)."""
+    try:
+        value = await redis.get(key)
+    except RedisError as exc:
+        logger.warning("thread memory unavailable (%s); the mention is answered alone", exc)
+        return None
     if isinstance(value, bytes):
         return value.decode()
     return value if isinstance(value, str) else None
+
+
+async def _remember(redis: aioredis.Redis, key: str, query: str) -> None:
+    """Keep the thread's question for follow-ups; without Redis the reply goes out anyway."""
+    try:
+        await redis.set(key, query, ex=THREAD_TTL_S)
+    except RedisError as exc:
+        logger.warning("thread memory unavailable (%s); follow-ups start afresh", exc)
 
 
 async def on_app_mention(
@@ -196,7 +210,7 @@ async def _render(services: Services, job: ReplyJob, top: int) -> dict[str, Any]
             result = await answer(services, text, top=top, ephemeral=False)
         else:
             result = await answer(services, previous, follow_up=text, top=top, ephemeral=False)
-        await services.redis.set(key, result.query, ex=THREAD_TTL_S)
+        await _remember(services.redis, key, result.query)
     except Exception as exc:  # the one error handler's words (logged there), posted in thread
         return failure_message(exc).kwargs()
     return result.message.kwargs()

@@ -13,9 +13,12 @@ import pytest
 import redis.asyncio as aioredis
 from slack_bolt.async_app import AsyncApp
 
+from bot.app import build_app
 from bot.listeners.mentions import REPLY_RETRY_BASE_S, sweep_replies
 from bot.outbox import MAX_REPLY_ATTEMPTS, ReplyJob, ReplyOutbox
 from bot.services import Services
+from bot.settings import Settings
+from tests.asgi_server import free_port
 from tests.bot.slack_requests import CHANNEL_ID, JSON, mention_body, request
 from tests.factories import NOW
 from tests.fake_slack import TEAM_ID, FakeSlack
@@ -134,3 +137,21 @@ async def test_a_reply_is_given_up_after_the_last_attempt(
     assert await sweep_replies(services, top=TOP) == ["failed"]
     assert await outbox.pending() == 0
     assert "given up" in caplog.text
+
+
+async def test_without_redis_the_mention_is_still_answered(
+    settings: Settings, fake_slack: FakeSlack, services: Services
+) -> None:
+    """Redis refuses connections (nothing listens on its port): no outbox and no thread memory,
+    but the mention still gets its answer, not an apology."""
+    down = aioredis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0", socket_connect_timeout=1)
+    offline = dataclasses.replace(services, redis=down)
+    try:
+        app = build_app(settings, offline)
+        await _mention(app, "13B lora 1 day", event_id="EvNoRedis", ts="1700009000.000100")
+        await _settled(offline)
+    finally:
+        await down.aclose()
+    posts = fake_slack.calls("chat.postMessage")
+    assert len(posts) == 1
+    assert _answered(posts[0])

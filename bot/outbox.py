@@ -46,7 +46,7 @@ EVENT_CLAIM_TTL_S = 3600
 #: How long a job is kept at most (it is deleted as soon as it is done): past the last retry.
 REPLY_TTL_S = 24 * 3600  # ours
 #: Attempts (each with its own quick tries) before a reply is given up and logged.
-MAX_REPLY_ATTEMPTS = 8  # ours: with the backoff below, about 20 minutes of Slack trouble
+MAX_REPLY_ATTEMPTS = 8  # ours: with the backoff in mentions.py, about 10 minutes of Slack trouble
 
 # KEYS: 1 the claim, 2 the job, 3 the due set. ARGV: 1 the job JSON, 2 its event id,
 # 3 now (epoch s), 4 the claim TTL, 5 the job TTL. Returns 1 when new, 0 when a duplicate.

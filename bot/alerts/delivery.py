@@ -78,7 +78,7 @@ POST_TRIES = 4  # ours: rides out a short 429 burst; longer outages go back to t
 #: A Retry-After longer than this is not slept through inline; the alert is rescheduled.
 MAX_INLINE_WAIT_S = 30.0  # ours: keeps one pass of the worker short while Slack is throttling
 #: Delivery attempts (passes) before an alert that keeps failing transiently is given up.
-MAX_DELIVERY_ATTEMPTS = 20  # ours: with the backoff below, about a day of retrying
+MAX_DELIVERY_ATTEMPTS = 20  # ours: with the backoff below, about 13 hours of retrying
 #: Backoff between passes for an alert that failed transiently: min(cap, base · 2^attempt).
 RETRY_BASE_S = 30.0  # ours
 RETRY_CAP_S = 3600.0  # ours: at least hourly while the outage lasts

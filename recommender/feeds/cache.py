@@ -22,9 +22,10 @@ shadows a newer ``snap2`` one, nor the reverse. A write leaves an existing ``sna
 place: older replicas still running read only it, and keep answering from their last
 snapshot (slightly stale prices) until they are replaced; see docs/operations.md, Upgrade.
 
-Readers pay one ``GET {p}:version`` per request: the decoded catalog is reused in-process
-until the version moves (see :class:`SnapshotCache`). A failed or empty refresh never replaces
-a good snapshot; it only records the error in the metadata.
+Readers check the catalog's version (one ``MGET``, below) at most once per ``recheck_s``: the
+decoded catalog is reused in-process until the version moves (see
+:meth:`recommender.feeds.store.PriceStore.load`). A failed or empty refresh never replaces a
+good snapshot; it only records the error in the metadata.
 
 The catalog's version is the pair (epoch, counter), read with one ``MGET``. The counter alone
 is not enough: when Redis loses its data (a restart without persistence, a failover to an

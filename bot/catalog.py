@@ -5,24 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from recommender import Catalog, CatalogError, SourceInfo
+from recommender import Catalog, CatalogError, Offer, SourceInfo
 from recommender.feeds import BUNDLED_SOURCE, ParsedFeed, bundled_catalog, owned_by
 
-__all__ = ["BUNDLED_SOURCE", "bundled_catalog", "catalog_from_parsed", "load_sources", "merge"]
+__all__ = ["BUNDLED_SOURCE", "bundled_catalog", "load_sources"]
 
 
-def catalog_from_parsed(
-    name: str,
-    feed: ParsedFeed,
-    *,
-    fetched_at: datetime | None = None,
-    bundled: bool = False,
-    fallback_as_of: datetime | None = None,
-) -> Catalog:
-    """A one-source Catalog whose offers all name ``name`` as their source."""
-    as_of = feed.as_of or fetched_at or fallback_as_of
-    if as_of is None:
-        raise ValueError("a source needs an as-of time")
+def _owned(
+    name: str, feed: ParsedFeed, *, fetched_at: datetime
+) -> tuple[tuple[Offer, ...], SourceInfo]:
+    """A source's offers, each naming ``name`` as its source, and the source's description
+    (dated by the feed, else by when it was fetched)."""
+    as_of = feed.as_of or fetched_at
     offers = tuple(owned_by(o, name) for o in feed.offers)
     info = SourceInfo(
         name=name,
@@ -30,16 +24,8 @@ def catalog_from_parsed(
         fetched_at=fetched_at,
         rows=feed.rows,
         rejected=feed.rejected,
-        bundled=bundled,
     )
-    return Catalog.of(offers, (info,))
-
-
-def merge(catalogs: Sequence[Catalog]) -> Catalog:
-    """The catalogs as one, screened together."""
-    return Catalog.of(
-        [o for c in catalogs for o in c.offers], [s for c in catalogs for s in c.sources]
-    )
+    return offers, info
 
 
 async def load_sources(specs: Sequence[str]) -> Catalog:
@@ -59,7 +45,8 @@ async def load_sources(specs: Sequence[str]) -> Catalog:
     sources = [FeedSource.parse(spec) for spec in specs]
     locations = [loc for src in sources for loc in src.locations]
     fetched = {r.location: r for r in await fetch_all(locations)}
-    catalogs: list[Catalog] = []
+    offers: list[Offer] = []
+    infos: list[SourceInfo] = []
     errors: list[str] = []
     for src in sources:
         results = [fetched[loc] for loc in src.locations]
@@ -77,14 +64,12 @@ async def load_sources(specs: Sequence[str]) -> Catalog:
         except CatalogError as exc:
             errors.append(exc.message)
             continue
-        catalogs.append(
-            catalog_from_parsed(
-                src.name, feed, fetched_at=first.fetched_at, fallback_as_of=first.fetched_at
-            )
-        )
-    if not catalogs:
+        owned, info = _owned(src.name, feed, fetched_at=first.fetched_at)
+        offers.extend(owned)
+        infos.append(info)
+    if not infos:
         raise CatalogError(
             "No price source could be read: " + "; ".join(errors),
             hint="Check the path or URL, or drop --catalog to use the configured prices.",
         )
-    return merge(catalogs)
+    return Catalog.of(offers, infos)  # screened once, together: a median spans every source

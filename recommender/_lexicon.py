@@ -393,6 +393,4 @@ PARALLEL_FIELDS: dict[str, str] = {
     "vp": "vp",
     "vpp": "vp",
     "virtual pipeline": "vp",
-    "virtual-pipeline": "vp",
-    "virtualpipeline": "vp",
 }

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from recommender.offers import Offer, SourceInfo
 from recommender.sanity import Screened, screen
@@ -35,11 +34,3 @@ class Catalog:
 
     def __len__(self) -> int:
         return len(self.offers)
-
-    def merged(self, other: Catalog) -> Catalog:
-        """Both catalogs as one, screened together (a median spans both)."""
-        return Catalog.of(self.offers + other.offers, self.sources + other.sources)
-
-    @property
-    def oldest_as_of(self) -> datetime | None:
-        return min((s.as_of for s in self.sources), default=None)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from recommender.activations import DEFAULT_KERNELS, ActivationBytes, Kernels, activations
+from recommender.activations import DEFAULT_KERNELS, Kernels, activations
 from recommender.gpus import GpuSpec
 from recommender.model_states import (
     FULL_SHARDING,
@@ -219,7 +219,6 @@ class MemoryModel:
 
     __slots__ = (
         "_activations",
-        "_frozen_bytes",
         "_gathered_g",
         "_gathered_w",
         "_grads_floor",
@@ -257,7 +256,6 @@ class MemoryModel:
         self._model = m
         self._peft = peft
         self._trainable = trained
-        self._frozen_bytes = frozen_bytes + extra_frozen
         self._weights_total = trained * per.weights + frozen_bytes + extra_frozen
         # Optimizer step in backward (torchtune optimizer_in_bwd; Lv et al. 2023 LOMO): each
         # gradient is applied and freed as soon as it is ready, so no full gradient buffer
@@ -312,11 +310,6 @@ class MemoryModel:
                 multi += 2.0 * m.hidden * m.ffn
             overhead.append((single, multi))
         self._overhead = tuple(overhead)
-
-    @property
-    def activation_bytes(self) -> tuple[ActivationBytes, ActivationBytes]:
-        """Activations without and with checkpointing."""
-        return self._activations
 
     def _bytes(
         self, strategy: Strategy, gpus: int, gpus_per_node: int

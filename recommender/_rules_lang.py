@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from recommender import _lexicon as lex
 from recommender import _words as w
 from recommender._draft import Draft
+from recommender._rulekit import Matcher, _bad, _number, _set
 from recommender._scan import Tokens
 from recommender.errors import WorkloadError
 from recommender.fx import fx_table, to_usd
@@ -33,8 +34,6 @@ __all__ = [
     "settle",
 ]
 
-Matcher = Callable[[Tokens, int, Draft], int]
-
 #: Tokens per fine-tuning example when the length is not stated: TRL's SFTTrainer truncates
 #: at ``max_length``, whose default is min(tokenizer.model_max_length, 1024)
 #: (huggingface.co/docs/trl/sft_trainer, "Make sure to pass the correct value for
@@ -43,27 +42,10 @@ Matcher = Callable[[Tokens, int, Draft], int]
 DEFAULT_EXAMPLE_TOKENS = 1024
 
 
-def _put(st: Draft, attr: str, value: object) -> bool:
-    """The first stated value wins (as ``parse._set``)."""
-    current = getattr(st, attr)
-    if current is not None and current != value:
-        return False
-    setattr(st, attr, value)
-    return True
-
-
-def _bad(raw: tuple[str, ...], what: str) -> WorkloadError:
-    return WorkloadError(f"{what} (in {' '.join(raw)!r}).", not_understood=raw)
-
-
 def _num(text: str, raw: tuple[str, ...]) -> float:
+    """A number in digits or words (``two``, ``twenty-four``)."""
     value = w.NUMBER_WORDS.get(text.replace("-", " "))
-    if value is not None:
-        return float(value)
-    number = float(text)
-    if not math.isfinite(number):
-        raise _bad(raw, "That number is too large")
-    return number
+    return float(value) if value is not None else _number(text, raw)
 
 
 # ------------------------------------------------------------------ dataset sizes
@@ -87,20 +69,20 @@ def h_dataset(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     if not 1 <= count <= 1e12:
         raise _bad(raw, "A dataset must have from 1 to 1T examples")
     length = _length(m, raw)
-    if not _put(st, "examples", count):
+    if not _set(st, "examples", count):
         return False
-    return length is None or _put(st, "example_len", length)
+    return length is None or _set(st, "example_len", length)
 
 
 def h_example_length(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    return _put(st, "example_len", _length(m, raw))
+    return _set(st, "example_len", _length(m, raw))
 
 
 def h_epochs(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     epochs = _num(m["n"], raw)
     if not 0 < epochs <= 1000:
         raise _bad(raw, "Epochs must be more than 0 and at most 1,000")
-    return _put(st, "epochs", epochs)
+    return _set(st, "epochs", epochs)
 
 
 def _epochs(epochs: float) -> str:
@@ -146,7 +128,7 @@ def settle(st: Draft) -> None:
         tokens = st.examples * length * epochs
         if st.epochs is None:
             st.notes.append("1 epoch (say `3 epochs` to change)")
-        if not _put(st, "tokens", min(tokens, 1e15)):
+        if not _set(st, "tokens", min(tokens, 1e15)):
             st.notes.append("the dataset size was ignored: a token budget was stated too")
             return
         st.notes.append(
@@ -175,7 +157,7 @@ def settle(st: Draft) -> None:
 def _duration(st: Draft, hours: float, raw: tuple[str, ...], note: str | None) -> bool:
     if not 0 < hours <= 24 * 366:
         raise _bad(raw, "A duration must be positive and at most a year")
-    if not _put(st, "duration_hours", hours):
+    if not _set(st, "duration_hours", hours):
         return False
     if note:
         st.notes.append(note)
@@ -272,7 +254,7 @@ def h_money(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     usd = amount if code == "USD" else to_usd(amount, code)
     if not 0 < usd <= 1e9:
         raise _bad(raw, "A budget must be a positive amount below $1B")
-    if not _put(st, "budget_usd", usd):
+    if not _set(st, "budget_usd", usd):
         return False
     if code != "USD":
         st.notes.append(f"budget {amount:,.0f} {code} ≈ ${usd:,.0f} at the {fx_table().describe()}")
@@ -302,7 +284,7 @@ def nodes(hardware: Matcher) -> Matcher:
         per = scratch.gpu_count if used else None
         gpus = int(count) * (per or w.GPUS_PER_NODE)
         gpu_id = scratch.gpu_id if used else None
-        if not (_put(st, "gpu_count", gpus) and (gpu_id is None or _put(st, "gpu_id", gpu_id))):
+        if not (_set(st, "gpu_count", gpus) and (gpu_id is None or _set(st, "gpu_id", gpu_id))):
             return 0
         if per is None:
             st.notes.append(
@@ -321,7 +303,7 @@ def bare_gpu(toks: Tokens, i: int, st: Draft) -> int:
     if not word.isdigit():
         return 0
     gpu = try_normalize(word)
-    return 1 if gpu is not None and _put(st, "gpu_id", gpu) else 0
+    return 1 if gpu is not None and _set(st, "gpu_id", gpu) else 0
 
 
 # ------------------------------------------------------------------ family shapes
@@ -368,7 +350,7 @@ def h_cjk_method(method: Method | None) -> Callable[[re.Match[str], tuple[str, .
         if method is None:
             st.fine_tune = True
             return True
-        return _put(st, "method", method)
+        return _set(st, "method", method)
 
     return handle
 

@@ -6,22 +6,26 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import redis.asyncio as aioredis
 
 from bot.health import start_metrics_server
 from bot.settings import Settings
-from bot.worker import NO_FEEDS, with_feeds
-from tests.bot.alerts_helpers import FakeSlack, redis_server, slack
+from bot.worker import NO_FEEDS, Worker, with_feeds
+from tests.bot.alerts_helpers import ChangingFeed, FakeSlack, h100x8, redis, redis_server, slack
 from tests.bot.test_worker_cli import _worker_once
 
-__all__ = ["redis_server", "slack"]  # fixtures used by name below
+__all__ = ["redis", "redis_server", "slack"]  # fixtures used by name below
 
 LIVE = "aws=https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/aws/vms.csv"
 
 
-def _readyz(settings: Settings) -> httpx.Response:
-    # The worker's own checks (slack_token) with the feeds check added, as _run wires them.
-    base = {"checks": {"slack_token": True}, "paused": []}
-    server = start_metrics_server("127.0.0.1", 0, ready=lambda: with_feeds(base, settings))
+def _readyz(settings: Settings, redis: aioredis.Redis, slack: FakeSlack) -> httpx.Response:
+    """A real worker's own checks (slack_token) with the feeds check added, as _run wires them."""
+    worker = Worker(
+        redis=redis, catalog_source=ChangingFeed(h100x8(19.0)), client_for=lambda _: slack.client()
+    )
+    ready = lambda: with_feeds(worker.readiness(), settings)  # noqa: E731 - as in _run
+    server = start_metrics_server("127.0.0.1", 0, ready=ready)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=5) as client:
             return client.get("/readyz")
@@ -30,20 +34,22 @@ def _readyz(settings: Settings) -> httpx.Response:
 
 
 class TestReadyz:
-    def test_no_feeds_is_not_ready_with_the_reason(self) -> None:
-        response = _readyz(Settings(feeds=()))
+    def test_no_feeds_is_not_ready_with_the_reason(
+        self, redis: aioredis.Redis, slack: FakeSlack
+    ) -> None:
+        response = _readyz(Settings(feeds=()), redis, slack)
         assert response.status_code == 503
         doc = response.json()
         assert doc["checks"] == {"slack_token": True, "feeds": False}
         assert doc["feeds_reason"] == NO_FEEDS
 
-    def test_a_feed_is_ready(self) -> None:
-        response = _readyz(Settings(feeds=(LIVE,)))
+    def test_a_feed_is_ready(self, redis: aioredis.Redis, slack: FakeSlack) -> None:
+        response = _readyz(Settings(feeds=(LIVE,)), redis, slack)
         assert response.status_code == 200
         assert response.json() == {
             "status": "ready",
             "checks": {"slack_token": True, "feeds": True},
-            "paused": [],
+            "paused": {},
         }
 
 

@@ -233,8 +233,11 @@ class Delivery:
             async with asyncio.timeout(self._deadline_s):
                 ts = await self._post(attempt)
         except Deferred as exc:
-            await self._queue.retry_later(attempt.record, self._clock() + exc.retry_after_s)
-            return Outcome("retry", attempt.record, "ratelimited")
+            # A wait Slack (or the channel's pace) asks for is not a failed attempt: it does not
+            # spend the budget MAX_DELIVERY_ATTEMPTS keeps for transient failures.
+            waiting = replace(attempt.record, attempts=record.attempts)
+            await self._queue.retry_later(waiting, self._clock() + exc.retry_after_s)
+            return Outcome("retry", waiting, "ratelimited")
         except RateLimited as exc:
             return await self._give_back(attempt.record, str(exc), wait_s=exc.retry_after_s)
         except Transient as exc:

@@ -455,6 +455,9 @@ class TestTokenErrors:
         with caplog.at_level(logging.WARNING, logger="bot.alerts.delivery"):
             report = await w.run_once()
         assert [o.status for o in report.outcomes] == ["retry"]
+        record = report.outcomes[0].record
+        assert record is not None
+        assert record.attempts == 0  # a wait Slack asks for spends no attempt
         assert "capped" in caplog.text
         [(_key, due)] = await redis.zrange("gpufit:alerts:due", 0, -1, withscores=True)
         assert clock() < due <= clock() + MAX_RETRY_AFTER_S

@@ -28,7 +28,7 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.alerts.slack_errors import retry_after
+from bot.alerts.slack_errors import granted_scopes, is_rate_limited, retry_after
 
 __all__ = ["NOT_READY_TEXT", "RETRY_AFTER_FAILURE_S", "SlackIdentity"]
 
@@ -90,17 +90,13 @@ class SlackIdentity:
             resp = await self._client.auth_test()
         except SlackApiError as exc:
             error = str(exc.response.get("error") or "")
-            if getattr(exc.response, "status_code", 200) == 429 or error == "ratelimited":
+            if is_rate_limited(exc):
                 wait = max(wait, retry_after(exc))
             self.problem = f"auth.test: {error or 'failed'}"
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             self.problem = f"auth.test: {type(exc).__name__}"
         else:
-            headers: Any = getattr(resp, "headers", {}) or {}
-            self._scopes = next(
-                (str(v) for k, v in dict(headers).items() if str(k).lower() == "x-oauth-scopes"),
-                None,
-            )
+            self._scopes = granted_scopes(resp)
             self._answer = dict(resp.data) if isinstance(resp.data, dict) else {}
             if self.problem is not None:
                 logger.warning("auth.test answers again; the bot is ready")

@@ -50,6 +50,8 @@ from bot.alerts.slack_errors import (
     Deferred,
     RateLimited,
     Transient,
+    granted_scopes,
+    is_rate_limited,
     retry_after,
 )
 from bot.alerts.store import AlertQueue, WatchStore
@@ -193,10 +195,7 @@ class Delivery:
             raise Transient(f"auth.test: {error or 'failed'}") from exc
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise Transient(f"auth.test: {type(exc).__name__}") from exc
-        headers: Any = getattr(resp, "headers", {}) or {}
-        scopes = next(
-            (str(v) for k, v in dict(headers).items() if str(k).lower() == "x-oauth-scopes"), None
-        )
+        scopes = granted_scopes(resp)
         if scopes is not None and POST_SCOPE not in {s.strip() for s in scopes.split(",")}:
             return "missing_scope"
         return None
@@ -343,7 +342,7 @@ class Delivery:
         except SlackApiError as exc:
             status = getattr(exc.response, "status_code", 200)
             error = str(exc.response.get("error") or "")
-            if status == 429 or error == "ratelimited":
+            if is_rate_limited(exc):
                 raise Deferred(retry_after(exc)) from exc
             if status >= 500 or error in TRANSIENT_ERRORS:
                 raise Transient(f"conversations.history: {error or status}") from exc
@@ -396,7 +395,7 @@ class Delivery:
             if status < 500:
                 # Slack answered and refused: nothing was posted, no history read is needed.
                 attempt.record = replace(record, posting_since=None)
-            if status == 429 or error == "ratelimited":
+            if is_rate_limited(exc):
                 if self._metrics is not None:
                     self._metrics.slack_rate_limited_once("chat.postMessage")
                 wait_s = retry_after(exc)

@@ -17,6 +17,8 @@ __all__ = [
     "Deferred",
     "RateLimited",
     "Transient",
+    "granted_scopes",
+    "is_rate_limited",
     "is_transient",
     "retry_after",
 ]
@@ -67,11 +69,9 @@ class Deferred(Exception):
 
 def retry_after(exc: SlackApiError) -> float:
     """Slack's ``Retry-After`` in seconds, capped at :data:`MAX_RETRY_AFTER_S` (logged)."""
-    headers: Any = getattr(exc.response, "headers", {}) or {}
-    value = None
-    for name, v in dict(headers).items():
-        if str(name).lower() == "retry-after":
-            value = v[0] if isinstance(v, list) else v
+    value = _header(exc.response, "retry-after")
+    if isinstance(value, list):
+        value = value[0]
     try:
         seconds = max(0.0, float(value)) if value is not None else 1.0
     except ValueError:
@@ -83,9 +83,27 @@ def retry_after(exc: SlackApiError) -> float:
     return seconds
 
 
+def _header(response: Any, name: str) -> Any:
+    """A header of a Slack response, by case-insensitive name (``None`` when absent)."""
+    headers: Any = getattr(response, "headers", {}) or {}
+    return next((v for k, v in dict(headers).items() if str(k).lower() == name), None)
+
+
+def granted_scopes(response: Any) -> str | None:
+    """The scopes a token was granted (``X-OAuth-Scopes`` of an ``auth.test`` answer)."""
+    value = _header(response, "x-oauth-scopes")
+    return None if value is None else str(value)
+
+
+def is_rate_limited(exc: SlackApiError) -> bool:
+    """Whether Slack throttled the call (HTTP 429, or the ``ratelimited`` error)."""
+    status = getattr(exc.response, "status_code", 200)
+    return status == 429 or exc.response.get("error") == "ratelimited"
+
+
 def is_transient(exc: SlackApiError) -> bool:
     """Whether a refusal may pass by itself (429, HTTP 5xx, :data:`TRANSIENT_ERRORS`); any
     other error (a channel, token or message problem) will not change on a retry."""
     status = getattr(exc.response, "status_code", 200)
     error = str(exc.response.get("error") or "")
-    return status == 429 or status >= 500 or error in TRANSIENT_ERRORS | {"ratelimited"}
+    return is_rate_limited(exc) or status >= 500 or error in TRANSIENT_ERRORS

@@ -106,11 +106,18 @@ class Shapes:
             self._plans[shape] = shape_plan(self.search, offer)
         return self._plans[shape]
 
-    def tokens_per_hour(self, offer: Offer, plan: Plan) -> float:
-        """Tokens per hour of ``plan`` (the offer's shape plan) on the offer's network."""
+    def tokens_per_hour(self, offer: Offer) -> float:
+        """Tokens per hour of the offer's shape plan on the offer's network.
+
+        Raises:
+            ValueError: the job fits no layout of the offer's shape (:meth:`plan` is ``None``).
+        """
         network = Network.of(offer)
         key = (shape_of(offer), network)
         if key not in self._rates:
+            plan = self.plan(offer)
+            if plan is None:
+                raise ValueError(f"{offer.instance_type}: no layout of this shape fits the job")
             self._rates[key] = tokens_per_hour(self.search.workload, plan, network)
         return self._rates[key]
 
@@ -162,7 +169,7 @@ def priced_offers(
                     plan,
                     rule=rule,
                     spot=offer.spot,
-                    tokens_per_hour=shapes.tokens_per_hour(offer, plan),
+                    tokens_per_hour=shapes.tokens_per_hour(offer),
                     checkpoint_size_gib=ckpt,
                     gpu_id=offer.gpu_id,
                 )

@@ -78,7 +78,7 @@ def reference(workload: Workload, catalog: Catalog, shapes: Shapes) -> Reference
         plan = shapes.plan(offer)
         if plan is None:
             continue
-        tph = shapes.tokens_per_hour(offer, plan)
+        tph = shapes.tokens_per_hour(offer)
         single = plan.nodes == 1
         preferred = single and plan.gpu_id == REFERENCE_GPU and plan.gpus == REFERENCE_GPUS
         key = (int(preferred), int(single), int(plan.safe), tph)

@@ -37,6 +37,7 @@ from typing import Any
 from recommender.costing import Option
 from recommender.economics import checkpoint_gib
 from recommender.gpus import get_gpu
+from recommender.hardware import precision_on
 from recommender.model_states import FULL_SHARDING
 from recommender.workload import Offload, Precision, Sharding, Workload
 
@@ -202,18 +203,16 @@ class LaunchSpec:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+#: Accelerate's ``mixed_precision`` for the precision a GPU trains in (bf16 for the rest).
+_MIXED_PRECISION = {Precision.FP32: "no", Precision.FP16_MIXED: "fp16", Precision.FP8_MIXED: "fp8"}
+
+
 def _precision(workload: Workload, gpu_id: str) -> str:
-    gpu = get_gpu(gpu_id)
-    p = workload.precision
-    if p is Precision.FP32:
-        return "no"
-    if p is Precision.FP8_MIXED:
-        if gpu.supports_fp8:
-            return "fp8"
-        p = Precision.BF16_MIXED
-    if p is Precision.FP16_MIXED or not gpu.supports_bf16:
-        return "fp16"  # no bf16 on the GPU: fp16 with loss scaling (the option's caveat)
-    return "bf16"
+    """Accelerate's ``mixed_precision`` for the precision the plan's GPU runs the workload in
+    (:func:`recommender.hardware.precision_on`: fp16 where there is no bf16, no FP8 before
+    Ada/Hopper)."""
+    precision, _ = precision_on(workload.precision, get_gpu(gpu_id))
+    return _MIXED_PRECISION.get(precision, "bf16")
 
 
 _FSDP_STRATEGY = {

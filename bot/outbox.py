@@ -58,8 +58,8 @@ return 1
 """
 
 
-def event_claim_key(event_id: str) -> str:
-    return f"gpufit:evt:{event_id}"
+def event_claim_key(event_id: str, prefix: str = "gpufit") -> str:
+    return f"{prefix}:evt:{event_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +124,7 @@ class ReplyOutbox:
             RedisError: Redis failed (nothing was claimed).
         """
         new = await self._enqueue(
-            keys=[event_claim_key(job.event_id), self._job(job.event_id), self._due],
+            keys=[event_claim_key(job.event_id, self._p), self._job(job.event_id), self._due],
             args=[job.dump(), job.event_id, now_s, EVENT_CLAIM_TTL_S, REPLY_TTL_S],
         )
         return bool(int(new))

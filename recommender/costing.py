@@ -156,7 +156,7 @@ def price_option(
         wall_hours=econ.wall_hours,
         billed_hours=econ.billed_hours,
         cost_usd=cost,
-        expected_cost_usd=cost + econ.storage_usd,
+        expected_cost_usd=econ.expected_cost_usd(offer.price_usd_per_hour),
         storage_usd=econ.storage_usd,
         spot=econ.spot,
         caveats=caveats,

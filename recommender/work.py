@@ -64,10 +64,11 @@ class Work:
 
 def reference(workload: Workload, catalog: Catalog, shapes: Shapes) -> Reference | None:
     """The reference layout among the offers the workload allows, of those the catalog's
-    sanity checks keep: 8× H100 SXM on one node when the job fits there, else the single
-    node that trains the most tokens per hour, else (nothing fits on one node) the fastest
-    layout of all. Ties go to the first offer in catalog order; ``None`` when the job fits
-    nowhere."""
+    sanity checks keep: 8× H100 SXM on one node when the job fits there (inside the memory
+    safety margin or not), else the single node that trains the most tokens per hour, else
+    (nothing fits on one node) the fastest layout of all; among the single nodes, and then
+    among the larger layouts, one that keeps the safety margin goes before one that does not.
+    Ties go to the first offer in catalog order; ``None`` when the job fits nowhere."""
     seen: set[tuple[object, ...]] = set()
     best: tuple[tuple[int, int, int, float], Reference] | None = None
     for offer in catalog.screened.offers:

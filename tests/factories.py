@@ -134,3 +134,13 @@ def only(feed: ParsedFeed, **attrs: object) -> Offer:
     matches = [o for o in feed.offers if all(getattr(o, k) == v for k, v in attrs.items())]
     assert len(matches) == 1, (attrs, matches)
     return matches[0]
+
+
+class Clock:
+    """A settable clock: call it for the time, set ``now`` to move it."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now

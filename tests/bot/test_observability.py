@@ -27,6 +27,7 @@ from bot.logs import (
 )
 from bot.metrics import REQUEST_KINDS, Metrics, render_metrics
 from bot.settings import Settings
+from tests.factories import Clock
 
 T0 = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 
@@ -35,18 +36,8 @@ SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 RESPONSE_URL = "https://hooks.slack.com/commands/T0001/1234/AbCdEf123"
 
 
-class Clock:
-    """A settable clock for feed ages."""
-
-    def __init__(self, now: datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 def _metrics(clock: Clock | None = None) -> Metrics:
-    return Metrics(clock=clock or Clock(), process_metrics=False)
+    return Metrics(clock=clock or Clock(T0), process_metrics=False)
 
 
 def _samples(metrics: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -123,7 +114,7 @@ class TestRequestMetrics:
 class TestFeedAndWorkerMetrics:
     def test_feed_age_is_measured_at_scrape_time(self) -> None:
         """A feed that stops refreshing keeps ageing on every scrape, without new calls."""
-        clock = Clock()
+        clock = Clock(T0)
         metrics = _metrics(clock)
         metrics.feed_fetched("skypilot", T0 - timedelta(seconds=90))
         assert _value(metrics, "gpufit_feed_age_seconds", source="skypilot") == 90

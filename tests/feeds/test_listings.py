@@ -19,6 +19,7 @@ from recommender.feeds.cache import RedisSnapshots
 from recommender.feeds.fetch import FetchTimeouts, RetryPolicy, make_client
 from recommender.feeds.listings import LISTING_MAX_AGE, ListingLog
 from recommender.feeds.store import FeedSource, PriceStore, RefreshOutcome
+from tests.factories import Clock
 from tests.feeds.conftest import FeedServer, Route, catalog_bytes
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -27,14 +28,6 @@ PATH = "/catalogs/v8/lambda/vms.csv"
 #: The row dropped from one refresh (a real row of the fixture).
 DROPPED = b"gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,31.92,us-east-1,"
 DROPPED_SHAPE = "lambda/gpu_8x_h100_sxm5/us-east-1/od"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @pytest.fixture
@@ -65,7 +58,7 @@ async def _refresh(
 async def test_a_shape_missing_from_one_refresh_of_four_is_counted_once(
     redis_url: str, feed_server: FeedServer, http: httpx.AsyncClient
 ) -> None:
-    clock = Clock()
+    clock = Clock(T0)
     prefix = f"test:listings:{id(clock)}"
     store = PriceStore(RedisSnapshots.from_url(redis_url, prefix=prefix), clock=clock)
     full = catalog_bytes("lambda")

@@ -23,6 +23,7 @@ from recommender.feeds.store import (
     SourceRefresh,
     parse_sources,
 )
+from tests.factories import Clock
 from tests.feeds.conftest import FeedServer, Route, fixture_bytes
 from tests.redis_server import start_redis_server
 
@@ -51,19 +52,9 @@ def _commands(before: dict[str, Any], after: dict[str, Any]) -> dict[str, int]:
     return {k: v for k, v in calls.items() if v}
 
 
-class Clock:
-    """A settable clock for the store (fetch times, history)."""
-
-    def __init__(self, now: datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(T0)
 
 
 @pytest.fixture

@@ -290,7 +290,7 @@ def _catalog_source(store: PriceStore, settings: Settings, metrics: Metrics) -> 
             )
             for failed in report.failed:
                 metrics.refresh_failed(failed.name)
-                if "larger than" in (failed.error or ""):  # fetch's size-limit error
+                if failed.too_large:
                     log.error("feed %s is %s", failed.name, over_cap)
                 else:
                     log.warning("feed %s failed to refresh: %s", failed.name, failed.error)

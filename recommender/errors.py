@@ -18,6 +18,7 @@ from __future__ import annotations
 
 __all__ = [
     "CatalogError",
+    "FeedTooLargeError",
     "GpufitError",
     "NoFeasibleOptionError",
     "PriceFeedError",
@@ -88,6 +89,10 @@ class CatalogError(GpufitError):
 
 class PriceFeedError(CatalogError):
     """An upstream price feed failed: network error, bad status or unusable body."""
+
+
+class FeedTooLargeError(PriceFeedError):
+    """A price feed document is larger than the size cap it is fetched under."""
 
 
 class StoreError(GpufitError):

@@ -30,7 +30,7 @@ from tenacity import (
     wait_random,
 )
 
-from recommender.errors import CatalogError, PriceFeedError
+from recommender.errors import CatalogError, FeedTooLargeError, PriceFeedError
 from recommender.feeds.clock import utc_now
 
 __all__ = [
@@ -295,8 +295,8 @@ async def _get(
         )
 
 
-def _too_large(location: str, max_bytes: int) -> PriceFeedError:
-    return PriceFeedError(
+def _too_large(location: str, max_bytes: int) -> FeedTooLargeError:
+    return FeedTooLargeError(
         f"{location}: the document is larger than the {max_bytes // 2**20} MiB limit.",
         source=location,
         hint="Point gpufit at a single catalog file, not an archive or a directory listing.",

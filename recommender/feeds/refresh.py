@@ -16,7 +16,7 @@ from datetime import datetime
 import httpx
 
 from recommender.availability import listing_key
-from recommender.errors import CatalogError
+from recommender.errors import CatalogError, FeedTooLargeError
 from recommender.feeds.base import owned_by
 from recommender.feeds.cache import RedisSnapshots, SnapshotMeta
 from recommender.feeds.detect import parse_any
@@ -55,9 +55,11 @@ async def refresh_source(
         timeouts=timeouts,
     )
     now = clock()
-    failures = [r.error.message for r in results if r.error is not None]
+    failures = [r.error for r in results if r.error is not None]
     if failures:
-        return await _failed(snapshots, source, "; ".join(failures), has_previous, now)
+        error = "; ".join(e.message for e in failures)
+        too_large = any(isinstance(e, FeedTooLargeError) for e in failures)
+        return await _failed(snapshots, source, error, has_previous, now, too_large=too_large)
     fetched = [r.fetched for r in results if r.fetched is not None]
     # The listing log is written before the snapshot or its touch moves the catalog's
     # version, so readers of the new version see this refresh in it (listings.py).
@@ -120,6 +122,8 @@ async def _failed(
     error: str,
     has_previous: bool,
     now: datetime,
+    *,
+    too_large: bool = False,
 ) -> SourceRefresh:
     await snapshots.record_error(source.name, error, at=now, locations=source.locations)
     return SourceRefresh(
@@ -127,6 +131,7 @@ async def _failed(
         outcome=RefreshOutcome.FAILED,
         error=error,
         kept_previous=has_previous,
+        too_large=too_large,
     )
 
 

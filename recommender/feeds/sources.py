@@ -86,6 +86,8 @@ class SourceRefresh:
     errors: tuple[str, ...] = ()
     #: Whether a last good snapshot is still being answered from (after a failure).
     kept_previous: bool = False
+    #: Whether it failed because a document was over the size cap (``max_bytes``).
+    too_large: bool = False
 
 
 @dataclass(frozen=True, slots=True)

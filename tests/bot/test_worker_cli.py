@@ -2,47 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
-from pathlib import Path
-
 import redis.asyncio as aioredis
 
 from bot.alerts import WatchStore, parse_watch
 from tests.bot.alerts_helpers import FakeSlack, redis, redis_server, slack
+from tests.bot.cli_helpers import worker_once
 from tests.factories import NOW
 
 __all__ = ["redis", "redis_server", "slack"]  # fixtures used by name below
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-async def _worker_once(redis_url: str, slack_url: str, **env: str) -> tuple[int, str, str]:
-    environ = {
-        k: v for k, v in os.environ.items() if not k.startswith(("GPUFIT_", "SLACK_", "REDIS_"))
-    }
-    environ |= {
-        "REDIS_URL": redis_url,
-        "SLACK_API_URL": slack_url,
-        "SLACK_BOT_TOKEN": "xoxb-test",
-        "GPUFIT_METRICS_ENABLED": "false",
-        **env,
-    }
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        "worker",
-        "--once",
-        cwd=ROOT,
-        env=environ,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await proc.communicate()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
 
 
 class TestWorkerOnce:
@@ -60,13 +27,13 @@ class TestWorkerOnce:
             now=NOW,
             current=None,
         )
-        code, out, err = await _worker_once(redis_server, slack.url)
+        code, out, err = await worker_once(redis_server, slack.url)
         assert code == 0, err
         assert "1 alerts claimed" in out
         assert "1 sent" in out
         [post] = slack.posts("C1")
         assert "Price drop" in post.body["text"]
-        code, out, _ = await _worker_once(redis_server, slack.url)
+        code, out, _ = await worker_once(redis_server, slack.url)
         assert code == 0
         assert len(slack.posts()) == 1
 
@@ -74,7 +41,7 @@ class TestWorkerOnce:
         self, redis_server: str, slack: FakeSlack
     ) -> None:
         """Without SLACK_BOT_TOKEN the worker says what to set instead of a traceback."""
-        code, _, err = await _worker_once(redis_server, slack.url, SLACK_BOT_TOKEN="")
+        code, _, err = await worker_once(redis_server, slack.url, SLACK_BOT_TOKEN="")
         assert code == 1
         assert "SLACK_BOT_TOKEN" in err
         assert "Traceback" not in err

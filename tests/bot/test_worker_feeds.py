@@ -12,7 +12,7 @@ from bot.health import start_metrics_server
 from bot.settings import Settings
 from bot.worker import NO_FEEDS, Worker, with_feeds
 from tests.bot.alerts_helpers import ChangingFeed, FakeSlack, h100x8, redis, redis_server, slack
-from tests.bot.test_worker_cli import _worker_once
+from tests.bot.cli_helpers import worker_once
 
 __all__ = ["redis", "redis_server", "slack"]  # fixtures used by name below
 
@@ -54,7 +54,7 @@ class TestReadyz:
 
 
 async def test_the_worker_warns_when_it_has_no_feeds(redis_server: str, slack: FakeSlack) -> None:
-    code, _, err = await _worker_once(redis_server, slack.url, GPUFIT_FEEDS="")
+    code, _, err = await worker_once(redis_server, slack.url, GPUFIT_FEEDS="")
     assert code == 0, err
     assert "GPUFIT_FEEDS is empty" in err
 
@@ -82,7 +82,7 @@ class TestFeedCap:
         """A document larger than GPUFIT_FEED_MAX_OFFERS allows is not read (its last good
         prices are kept), and the log names the setting and the size it allows."""
         big = _feed(tmp_path / "big.csv", 200)  # ~50 kB; 100 offers allow 14.2 kB
-        code, _, err = await _worker_once(
+        code, _, err = await worker_once(
             redis_server, slack.url, GPUFIT_FEEDS=big, GPUFIT_FEED_MAX_OFFERS="100"
         )
         assert code == 0, err
@@ -93,7 +93,7 @@ class TestFeedCap:
         self, redis_server: str, slack: FakeSlack, tmp_path: Path
     ) -> None:
         small = _feed(tmp_path / "small.csv", 20)
-        code, _, err = await _worker_once(
+        code, _, err = await worker_once(
             redis_server, slack.url, GPUFIT_FEEDS=small, GPUFIT_FEED_MAX_OFFERS="100"
         )
         assert code == 0, err

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bot.catalog import catalog_from_parsed, merge
-from recommender import Catalog, Offer
+from recommender import Catalog, Offer, SourceInfo
+from recommender.feeds import owned_by
 from recommender.feeds.skypilot import parse_skypilot
 
 __all__ = ["AS_OF", "NOW", "synthetic_catalog", "synthetic_documents"]
@@ -165,14 +165,18 @@ def synthetic_documents(rows: int, *, seed: int = 7) -> dict[str, str]:
 
 def parse_documents(docs: Mapping[str, str]) -> Catalog:
     """Parse per-cloud SkyPilot documents with gpufit's adapter into one catalog."""
-    return merge(
-        [
-            catalog_from_parsed(
-                f"skypilot-{cloud}", parse_skypilot(text, source=f"skypilot-{cloud}", as_of=AS_OF)
+    offers: list[Offer] = []
+    sources: list[SourceInfo] = []
+    for cloud, text in docs.items():
+        name = f"skypilot-{cloud}"
+        feed = parse_skypilot(text, source=name, as_of=AS_OF)
+        offers.extend(owned_by(o, name) for o in feed.offers)
+        sources.append(
+            SourceInfo(
+                name=name, as_of=AS_OF, fetched_at=AS_OF, rows=feed.rows, rejected=feed.rejected
             )
-            for cloud, text in docs.items()
-        ]
-    )
+        )
+    return Catalog.of(offers, sources)
 
 
 def synthetic_catalog(offers: int, *, seed: int = 7) -> Catalog:

@@ -230,6 +230,7 @@ class MemoryModel:
         "_paged",
         "_peft",
         "_pp_grads",
+        "_terms_memo",
         "_trainable",
         "_weights_total",
     )
@@ -253,6 +254,7 @@ class MemoryModel:
         extra_frozen, value_model = extra_models(workload, frozen_bytes)
         trained = trainable * (2 if value_model else 1)
         savers = workload.savers
+        self._terms_memo: dict[tuple[Strategy, bool, bool], _Terms] = {}
         self._model = m
         self._peft = peft
         self._trainable = trained
@@ -311,79 +313,98 @@ class MemoryModel:
             overhead.append((single, multi))
         self._overhead = tuple(overhead)
 
-    def _bytes(
-        self, strategy: Strategy, gpus: int, gpus_per_node: int
-    ) -> tuple[float, float, float, float, float, float, float, float]:
-        """(weights, grads, optimizer, activations, overhead, host, gathered w, gathered g)."""
+    def _terms(self, strategy: Strategy, *, single_gpu: bool, dp_multi: bool) -> _Terms:
+        """The strategy's per-GPU bytes as kept + sharded / n (see :class:`_Terms`); they
+        depend on the layout only through whether it is one GPU and whether data
+        parallelism spans several ranks, so a search computes them once per strategy."""
+        key = (strategy, single_gpu, dp_multi)
+        found = self._terms_memo.get(key)
+        if found is not None:
+            return found
         sharding, par = strategy.sharding, strategy.parallel
         # Model parallelism first: this GPU's share of the model (memory.md §2, 3D), then
         # data-parallel sharding over the rest (parallelism.py). Trivial: 1.0, unchanged.
         own, whole = stage_fractions(self._model, par)
-        dp_gpus, dp_per_node = gpus, gpus_per_node
-        if not par.trivial:
-            dp_gpus = max(gpus // (par.tp * par.pp), 1)
-            dp_per_node = max(gpus_per_node // par.tp, 1)
-        n = shard_degree(sharding, gpus=dp_gpus, gpus_per_node=dp_per_node)
+
+        def part(total: float, sharded: bool) -> tuple[float, float]:
+            return (0.0, total * own) if sharded else (total * whole, 0.0)
+
         full = sharding in FULL_SHARDING
-        weights = self._weights_total * own / n if full else self._weights_total * whole
-        grads_sharded = sharding in SHARDS_GRADS
-        grads = self._grads_total * own / n if grads_sharded else self._grads_total * whole
         sharded_opt = sharding in SHARDS_OPTIMIZER
-        opt_total = self._optimizer_total
-        optimizer = opt_total * own / n if sharded_opt else opt_total * whole
+        weights = part(self._weights_total, full)
+        grads = part(self._grads_total, sharding in SHARDS_GRADS)
+        optimizer = part(self._optimizer_total, sharded_opt)
 
-        gathered_w = gathered_g = 0.0
-        if full and dp_gpus > 1 and par.pp > 1:
-            # The whole stage stays gathered, its gradients unsharded (see __init__).
-            gathered_w = self._weights_total * own * (1 - 1 / n)
-            gathered_g = self._pp_grads * own
-        elif (full and dp_gpus > 1) or strategy.offload is Offload.PARAMS:
+        gathered_w, gathered_g = (0.0, 0.0), 0.0
+        if full and dp_multi and par.pp > 1:
+            # The whole stage stays gathered, its gradients unsharded (see __init__):
+            # stage·(1 − 1/n) on top of the stage's own shard.
+            stage = self._weights_total * own
+            gathered_w, gathered_g = (stage, -stage), self._pp_grads * own
+        elif (full and dp_multi) or strategy.offload is Offload.PARAMS:
             # Tensor parallelism splits the gathered unit as it splits every block matmul.
-            gathered_w = self._gathered_w / par.tp
-            gathered_g = self._gathered_g / par.tp
-        grads += max(self._grads_floor / par.tp - gathered_g, 0.0)
+            gathered_w, gathered_g = (self._gathered_w / par.tp, 0.0), self._gathered_g / par.tp
+        floor = max(self._grads_floor / par.tp - gathered_g, 0.0)
 
-        host = 0.0
+        host = (0.0, 0.0)
         if strategy.offload is not Offload.NONE:
             # Optimizer offload moves the states, the master copy and the gradients; parameter
             # offload (ZeRO-3/Infinity, FSDP CPUOffload(offload_params=True)) the weights too.
-            host_opt = self._host_opt
-            host += host_opt * own / n if sharded_opt or gpus == 1 else host_opt * whole
-            optimizer = 0.0
-            grads = 0.0
+            kept, sharded = part(self._host_opt, sharded_opt or single_gpu)
+            optimizer = grads = (0.0, 0.0)
+            floor = 0.0  # the gradients live on the host
             if strategy.offload is Offload.PARAMS:
-                host += self._weights_total * own / n
-                weights = 0.0
-            host *= HOST_BUFFER_FACTOR
+                sharded += self._weights_total * own
+                weights = (0.0, 0.0)
+            host = (kept * HOST_BUFFER_FACTOR, sharded * HOST_BUFFER_FACTOR)
         elif self._paged:
-            host += self._paged * own / n if sharded_opt else self._paged * whole
-        weights += gathered_w
-        grads += gathered_g
-        ckpt = 1 if strategy.checkpointing else 0
-        acts = self._activations[ckpt]
+            host = part(self._paged, sharded_opt)
+        acts = self._activations[1 if strategy.checkpointing else 0]
         act = acts.gpu
-        overhead = self._overhead[ckpt][1 if gpus > 1 else 0]
+        overhead = self._overhead[1 if strategy.checkpointing else 0][0 if single_gpu else 1]
         if par.trivial:
-            host += acts.host
+            host_act = acts.host
         else:  # split activations; the fragmentation margin follows them
             # Offloaded activations are layer activations: split like the body on the GPU.
-            host += activation_scale(acts.host, 0.0, par)
+            host_act = activation_scale(acts.host, 0.0, par)
             train = activation_scale(acts.train - acts.logits, acts.logits, par)
             split = max(train, acts.generation / (par.tp * par.pp))
             overhead += FRAGMENTATION_FRACTION * (split - act)
             act = split
-        return weights, grads, optimizer, act, overhead, host, gathered_w, gathered_g
+        terms = _Terms(
+            weights=(weights[0] + gathered_w[0], weights[1] + gathered_w[1]),
+            grads=(grads[0] + floor + gathered_g, grads[1]),
+            optimizer=optimizer,
+            activations=act,
+            overhead=overhead,
+            host=(host[0] + host_act, host[1]),
+            gathered=(gathered_w[0] + gathered_g, gathered_w[1]),
+        )
+        self._terms_memo[key] = terms
+        return terms
+
+    def _bytes(self, strategy: Strategy, gpus: int, gpus_per_node: int) -> tuple[_Terms, int]:
+        """The strategy's terms on this layout and the degree ``n`` its states are sharded
+        over (:func:`~recommender.model_states.shard_degree` of the data-parallel ranks)."""
+        par = strategy.parallel
+        dp_gpus, dp_per_node = gpus, gpus_per_node
+        if not par.trivial:
+            dp_gpus = max(gpus // (par.tp * par.pp), 1)
+            dp_per_node = max(gpus_per_node // par.tp, 1)
+        n = shard_degree(strategy.sharding, gpus=dp_gpus, gpus_per_node=dp_per_node)
+        return self._terms(strategy, single_gpu=gpus == 1, dp_multi=dp_gpus > 1), n
 
     def totals(self, strategy: Strategy, *, gpus: int, gpus_per_node: int) -> tuple[float, float]:
         """(``total_gib``, ``cpu_offload_gib``) of :meth:`breakdown`, without building it."""
-        w, g, o, act, overhead, host, _, _ = self._bytes(strategy, gpus, gpus_per_node)
-        return w / GIB + g / GIB + o / GIB + act / GIB + overhead / GIB, host / GIB
+        terms, n = self._bytes(strategy, gpus, gpus_per_node)
+        gpu = terms.weights, terms.grads, terms.optimizer
+        kept = sum(k for k, _ in gpu) + terms.activations + terms.overhead
+        sharded = sum(s for _, s in gpu)
+        return (kept + sharded / n) / GIB, _at(terms.host, n) / GIB
 
     def breakdown(self, strategy: Strategy, *, gpus: int, gpus_per_node: int) -> MemoryBreakdown:
         """Peak memory per GPU with ``strategy`` on ``gpus`` GPUs (as :func:`estimate_memory`)."""
-        weights, grads, optimizer, act, overhead, host, gathered_w, gathered_g = self._bytes(
-            strategy, gpus, gpus_per_node
-        )
+        terms, n = self._bytes(strategy, gpus, gpus_per_node)
         acts = self._activations[1 if strategy.checkpointing else 0]
         logits, generation = acts.logits, acts.generation
         par = strategy.parallel
@@ -391,19 +412,44 @@ class MemoryModel:
             logits /= par.tp * par.cp
             generation /= par.tp * par.pp  # KV heads split by TP, layers by PP
         return MemoryBreakdown(
-            weights_gib=weights / GIB,
-            gradients_gib=grads / GIB,
-            optimizer_gib=optimizer / GIB,
-            activations_gib=act / GIB,
-            overhead_gib=overhead / GIB,
+            weights_gib=_at(terms.weights, n) / GIB,
+            gradients_gib=_at(terms.grads, n) / GIB,
+            optimizer_gib=_at(terms.optimizer, n) / GIB,
+            activations_gib=terms.activations / GIB,
+            overhead_gib=terms.overhead / GIB,
             logits_gib=logits / GIB,
-            gathered_gib=(gathered_w + gathered_g) / GIB,
+            gathered_gib=_at(terms.gathered, n) / GIB,
             cuda_context_gib=CUDA_CONTEXT_GIB,
-            fragmentation_gib=FRAGMENTATION_FRACTION * act / GIB,
-            cpu_offload_gib=host / GIB,
+            fragmentation_gib=FRAGMENTATION_FRACTION * terms.activations / GIB,
+            cpu_offload_gib=_at(terms.host, n) / GIB,
             trainable_params=self._trainable,
             generation_gib=generation / GIB,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Terms:
+    """One strategy's per-GPU bytes, each part as (kept, sharded): what every rank holds,
+    and what is divided by the shard degree ``n`` of the layout (kept + sharded / n).
+
+    Per strategy the layout changes only ``n`` (ZeRO §5: states ÷ the data-parallel degree;
+    activations and buffers stay), which is also why a fixed strategy never needs more
+    memory on more nodes. ``gathered`` is the part of weights and gradients that full
+    sharding holds unsharded; ``host`` is host RAM for offloaded or paged states.
+    """
+
+    weights: tuple[float, float]
+    grads: tuple[float, float]
+    optimizer: tuple[float, float]
+    activations: float
+    overhead: float
+    host: tuple[float, float]
+    gathered: tuple[float, float]
+
+
+def _at(part: tuple[float, float], n: int) -> float:
+    """A (kept, sharded) part on ``n`` shards."""
+    return part[0] + part[1] / n
 
 
 def usable_gib(gpu: GpuSpec) -> float:

@@ -71,7 +71,8 @@ class Parallel:
 
     @property
     def trivial(self) -> bool:
-        return self == NO_PARALLEL
+        """No model parallelism: one GPU holds a whole replica."""
+        return self.tp == self.pp == self.cp == self.ep == self.vp == 1
 
     @property
     def replica(self) -> int:

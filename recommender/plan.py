@@ -14,7 +14,6 @@ from recommender.memory import (
     MemoryBreakdown,
     MemoryModel,
     Strategy,
-    safe_limit_gib,
     safety_margin_gib,
 )
 from recommender.model_states import FULL_SHARDING
@@ -47,6 +46,9 @@ class Plan:
     memory: MemoryBreakdown
     usable_gib: float
     fits: bool
+    #: Fits with the safety margin to spare (:func:`safe_limit_gib`): the layout search's
+    #: own test, which a caller shows with a warning when it fails.
+    safe: bool
     notes: tuple[str, ...]
 
     @property
@@ -62,11 +64,6 @@ class Plan:
     def margin_gib(self) -> float:
         """Memory a plan should leave free on this GPU (:func:`safety_margin_gib`)."""
         return safety_margin_gib(self.usable_gib)
-
-    @property
-    def safe(self) -> bool:
-        """Fits with the safety margin to spare (the layout search's own test)."""
-        return self.fits and self.memory.total_gib <= safe_limit_gib(self.usable_gib)
 
     @property
     def host_ram_gib(self) -> float:

@@ -287,7 +287,7 @@ def recommend(
     notes = _notes(work, chosen, any_safe=any_safe)
     # The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
     # for what can be rented (``gpufit estimate`` lists every known GPU).
-    sold = {o.gpu_id for o in catalog.screened.offers}
+    sold = {group.offers[0].gpu_id for group in catalog.groups}
     return Recommendation(
         workload=workload,
         options=tuple(chosen),
@@ -319,10 +319,11 @@ def _work(workload: Workload, catalog: Catalog, shapes: Shapes) -> Work:
         # At the lowest price the reference shape is listed for among the allowed offers.
         price = min(
             o.price_usd_per_hour
-            for o in catalog.screened.offers
-            if o.gpu_id == ref.offer.gpu_id
-            and o.gpu_count == ref.offer.gpu_count
-            and allowed(workload, o)
+            for group in catalog.groups
+            if group.offers[0].gpu_id == ref.offer.gpu_id
+            and group.offers[0].gpu_count == ref.offer.gpu_count
+            for o in group.offers
+            if allowed(workload, o)
         )
         cluster_per_hour = price * ref.plan.nodes
         affordable = workload.budget_usd / cluster_per_hour * ref.tokens_per_hour

@@ -19,21 +19,27 @@ from recommender.catalog import Catalog
 from recommender.caveats import Caveat, CaveatKind, Severity
 from recommender.economics import Economics, checkpoint_gib, economics
 from recommender.gpus import IntraNode, get_gpu
-from recommender.offers import Fabric, Offer
+from recommender.offers import Offer
 from recommender.throughput import Network, tokens_per_hour
 from recommender.topology import LayoutSearch, Plan
 from recommender.workload import SpotPolicy, Workload
 
-__all__ = ["MAX_NODES", "Priced", "Shapes", "allowed", "priced_offers", "shape_plan"]
+__all__ = [
+    "MAX_NODES",
+    "Priced",
+    "Shapes",
+    "allowed",
+    "allows_shape",
+    "in_regions",
+    "priced_offers",
+    "shape_plan",
+]
 
 # Largest cluster gpufit will propose for a single job.
 MAX_NODES = 64  # ours: beyond 512 GPUs the answer is a sales conversation, not a rental
 
 #: What an offer's plan depends on: GPU, GPUs per instance, link, fast fabric, host RAM.
 _Shape = tuple[str, int, IntraNode, bool, float | None]
-#: What shares one set of economics: the shape as listed (with its fabric and its rate), provider
-#: and spot flag.
-_Group = tuple[str, int, IntraNode | None, Fabric, float | None, float | None, str, bool]
 
 
 class Priced(NamedTuple):
@@ -67,6 +73,12 @@ class Priced(NamedTuple):
 def allowed(workload: Workload, offer: Offer) -> bool:
     """Whether the workload allows the offer: its provider, spot policy, named hardware and
     regions (prefixes such as ``us-east`` or ``eu``)."""
+    return allows_shape(workload, offer) and in_regions(workload, offer)
+
+
+def allows_shape(workload: Workload, offer: Offer) -> bool:
+    """:func:`allowed` but for the region: what every offer of an
+    :class:`~recommender.catalog.OfferGroup` shares (provider, kind, GPU and GPU count)."""
     if workload.providers and offer.provider.lower() not in workload.providers:
         return False
     if workload.spot is SpotPolicy.NEVER and offer.spot:
@@ -79,10 +91,15 @@ def allowed(workload: Workload, offer: Offer) -> bool:
             return False
         if hw.count is not None and hw.count % offer.gpu_count:
             return False  # cannot rent part of an instance, nor a non-whole number of them
-    if workload.regions:
-        region = offer.region.lower()
-        return any(region.startswith(prefix) for prefix in workload.regions)
     return True
+
+
+def in_regions(workload: Workload, offer: Offer) -> bool:
+    """Whether the offer's region is one the workload names (any, when it names none)."""
+    if not workload.regions:
+        return True
+    region = offer.region.lower()
+    return any(region.startswith(prefix) for prefix in workload.regions)
 
 
 class Shapes:
@@ -133,91 +150,52 @@ def priced_offers(
     shapes: Shapes,
     rules: Mapping[str, BillingRule],
 ) -> list[Priced]:
-    """Every allowed offer the job fits on, priced, one per (provider, instance, region,
-    spot): its cheapest zone (on a tie, the first zone by name). In catalog order of first
-    appearance.
+    """Every allowed offer the job fits on, priced, one per (instance, spot, price): of the
+    allowed regions that list it at that price, the first by name, at its cheapest zone
+    (:class:`~recommender.catalog.PricePoint`); with a caveat naming the others when there
+    are some (Lambda lists one price everywhere). The workload's regions, when it names
+    some, have already narrowed the choice to the user's geography.
 
     Only the offers the catalog's sanity checks keep are priced
-    (:func:`recommender.sanity.screen`). Where one instance costs the same in several allowed
-    regions (Lambda lists one price everywhere), one is kept, the first region by name, and it
-    says "same price in N regions": the workload's regions, when it names some, have already
-    narrowed the choice to the user's geography.
+    (:func:`recommender.sanity.screen`); each offer group gets one plan and one set of
+    economics, so an offer's expected cost is two multiplications and an addition.
     """
-    groups: dict[_Group, tuple[Plan, Economics] | None] = {}
     ckpt = checkpoint_gib(workload)
-    best: dict[tuple[str, str, str, bool], Priced] = {}
-    for offer in catalog.screened.offers:
-        if not allowed(workload, offer):
-            continue
-        group_key = (
-            offer.gpu_id,
-            offer.gpu_count,
-            offer.intra_node,
-            offer.fabric,
-            offer.fabric_gbps,
-            offer.ram_gib,
-            offer.provider,
-            offer.spot,
-        )
-        if group_key not in groups:
-            plan = shapes.plan(offer)
-            group: tuple[Plan, Economics] | None = None
-            if plan is not None:
-                rule = rules.get(offer.provider.lower(), rule_for(offer.provider))
-                econ = economics(
-                    workload,
-                    plan,
-                    rule=rule,
-                    spot=offer.spot,
-                    tokens_per_hour=shapes.tokens_per_hour(offer),
-                    checkpoint_size_gib=ckpt,
-                    gpu_id=offer.gpu_id,
-                )
-                group = (plan, econ)
-            groups[group_key] = group
-        found = groups[group_key]
-        if found is None:
-            continue
-        plan, econ = found
-        expected = econ.expected_cost_usd(offer.price_usd_per_hour)
-        zone_key = (offer.provider, offer.instance_type, offer.region, offer.spot)
-        current = best.get(zone_key)
-        if (
-            current is None
-            or expected < current.expected_cost_usd
-            or (expected == current.expected_cost_usd and offer.zone < current.offer.zone)
-        ):
-            best[zone_key] = Priced(offer, plan, econ, expected)
-    return _one_region_per_price(list(best.values()))
-
-
-def _one_region_per_price(priced: list[Priced]) -> list[Priced]:
-    """One offer per (provider, instance, spot, expected cost): the first region by name,
-    with a caveat naming how many regions list it at that price."""
-    same: dict[tuple[str, str, bool, float], list[Priced]] = {}
-    for p in priced:
-        o = p.offer
-        same.setdefault((o.provider, o.instance_type, o.spot, p.expected_cost_usd), []).append(p)
-    first = {
-        key: min(group, key=lambda g: (g.offer.region, g.offer.zone)) for key, group in same.items()
-    }
     out: list[Priced] = []
-    for p in priced:
-        o = p.offer
-        key = (o.provider, o.instance_type, o.spot, p.expected_cost_usd)
-        if p is not first[key]:
+    for group in catalog.groups:
+        shape = group.offers[0]
+        if not allows_shape(workload, shape):
             continue
-        group = same[key]
-        if len(group) > 1:
-            regions = sorted({g.offer.region for g in group})
-            shown = ", ".join(regions[:4]) + (", …" if len(regions) > 4 else "")
-            note = Caveat(
-                CaveatKind.ZONE,
-                Severity.INFO,
-                f"same price in {len(regions)} regions ({shown}); {o.region} shown",
-            )
-            p = p._replace(caveats=(*p.caveats, note))
-        out.append(p)
+        plan = shapes.plan(shape)
+        if plan is None:
+            continue
+        econ = economics(
+            workload,
+            plan,
+            rule=rules.get(shape.provider.lower(), rule_for(shape.provider)),
+            spot=shape.spot,
+            tokens_per_hour=shapes.tokens_per_hour(shape),
+            checkpoint_size_gib=ckpt,
+            gpu_id=shape.gpu_id,
+        )
+        for point in group.prices:
+            places = [o for o in point.offers if in_regions(workload, o)]
+            if not places:
+                continue
+            offer = places[0]
+            caveats: tuple[Caveat, ...] = ()
+            if len(places) > 1:
+                regions = [o.region for o in places]
+                shown = ", ".join(regions[:4]) + (", …" if len(regions) > 4 else "")
+                caveats = (
+                    Caveat(
+                        CaveatKind.ZONE,
+                        Severity.INFO,
+                        f"same price in {len(regions)} regions ({shown}); {offer.region} shown",
+                    ),
+                )
+            expected = econ.expected_cost_usd(offer.price_usd_per_hour)
+            out.append(Priced(offer, plan, econ, expected, caveats))
     return out
 
 

@@ -248,6 +248,7 @@ class LayoutSearch:
             memory=mem,
             usable_gib=usable,
             fits=fits,
+            safe=key[5],
             notes=notes,
         )
 

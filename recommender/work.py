@@ -68,14 +68,15 @@ def reference(workload: Workload, catalog: Catalog, shapes: Shapes) -> Reference
     safety margin or not), else the single node that trains the most tokens per hour, else
     (nothing fits on one node) the fastest layout of all; among the single nodes, and then
     among the larger layouts, one that keeps the safety margin goes before one that does not.
-    Ties go to the first offer in catalog order; ``None`` when the job fits nowhere."""
+    Ties go to the offer group listed first (:attr:`Catalog.groups`), represented by its first
+    allowed offer; ``None`` when the job fits nowhere."""
     seen: set[tuple[object, ...]] = set()
     best: tuple[tuple[int, int, int, float], Reference] | None = None
-    for offer in catalog.screened.offers:
-        shape = shape_of(offer)
-        if shape in seen or not allowed(workload, offer):
+    for group in catalog.groups:
+        offer = next((o for o in group.offers if allowed(workload, o)), None)
+        if offer is None or shape_of(offer) in seen:
             continue
-        seen.add(shape)
+        seen.add(shape_of(offer))
         plan = shapes.plan(offer)
         if plan is None:
             continue

@@ -70,14 +70,31 @@ _MARKET_SPOT_PER_HOUR = 1 / 12  # ours: interruptible pods are reclaimed when ou
 _READ = date(2026, 11, 20)
 
 #: Clouds gpufit reads (SkyPilot's catalogs, recommender/feeds/skypilot.py CLOUDS) whose own
-#: pages state no metering unit (searched 2026-12-03; third-party pages do not count as a
-#: source, so their claims are only leads): Fluidstack, Hyperbolic (docs.hyperbolic.xyz quotes
-#: hourly prices only), Hyperstack (docs.hyperstack.cloud bills a stopped, SHUTOFF VM like a
-#: running one and names no unit; a third-party transcript of its pricing page says per
-#: minute), Lium, Mithril (spot "billed ... based on the actual used hours", reservations in
-#: 1-hour increments: docs.mithril.ai), Paperspace (third-party: per second), Prime Intellect,
-#: Samsung SDS (scp), Seeweb, Shadeform, Verda (docs.verda.com "Pricing and Billing" names no
-#: unit; third-party: per second) and Yotta (third-party: per second).
+#: pages state no metering unit, so their rule is the explicit unknown one. Searched 2026-12-03
+#: ("<cloud> billing per second / per minute / docs billing" in public docs and pages, and each
+#: provider's public GitHub repos). Third-party pages are leads, not sources.
+#: What each provider's own material says:
+#: - fluidstack: docs source (github.com/fluidstackio/fern-config) shows a credit balance and a
+#:   billing history; its API quotes hourly prices. No unit.
+#: - hyperbolic: docs.hyperbolic.xyz/docs/gpu-marketplace-pricing gives hourly prices only.
+#: - hyperstack: docs.hyperstack.cloud/docs/billing/billing-policies has a "Pricing and billing
+#:   intervals" section the stored copy does not reach; a stopped (SHUTOFF) VM bills like a
+#:   running one. Lead: per minute (a third-party transcript of hyperstack.cloud/gpu-pricing).
+#: - lium: docs.lium.io quotes hourly USD prices (providers are paid daily); github.com/
+#:   Datura-ai/lium lists "spot" (reclaimable) and "secure" tiers. No unit.
+#: - mithril: docs.mithril.ai: spot capacity by auction; reservations of 3 h to 2 weeks in
+#:   1-hour increments. No unit for spot or on-demand use.
+#: - paperspace: github.com/Paperspace/Docs (2021) prorates a destroyed machine "to the hour";
+#:   too old and too narrow for today's meter (now billed through DigitalOcean). Lead: per
+#:   second (third party).
+#: - primeintellect: a marketplace; docs.primeintellect.ai quotes each provider's hourly price.
+#: - scp (Samsung SDS): docs.e.samsungsdscloud.com cost management names no unit.
+#: - seeweb: nothing on metering in seeweb.it pages or github.com/Seeweb.
+#: - shadeform: a marketplace over other clouds (docs.shadeform.ai/getting-started/concepts);
+#:   no unit of its own.
+#: - verda (formerly DataCrunch): docs.verda.com "Pricing and Billing" names no unit;
+#:   github.com/verda-cloud/verda-cli prices per GPU and has a SPOT contract. Lead: per second.
+#: - yotta (Yotta Labs): docs.yottalabs.ai "GPU Pods" names no unit. Lead: per second.
 _UNKNOWN_BILLING = (
     *("fluidstack", "hyperbolic", "hyperstack", "lium", "mithril", "paperspace"),
     *("primeintellect", "scp", "seeweb", "shadeform", "verda", "yotta"),

@@ -23,9 +23,9 @@ from pathlib import Path
 from recommender.activations import DEFAULT_KERNELS, Kernels
 from recommender.gpus import GpuSpec, get_gpu
 from recommender.hardware import precision_on
-from recommender.memory import MemoryBreakdown, Strategy, estimate_memory, usable_gib
+from recommender.memory import MemoryBreakdown, estimate_memory, usable_gib
 from recommender.models import lookup_model
-from recommender.strategies import MAX_GPUS_PER_NODE
+from recommender.strategies import MAX_GPUS_PER_NODE, Strategy
 from recommender.workload import (
     NO_SAVERS,
     LossKernel,

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recommender.gpus import IntraNode, get_gpu
-from recommender.memory import Strategy
 from recommender.models import Architecture, Block, lookup_model
 from recommender.offers import Fabric
 from recommender.parallelism import NO_PARALLEL, Parallel
 from recommender.steptime import step_time
+from recommender.strategies import Strategy
 from recommender.throughput import peak_tflops
 from recommender.workload import Method, Offload, Optimizer, Precision, Sharding, Workload
 

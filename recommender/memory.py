@@ -37,9 +37,11 @@ from recommender.model_states import (
     shard_degree,
     trainable_bytes,
 )
-from recommender.parallelism import NO_PARALLEL, Parallel, activation_scale, stage_fractions
+from recommender.models import Architecture
+from recommender.parallelism import activation_scale, stage_fractions
 from recommender.posttrain import extra_models
-from recommender.workload import Method, Offload, Sharding, Workload
+from recommender.strategies import Strategy
+from recommender.workload import Method, Offload, Workload
 
 __all__ = [
     "MemoryBreakdown",
@@ -90,55 +92,6 @@ HOST_BUFFER_FACTOR = 1.5
 # NCCL buffers, allocator slack) dominate the error.
 HEADROOM_FRAC = 0.15
 HEADROOM_MIN_GIB = 2.0
-
-# ------------------------------------------------------------------ strategy
-
-_SHARDING_LABEL = {
-    Sharding.DDP: "DDP",
-    Sharding.ZERO1: "ZeRO-1",
-    Sharding.ZERO2: "ZeRO-2",
-    Sharding.ZERO3: "ZeRO-3",
-    Sharding.FSDP: "FSDP full shard",
-    Sharding.FSDP_GRAD_OP: "FSDP grad-op shard",
-    Sharding.HSDP: "HSDP (FSDP inside each node, replicated across nodes)",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Strategy:
-    """How the job is laid out on its GPUs. ``DDP`` on a single GPU means no sharding."""
-
-    sharding: Sharding
-    offload: Offload
-    checkpointing: bool
-    #: Model parallelism (tensor, pipeline, context, expert); data parallelism is the rest.
-    parallel: Parallel = NO_PARALLEL
-
-    def __post_init__(self) -> None:
-        if self.offload is Offload.PARAMS and self.sharding not in FULL_SHARDING:
-            raise ValueError("parameter offload needs ZeRO-3 or FSDP full sharding")
-
-    def describe(self, gpus: int | None = None) -> str:
-        """Plain words, e.g. ``FSDP full shard + activation checkpointing``.
-
-        With ``gpus=1`` the sharding is not named (it does nothing on one GPU).
-        """
-        parts: list[str] = []
-        if not self.parallel.trivial:
-            dp = self.parallel.describe(gpus or self.parallel.replica)
-            parts.append(f"{dp} with {_SHARDING_LABEL[self.sharding]}")
-        elif gpus == 1:
-            parts.append("single GPU")
-        else:
-            parts.append(_SHARDING_LABEL[self.sharding])
-        if self.checkpointing:
-            parts.append("activation checkpointing")
-        if self.offload is Offload.OPTIMIZER:
-            parts.append("optimizer CPU offload")
-        elif self.offload is Offload.PARAMS:
-            parts.append("parameter and optimizer CPU offload")
-        return " + ".join(parts)
-
 
 # ------------------------------------------------------------------ breakdown
 
@@ -313,6 +266,11 @@ class MemoryModel:
             overhead.append((single, multi))
         self._overhead = tuple(overhead)
 
+    @property
+    def model(self) -> Architecture:
+        """The workload's model."""
+        return self._model
+
     def _terms(self, strategy: Strategy, *, single_gpu: bool, dp_multi: bool) -> _Terms:
         """The strategy's per-GPU bytes as kept + sharded / n (see :class:`_Terms`); they
         depend on the layout only through whether it is one GPU and whether data
@@ -371,14 +329,20 @@ class MemoryModel:
             split = max(train, acts.generation / (par.tp * par.pp))
             overhead += FRAGMENTATION_FRACTION * (split - act)
             act = split
+        weights = (weights[0] + gathered_w[0], weights[1] + gathered_w[1])
+        grads = (grads[0] + floor + gathered_g, grads[1])
         terms = _Terms(
-            weights=(weights[0] + gathered_w[0], weights[1] + gathered_w[1]),
-            grads=(grads[0] + floor + gathered_g, grads[1]),
+            weights=weights,
+            grads=grads,
             optimizer=optimizer,
             activations=act,
             overhead=overhead,
             host=(host[0] + host_act, host[1]),
             gathered=(gathered_w[0] + gathered_g, gathered_w[1]),
+            total=(
+                weights[0] + grads[0] + optimizer[0] + act + overhead,
+                weights[1] + grads[1] + optimizer[1],
+            ),
         )
         self._terms_memo[key] = terms
         return terms
@@ -397,10 +361,7 @@ class MemoryModel:
     def totals(self, strategy: Strategy, *, gpus: int, gpus_per_node: int) -> tuple[float, float]:
         """(``total_gib``, ``cpu_offload_gib``) of :meth:`breakdown`, without building it."""
         terms, n = self._bytes(strategy, gpus, gpus_per_node)
-        gpu = terms.weights, terms.grads, terms.optimizer
-        kept = sum(k for k, _ in gpu) + terms.activations + terms.overhead
-        sharded = sum(s for _, s in gpu)
-        return (kept + sharded / n) / GIB, _at(terms.host, n) / GIB
+        return _at(terms.total, n) / GIB, _at(terms.host, n) / GIB
 
     def breakdown(self, strategy: Strategy, *, gpus: int, gpus_per_node: int) -> MemoryBreakdown:
         """Peak memory per GPU with ``strategy`` on ``gpus`` GPUs (as :func:`estimate_memory`)."""
@@ -445,6 +406,8 @@ class _Terms:
     overhead: float
     host: tuple[float, float]
     gathered: tuple[float, float]
+    #: Everything on the GPU: weights, gradients, optimizer states, activations, overhead.
+    total: tuple[float, float]
 
 
 def _at(part: tuple[float, float], n: int) -> float:

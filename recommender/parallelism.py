@@ -115,7 +115,7 @@ NO_PARALLEL = Parallel()
 
 
 class _HasParallel(Protocol):
-    """A strategy (:class:`recommender.memory.Strategy`) as far as the notes need it."""
+    """A strategy (:class:`recommender.strategies.Strategy`) as far as the notes need it."""
 
     @property
     def parallel(self) -> Parallel: ...

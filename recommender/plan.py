@@ -10,15 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from recommender.activations import Kernels
-from recommender.memory import (
-    MemoryBreakdown,
-    MemoryModel,
-    Strategy,
-    safety_margin_gib,
-)
+from recommender.memory import MemoryBreakdown, MemoryModel, safety_margin_gib
 from recommender.model_states import FULL_SHARDING
 from recommender.parallelism import parallel_notes
-from recommender.strategies import MAX_GPUS_PER_NODE
+from recommender.strategies import MAX_GPUS_PER_NODE, Strategy
 from recommender.workload import Offload, Sharding, Workload
 
 __all__ = [

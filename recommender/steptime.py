@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from recommender.gpus import GpuSpec, IntraNode
-from recommender.memory import Strategy
 from recommender.models import Architecture
 from recommender.offers import Fabric
 from recommender.parallel_time import bubble_share, split_traffic
 from recommender.posttrain import extra_flops_per_param
+from recommender.strategies import Strategy
 from recommender.workload import Method, Offload, Precision, Sharding, Workload
 
 __all__ = [

@@ -21,12 +21,60 @@ Whatever the workload fixes (sharding, offload, checkpointing) is honoured.
 
 from __future__ import annotations
 
-from recommender.memory import Strategy
+from dataclasses import dataclass
+
 from recommender.model_states import FULL_SHARDING
-from recommender.parallelism import Parallel, auto_layouts, requested, with_fixed
+from recommender.parallelism import NO_PARALLEL, Parallel, auto_layouts, requested, with_fixed
 from recommender.workload import Offload, Sharding, Workload
 
-__all__ = ["MAX_GPUS_PER_NODE", "candidate_strategies"]
+__all__ = ["MAX_GPUS_PER_NODE", "Strategy", "candidate_strategies"]
+
+_SHARDING_LABEL = {
+    Sharding.DDP: "DDP",
+    Sharding.ZERO1: "ZeRO-1",
+    Sharding.ZERO2: "ZeRO-2",
+    Sharding.ZERO3: "ZeRO-3",
+    Sharding.FSDP: "FSDP full shard",
+    Sharding.FSDP_GRAD_OP: "FSDP grad-op shard",
+    Sharding.HSDP: "HSDP (FSDP inside each node, replicated across nodes)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Strategy:
+    """How the job is laid out on its GPUs. ``DDP`` on a single GPU means no sharding."""
+
+    sharding: Sharding
+    offload: Offload
+    checkpointing: bool
+    #: Model parallelism (tensor, pipeline, context, expert); data parallelism is the rest.
+    parallel: Parallel = NO_PARALLEL
+
+    def __post_init__(self) -> None:
+        if self.offload is Offload.PARAMS and self.sharding not in FULL_SHARDING:
+            raise ValueError("parameter offload needs ZeRO-3 or FSDP full sharding")
+
+    def describe(self, gpus: int | None = None) -> str:
+        """Plain words, e.g. ``FSDP full shard + activation checkpointing``.
+
+        With ``gpus=1`` the sharding is not named (it does nothing on one GPU).
+        """
+        parts: list[str] = []
+        if not self.parallel.trivial:
+            dp = self.parallel.describe(gpus or self.parallel.replica)
+            parts.append(f"{dp} with {_SHARDING_LABEL[self.sharding]}")
+        elif gpus == 1:
+            parts.append("single GPU")
+        else:
+            parts.append(_SHARDING_LABEL[self.sharding])
+        if self.checkpointing:
+            parts.append("activation checkpointing")
+        if self.offload is Offload.OPTIMIZER:
+            parts.append("optimizer CPU offload")
+        elif self.offload is Offload.PARAMS:
+            parts.append("parameter and optimizer CPU offload")
+        return " + ".join(parts)
+
 
 #: Largest single node the search considers: HGX/DGX boards carry 8 GPUs.
 MAX_GPUS_PER_NODE = 8
@@ -71,13 +119,11 @@ def candidate_strategies(
         return tuple(plain[:cut]) + tuple(split_rungs) + tuple(plain[cut:])
     out: list[Strategy] = []
     for ckpt in (False, True):  # multi-node: HSDP, the splits, then FSDP across all
-        hsdp = [s for s in plain if s.checkpointing is ckpt and s.sharding is Sharding.HSDP]
-        rest = [s for s in plain if s.checkpointing is ckpt and s not in hsdp]
-        rest = [s for s in rest if s.offload is Offload.NONE]
-        out += hsdp + [s for s in split_rungs if s.checkpointing is ckpt] + rest
+        same = [s for s in plain if s.checkpointing is ckpt and s.offload is Offload.NONE]
+        out += [s for s in same if s.sharding is Sharding.HSDP]
+        out += [s for s in split_rungs if s.checkpointing is ckpt]
+        out += [s for s in same if s.sharding is not Sharding.HSDP]
     out += [s for s in plain if s.offload is not Offload.NONE]
-    listed = set(out)
-    out += [s for s in split_rungs if s not in listed]
     return tuple(out)
 
 

@@ -11,7 +11,6 @@ would have made it fit.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import replace
 from operator import itemgetter
@@ -19,9 +18,11 @@ from operator import itemgetter
 from recommender.activations import DEFAULT_KERNELS, Kernels
 from recommender.gpus import GpuSpec, IntraNode, all_gpus
 from recommender.hardware import precision_on
-from recommender.memory import MemoryModel, Strategy, safe_limit_gib, usable_gib
+from recommender.ladder import Layout, Rung, fewest_nodes, guess_nodes, rung_fits
+from recommender.memory import MemoryModel, safe_limit_gib, usable_gib
+from recommender.model_states import regime
 from recommender.plan import CHECKPOINTING_COMPUTE_COST, Plan, offload_hint, plan_notes
-from recommender.strategies import MAX_GPUS_PER_NODE, candidate_strategies
+from recommender.strategies import MAX_GPUS_PER_NODE, Strategy, candidate_strategies
 from recommender.workload import Offload, Precision, Workload
 
 __all__ = [
@@ -38,12 +39,12 @@ _SINGLE_NODE_COUNTS = (1, 2, 4, 8)
 #: Most nodes a search tries.
 MULTI_NODE_LIMIT = 64
 
-#: One rung of a layout: the strategy, its per-GPU total and the host RAM per node, GiB.
-_Rung = tuple[Strategy, float, float]
 #: A plan's key in a search: usable GiB, GPUs, GPUs per node, first fitting rung (-1: none),
 #: whether the offload-free ladder's answer (see :meth:`LayoutSearch.plan`), whether that
 #: rung keeps the safety margin, and NVLink.
 _PlanKey = tuple[float, int, int, int, bool, bool, bool]
+#: A layout and the positions of the rungs a search may use in its ladder.
+_Rungs = tuple[Layout, tuple[int, ...]]
 #: A search's answer: the layout found, as (GPUs, GPUs per node), or ``None``.
 _Found = tuple[int, int] | None
 
@@ -54,11 +55,18 @@ class LayoutSearch:
     Memory does not depend on the GPU model, only on the layout (GPU count, GPUs per node)
     and the strategy, so each (layout, strategy) is estimated once and every GPU type and
     instance shape of a catalog is checked against the same figures; plans are memoised by
-    usable memory (GPU types with the same memory get the same plan). Beyond one node the
-    per-GPU memory of a fixed strategy never grows with the node count (shards only get
-    smaller; activations and buffers stay), nor does the host RAM it needs per node, so the
-    fewest nodes that fit are found by a galloping search and bisection
-    (:meth:`_fewest_nodes`) with the same answer as trying 2, 3, 4, ... in turn.
+    usable memory (GPU types with the same memory get the same plan), and a GPU that trains
+    in another precision of the same memory regime reads the same figures (:meth:`on`).
+
+    Beyond one node the per-GPU memory of a fixed strategy depends on the node count only
+    through the data-parallel degree its states are sharded over (what every rank keeps
+    plus what is sharded, :class:`~recommender.memory.MemoryModel`), so it shrinks as nodes
+    are added, but whether *some* strategy fits is not always monotone in the node count:
+    a pipeline degree must divide the GPU count, so a count with few divisors may lack the
+    split a smaller count has, and full sharding over a single data-parallel rank keeps no
+    gathered stage. :meth:`_fewest_nodes` therefore returns a node count that fits where
+    one node fewer does not, found from a guess; where fitting is monotone (every
+    rented-node case in the tests) that is the fewest, as trying 2, 3, 4, ... in turn.
 
     "Fits" means fits with the safety margin (:func:`recommender.memory.safe_limit_gib`): a
     search first looks for a layout and strategy that leave it free, climbing the ladder and
@@ -72,20 +80,27 @@ class LayoutSearch:
         kernels: Kernels = DEFAULT_KERNELS,
         *,
         hardware_note: str | None = None,
+        same_memory: LayoutSearch | None = None,
     ) -> None:
         self.workload = workload
         self.kernels = kernels
         #: Set on the search for a GPU that lacks the precision asked for (see :meth:`on`).
         self.hardware_note = hardware_note
         self._variants: dict[Precision, LayoutSearch] = {}
-        self.memory = MemoryModel(workload, kernels)
-        #: Every rung of a layout (GPUs, GPUs per node, offload allowed, NVLink) and the least
-        #: total.
-        self._rungs: dict[tuple[int, int, bool, bool], tuple[tuple[_Rung, ...], float]] = {}
         self._plans: dict[_PlanKey, Plan] = {}
+        self.memory: MemoryModel
+        #: Layouts by (GPUs, GPUs per node, NVLink).
+        self._layouts: dict[tuple[int, int, bool], Layout]
         #: Search answers by (GiB limit per GPU, single-node counts, GPUs per node beyond one
         #: node, node limit, host RAM, NVLink).
-        self._found: dict[tuple[float, tuple[int, ...], int, int, float | None, bool], _Found] = {}
+        self._found: dict[tuple[float, tuple[int, ...], int, int, float | None, bool], _Found]
+        if same_memory is None:
+            self.memory, self._layouts, self._found = MemoryModel(workload, kernels), {}, {}
+        else:
+            # A search whose workload needs the same memory everywhere (see :meth:`on`)
+            # reads the same figures, layouts and search answers; only its plans differ.
+            self.memory = same_memory.memory
+            self._layouts, self._found = same_memory._layouts, same_memory._found
         #: Whether the GPU being searched has NVLink (tensor parallelism is searched only
         #: over NVLink); set per GPU by the public methods.
         self._nvlink = True
@@ -103,28 +118,25 @@ class LayoutSearch:
             return self
         found = self._variants.get(precision)
         if found is None:
+            # Memory depends on the precision only through its regime (fp16, bf16 and FP8
+            # mixed precision all keep 16-bit weights and fp32 states: model_states.regime).
+            same = regime(precision) is regime(self.workload.precision)
             found = self._variants[precision] = LayoutSearch(
-                replace(self.workload, precision=precision), self.kernels, hardware_note=note
+                replace(self.workload, precision=precision),
+                self.kernels,
+                hardware_note=note,
+                same_memory=self if same else None,
             )
         return found
 
     # -------------------------------------------------------------- per layout
 
-    def rungs(
-        self, *, gpus: int, gpus_per_node: int, allow: bool
-    ) -> tuple[tuple[_Rung, ...], float]:
-        """Every candidate strategy of this layout with its memory, and the least total (a
-        split this layout cannot host counts as infinite memory).
-
-        Without offload (``allow`` false) the ladder is the one with offload less its offload
-        rungs (:func:`~recommender.strategies.candidate_strategies`), so the shape plans (host
-        RAM known) and the layouts per GPU type (without it) read one ladder per layout.
-        """
-        key = (gpus, gpus_per_node, allow, self._nvlink)
-        found = self._rungs.get(key)
-        if found is not None:
-            return found
-        if allow or self.workload.offload is not None:
+    def layout(self, *, gpus: int, gpus_per_node: int) -> Layout:
+        """This layout's ladder with its offload rungs
+        (:func:`~recommender.strategies.candidate_strategies`), its rungs read as needed."""
+        key = (gpus, gpus_per_node, self._nvlink)
+        found = self._layouts.get(key)
+        if found is None:
             ladder = candidate_strategies(
                 self.workload,
                 gpus=gpus,
@@ -133,37 +145,38 @@ class LayoutSearch:
                 gpus_per_node=gpus_per_node,
                 nvlink=self._nvlink,
             )
-            rungs = tuple(self._rung(s, gpus, gpus_per_node) for s in ladder)
-        else:
-            every, _ = self.rungs(gpus=gpus, gpus_per_node=gpus_per_node, allow=True)
-            rungs = tuple(r for r in every if r[0].offload is Offload.NONE)
-        found = self._rungs[key] = (rungs, min(r[1] for r in rungs))
+            found = self._layouts[key] = Layout(self.memory, ladder, gpus, gpus_per_node)
         return found
 
-    def _rung(self, strategy: Strategy, gpus: int, gpus_per_node: int) -> _Rung:
-        if strategy.parallel.problem(self.workload.model, gpus=gpus, gpus_per_node=gpus_per_node):
-            return (strategy, math.inf, 0.0)
-        total, host = self.memory.totals(strategy, gpus=gpus, gpus_per_node=gpus_per_node)
-        return (strategy, total, host * gpus_per_node)
+    def _rungs(self, gpus: int, gpus_per_node: int, host_ram_gib: float | None) -> _Rungs:
+        """The rungs a search may use on this layout: offload ones only when the node's host
+        RAM is known (it must hold the offloaded states) or the workload asks for offload."""
+        layout = self.layout(gpus=gpus, gpus_per_node=gpus_per_node)
+        allow = host_ram_gib is not None or self.workload.offload is not None
+        return layout, layout.with_offload if allow else layout.without_offload
 
     def _first_rung(
         self, gpus: int, gpus_per_node: int, limit: float, host_ram_gib: float | None
     ) -> int:
-        """The index of the first rung of this layout that fits in ``limit`` GiB per GPU
-        and, with offload, in the node's host RAM, or -1 when none does."""
-        rungs, least = self.rungs(
-            gpus=gpus, gpus_per_node=gpus_per_node, allow=host_ram_gib is not None
-        )
-        if least <= limit:  # else no rung fits, whatever the host RAM
-            for i, (_, total, host) in enumerate(rungs):
-                if total <= limit and (host_ram_gib is None or host <= host_ram_gib):
-                    return i
+        """The position of the first usable rung of this layout that fits in ``limit`` GiB
+        per GPU and, with offload, in the node's host RAM, or -1 when none does."""
+        layout, order = self._rungs(gpus, gpus_per_node, host_ram_gib)
+        for position, i in enumerate(order):
+            if rung_fits(layout.rung(i), limit, host_ram_gib):
+                return position
         return -1
 
-    def _fits_any(
+    def _leanest(
         self, gpus: int, gpus_per_node: int, limit: float, host_ram_gib: float | None
-    ) -> bool:
-        return self._first_rung(gpus, gpus_per_node, limit, host_ram_gib) >= 0
+    ) -> Strategy | None:
+        """A usable rung of this layout that fits, read from the top of the ladder, or
+        ``None``. The ladder climbs from the fastest strategies to the leanest, so a layout
+        that fits usually says so at the first rung read."""
+        layout, order = self._rungs(gpus, gpus_per_node, host_ram_gib)
+        for i in reversed(order):
+            if rung_fits(layout.rung(i), limit, host_ram_gib):
+                return layout.ladder[i]
+        return None
 
     def plan(
         self, gpu: GpuSpec, *, gpus: int, gpus_per_node: int, host_ram_gib: float | None = None
@@ -181,9 +194,7 @@ class LayoutSearch:
         self._use(gpu)
         usable = usable_gib(gpu)
         limit = safe_limit_gib(usable)
-        rungs, _ = self.rungs(
-            gpus=gpus, gpus_per_node=gpus_per_node, allow=host_ram_gib is not None
-        )
+        layout, order = self._rungs(gpus, gpus_per_node, host_ram_gib)
         # The plan depends on the host RAM only through the first rung that fits and whether
         # offload was allowed at all, so shapes that differ only in RAM share the plan. When
         # a rung without offload fits, not even the latter matters: the ladders with and
@@ -193,11 +204,14 @@ class LayoutSearch:
         if not safe:
             first = self._first_rung(gpus, gpus_per_node, usable, host_ram_gib)
             limit = usable
-        offload_free = first >= 0 and rungs[first][0].offload is Offload.NONE
+        offload_free = first >= 0 and layout.ladder[order[first]].offload is Offload.NONE
         free = offload_free or host_ram_gib is None
         key = (usable, gpus, gpus_per_node, first, free, safe, self._nvlink)
         plan = self._plans.get(key)
         if plan is None:
+            # The rungs the notes compare: those before the first that fits, or all of them.
+            read = order[: first + 1] if first >= 0 else order
+            rungs = tuple(layout.rung(i) for i in read)
             plan = self._make_plan(gpu, key, rungs, first, host_ram_gib, limit)
             self._plans[key] = plan
         elif plan.gpu_id != gpu.id:  # GPU types with the same usable memory share the plan
@@ -208,7 +222,7 @@ class LayoutSearch:
         self,
         gpu: GpuSpec,
         key: _PlanKey,
-        rungs: tuple[_Rung, ...],
+        rungs: tuple[Rung, ...],
         first: int,
         host_ram_gib: float | None,
         limit: float,
@@ -257,35 +271,22 @@ class LayoutSearch:
     def _fewest_nodes(
         self, *, gpus_per_node: int, last: int, limit: float, host_ram_gib: float | None
     ) -> int | None:
-        """The fewest nodes in 2..``last`` on which some strategy fits.
+        """The fewest nodes in 2..``last`` on which some strategy fits (see
+        :func:`~recommender.ladder.fewest_nodes` and the class docstring), or ``None`` when
+        none fits on ``last`` nodes. Its guess is the fewest nodes on which the leanest
+        strategy that fits on ``last`` nodes would fit (:func:`~recommender.ladder.guess_nodes`)."""
 
-        Fitting is monotone in the node count (see the class docstring), so any search for
-        the first node count that fits gives the same answer. The answer is usually small,
-        so after checking ``last`` the search gallops up from 2 (2, 3, 5, 9, 17, 33: each
-        step doubles the span tried) and then bisects between the last count that did not
-        fit and the first that did. Searches with the same node size share the galloping
-        counts' memory figures, where a bisection from the top would try counts that only
-        one search needs.
-        """
-        if last < 2:
+        def leanest(nodes: int) -> Strategy | None:
+            return self._leanest(nodes * gpus_per_node, gpus_per_node, limit, host_ram_gib)
+
+        lean = leanest(last) if last >= 2 else None
+        if lean is None:
             return None
-
-        def fits(nodes: int) -> bool:
-            return self._fits_any(nodes * gpus_per_node, gpus_per_node, limit, host_ram_gib)
-
-        if not fits(last):
-            return None
-        low, probe = 2, 2
-        while probe < last and not fits(probe):
-            low, probe = probe + 1, 2 * probe - 1
-        high = min(probe, last)  # fits(high) holds; find the smallest such from low
-        while low < high:
-            mid = (low + high) // 2
-            if fits(mid):
-                high = mid
-            else:
-                low = mid + 1
-        return low
+        return fewest_nodes(
+            lambda nodes: leanest(nodes) is not None,
+            last=last,
+            guess=guess_nodes(self.memory, lean, gpus_per_node, last, limit, host_ram_gib),
+        )
 
     def _first_fit(
         self,
@@ -323,7 +324,7 @@ class LayoutSearch:
             return self._found[key]
         found: _Found = None
         for count in single:
-            if self._fits_any(count, count, limit, host_ram_gib):
+            if self._leanest(count, count, limit, host_ram_gib) is not None:
                 found = (count, count)
                 break
         else:

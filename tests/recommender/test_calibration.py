@@ -13,8 +13,9 @@ import pytest
 from recommender.activations import Kernels
 from recommender.gpus import get_gpu
 from recommender.layouts import evaluate, fit_on_nodes
-from recommender.memory import GIB, MemoryBreakdown, Strategy, estimate_memory, usable_gib
+from recommender.memory import GIB, MemoryBreakdown, estimate_memory, usable_gib
 from recommender.models import infer_architecture
+from recommender.strategies import Strategy
 from recommender.workload import Method, Offload, Optimizer, Precision, Sharding
 from tests.factories import model, workload
 

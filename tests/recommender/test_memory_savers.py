@@ -11,10 +11,11 @@ from recommender.activations import COMPILE_ACTIVATION_FACTOR, Kernels, activati
 from recommender.estimate import estimate
 from recommender.gpus import get_gpu
 from recommender.layouts import evaluate, fit_on_nodes
-from recommender.memory import GIB, Strategy, estimate_memory
+from recommender.memory import GIB, estimate_memory
 from recommender.parse import parse_workload
 from recommender.posttrain import flops_multiplier, generation_bytes
 from recommender.steptime import hw_flops_per_token
+from recommender.strategies import Strategy
 from recommender.workload import (
     LossKernel,
     MemorySavers,

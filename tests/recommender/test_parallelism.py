@@ -12,11 +12,12 @@ from recommender.errors import WorkloadError
 from recommender.estimate import estimate
 from recommender.gpus import IntraNode, get_gpu
 from recommender.layouts import evaluate
-from recommender.memory import Strategy, estimate_memory
+from recommender.memory import estimate_memory
 from recommender.offers import Fabric
 from recommender.parallelism import Parallel, activation_scale, stage_fractions
 from recommender.parse import parse_workload
 from recommender.steptime import step_time
+from recommender.strategies import Strategy
 from recommender.workload import MemorySavers, Method, Objective, Offload, Sharding
 from tests.factories import model, workload
 

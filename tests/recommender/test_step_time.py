@@ -6,9 +6,9 @@ import pytest
 
 from bench.time_calibration import Case, estimate, load_cases
 from recommender.gpus import GpuSpec, IntraNode, get_gpu
-from recommender.memory import Strategy
 from recommender.offers import Fabric
 from recommender.steptime import StepTime, fp8_speedup, goodput, step_time
+from recommender.strategies import Strategy
 from recommender.workload import Method, Offload, Precision, Sharding, Workload
 from tests.factories import model, workload
 

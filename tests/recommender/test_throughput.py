@@ -8,7 +8,7 @@ import pytest
 
 from recommender.gpus import IntraNode, get_gpu
 from recommender.layouts import evaluate
-from recommender.memory import Strategy
+from recommender.strategies import Strategy
 from recommender.throughput import (
     Network,
     flops_per_token,

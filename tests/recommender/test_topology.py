@@ -6,7 +6,8 @@ import pytest
 
 from recommender.gpus import get_gpu
 from recommender.layouts import evaluate, fit_on_nodes, smallest_layout
-from recommender.memory import Strategy, estimate_memory
+from recommender.memory import estimate_memory
+from recommender.strategies import Strategy
 from recommender.topology import Plan, candidate_strategies
 from recommender.workload import HardwareRequest, Method, Offload, Sharding, Workload
 from tests.factories import model, workload

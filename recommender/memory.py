@@ -38,7 +38,7 @@ from recommender.model_states import (
     trainable_bytes,
 )
 from recommender.models import Architecture
-from recommender.parallelism import activation_scale, stage_fractions
+from recommender.parallelism import Parallel, activation_scale, stage_fractions
 from recommender.posttrain import extra_models
 from recommender.strategies import Strategy
 from recommender.workload import Method, Offload, Workload
@@ -183,6 +183,7 @@ class MemoryModel:
         "_paged",
         "_peft",
         "_pp_grads",
+        "_splits",
         "_terms_memo",
         "_trainable",
         "_weights_total",
@@ -208,6 +209,7 @@ class MemoryModel:
         trained = trainable * (2 if value_model else 1)
         savers = workload.savers
         self._terms_memo: dict[tuple[Strategy, bool, bool], _Terms] = {}
+        self._splits: dict[tuple[Parallel, int], tuple[float, float, float, float, float]] = {}
         self._model = m
         self._peft = peft
         self._trainable = trained
@@ -280,9 +282,8 @@ class MemoryModel:
         if found is not None:
             return found
         sharding, par = strategy.sharding, strategy.parallel
-        # Model parallelism first: this GPU's share of the model (memory.md §2, 3D), then
-        # data-parallel sharding over the rest (parallelism.py). Trivial: 1.0, unchanged.
-        own, whole = stage_fractions(self._model, par)
+        ckpt = 1 if strategy.checkpointing else 0
+        own, whole, act, extra_overhead, host_act = self._split(par, ckpt)
 
         def part(total: float, sharded: bool) -> tuple[float, float]:
             return (0.0, total * own) if sharded else (total * whole, 0.0)
@@ -317,18 +318,7 @@ class MemoryModel:
             host = (kept * HOST_BUFFER_FACTOR, sharded * HOST_BUFFER_FACTOR)
         elif self._paged:
             host = part(self._paged, sharded_opt)
-        acts = self._activations[1 if strategy.checkpointing else 0]
-        act = acts.gpu
-        overhead = self._overhead[1 if strategy.checkpointing else 0][0 if single_gpu else 1]
-        if par.trivial:
-            host_act = acts.host
-        else:  # split activations; the fragmentation margin follows them
-            # Offloaded activations are layer activations: split like the body on the GPU.
-            host_act = activation_scale(acts.host, 0.0, par)
-            train = activation_scale(acts.train - acts.logits, acts.logits, par)
-            split = max(train, acts.generation / (par.tp * par.pp))
-            overhead += FRAGMENTATION_FRACTION * (split - act)
-            act = split
+        overhead = self._overhead[ckpt][0 if single_gpu else 1] + extra_overhead
         weights = (weights[0] + gathered_w[0], weights[1] + gathered_w[1])
         grads = (grads[0] + floor + gathered_g, grads[1])
         terms = _Terms(
@@ -346,6 +336,30 @@ class MemoryModel:
         )
         self._terms_memo[key] = terms
         return terms
+
+    def _split(self, par: Parallel, ckpt: int) -> tuple[float, float, float, float, float]:
+        """What model parallelism ``par`` leaves on one GPU, with or without checkpointing
+        (``ckpt``): the shares of the model's states (sharded, replicated), its activations,
+        the fragmentation margin they add beyond the unsplit ones', and the host RAM of
+        offloaded activations; shared by every sharding and offload of the split."""
+        key = (par, ckpt)
+        found = self._splits.get(key)
+        if found is not None:
+            return found
+        # Model parallelism first: this GPU's share of the model (memory.md §2, 3D), then
+        # data-parallel sharding over the rest (parallelism.py). Trivial: 1.0, unchanged.
+        own, whole = stage_fractions(self._model, par)
+        acts = self._activations[ckpt]
+        act, extra, host_act = acts.gpu, 0.0, acts.host
+        if not par.trivial:  # split activations; the fragmentation margin follows them
+            # Offloaded activations are layer activations: split like the body on the GPU.
+            host_act = activation_scale(acts.host, 0.0, par)
+            train = activation_scale(acts.train - acts.logits, acts.logits, par)
+            split = max(train, acts.generation / (par.tp * par.pp))
+            extra = FRAGMENTATION_FRACTION * (split - act)
+            act = split
+        found = self._splits[key] = (own, whole, act, extra, host_act)
+        return found
 
     def _bytes(self, strategy: Strategy, gpus: int, gpus_per_node: int) -> tuple[_Terms, int]:
         """The strategy's terms on this layout and the degree ``n`` its states are sharded

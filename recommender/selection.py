@@ -179,9 +179,11 @@ def priced_offers(
             gpu_id=shape.gpu_id,
         )
         for point in group.prices:
-            places = [o for o in point.offers if in_regions(workload, o)]
-            if not places:
-                continue
+            places = point.offers
+            if workload.regions:
+                places = tuple(o for o in places if in_regions(workload, o))
+                if not places:
+                    continue
             offer = places[0]
             caveats: tuple[Caveat, ...] = ()
             if len(places) > 1:

@@ -182,6 +182,7 @@ def _plain_strategies(
     ]
     rungs += [(sh, off, ck) for sh, off in base if off is not Offload.NONE for ck in (False, True)]
     out: list[Strategy] = []
+    listed: list[tuple[Sharding, Offload, bool]] = []
     for rung_sharding, rung_offload, ckpt in rungs:
         chosen = sharding if sharding is not None else rung_sharding  # offload rungs stay
         if offload is not None and rung_offload is not offload:
@@ -192,9 +193,9 @@ def _plain_strategies(
             continue
         if checkpointing is not None and ckpt is not checkpointing:
             continue
-        strategy = Strategy(sharding=chosen, offload=rung_offload, checkpointing=ckpt)
-        if strategy not in out:
-            out.append(strategy)
+        if (chosen, rung_offload, ckpt) not in listed:  # a fixed sharding repeats rungs
+            listed.append((chosen, rung_offload, ckpt))
+            out.append(Strategy(sharding=chosen, offload=rung_offload, checkpointing=ckpt))
     if not out and offload is not None:
         # A fixed offload our ladder does not list for this layout (e.g. optimizer offload
         # with DDP): take the fixed sharding (or FSDP) with it.

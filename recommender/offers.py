@@ -122,14 +122,12 @@ class Offer:
         """The offer's key (:attr:`key`), or the key without the zone (the listing shape,
         :func:`recommender.availability.listing_key`) or without the GPUs (the format of
         earlier versions, :attr:`legacy_key`)."""
-        parts = [self.provider, self.instance_type]
+        kind = "spot" if self.spot else "od"
+        place = f"{self.region}/{self.zone}" if zone else self.region
         if gpus:
-            parts.append(f"{self.gpu_count}x{self.gpu_id}")
-        parts.append(self.region)
-        if zone:
-            parts.append(self.zone)
-        parts.append("spot" if self.spot else "od")
-        return "/".join(parts)
+            gpu = f"{self.gpu_count}x{self.gpu_id}"
+            return f"{self.provider}/{self.instance_type}/{gpu}/{place}/{kind}"
+        return f"{self.provider}/{self.instance_type}/{place}/{kind}"
 
 
 def offers_for_key(key: str, offers: Iterable[Offer]) -> tuple[Offer, ...]:

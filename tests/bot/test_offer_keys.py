@@ -1,6 +1,6 @@
 """Offers on one GCP N1 host type, from real catalog rows: one key each, so their own price
-history, caveats, listings and watches; and what an earlier version stored under keys
-without the GPUs keeps working.
+history, caveats, listings, watches and checkpoint buckets; and what an earlier version
+stored under keys without the GPUs keeps working.
 
 GCP attaches T4, V100, P100 and P4 GPUs to N1 hosts (SkyPilot's ``gcp/vms.csv`` prices a GPU
 VM as a host row plus an accelerator row), so one instance type, region, zone and kind carries
@@ -23,7 +23,7 @@ from bot.alerts import WatchStore
 from bot.listeners.watches import BUTTON_DROP_FRAC, handle_watch_button
 from bot.services import Services, static_catalog
 from bot.worker import Worker
-from recommender import Catalog, Offer, offers_for_key
+from recommender import Catalog, Offer, launch_spec, offers_for_key, parse_workload, recommend
 from recommender.availability import legacy_listing_key, listing_key
 from recommender.caveats import CaveatKind
 from recommender.feeds.base import ParsedFeed
@@ -97,6 +97,16 @@ class TestOneKeyPerOffer:
         screened = Catalog.of(feed.offers).screened
         assert {c.kind for c in screened.caveats[p100.key]} == {CaveatKind.OUTLIER}
         assert t4.key not in screened.caveats
+
+    def test_each_launches_its_host_with_its_own_checkpoint_bucket(self, feed: ParsedFeed) -> None:
+        """Both run on n1-highmem-8 (the instance type SkyPilot launches), each resuming from
+        its own bucket: with one key, a 2x T4 run and a 1x P100 run of one model shared one."""
+        p100, t4 = pair(feed)
+        work = parse_workload("GPT-2 small LoRA 10 hours", now=NOW)
+        rec = recommend(work, catalog(p100, t4), now=NOW, top=5)
+        specs = {o.offer.gpu_id: launch_spec(work, o) for o in rec.options}
+        assert {s.instance_type for s in specs.values()} == {"n1-highmem-8"}
+        assert specs["T4"].checkpoint_bucket != specs["P100-16GB"].checkpoint_bucket
 
     async def test_each_keeps_its_own_history(self, redis_server: str, feed: ParsedFeed) -> None:
         """Two refreshes, the T4's price moving between them: each key holds its own GPU's

@@ -100,8 +100,9 @@ class ListingLog:
     async def record_unchanged(self, name: str, *, at: datetime) -> None:
         """A refresh of ``name`` that found its catalog unchanged (it lists what it listed).
 
-        Nothing is written while no catalog of ``name`` was recorded (a store written by an
-        older version): what it lists is not known until its next change.
+        Nothing is written while no catalog of ``name`` was recorded, in either shape set (a
+        store written by a version before the listing log): what it lists is not known until
+        its next change.
         """
         if not await self.client.exists(self._key("shapes2", name), self._key("shapes", name)):
             return

@@ -20,7 +20,7 @@ from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu, normalize, t
 from recommender.launch import LaunchSpec, launch_spec
 from recommender.launch_text import LaunchFiles, launch_files
 from recommender.models import Architecture, lookup_model
-from recommender.offers import Fabric, Offer, SourceInfo
+from recommender.offers import Fabric, Offer, SourceInfo, offers_for_key
 from recommender.parse import parse_workload
 from recommender.ranking import (
     Alternative,
@@ -90,6 +90,7 @@ __all__ = [
     "launch_spec",
     "lookup_model",
     "normalize",
+    "offers_for_key",
     "parse_workload",
     "recommend",
     "try_normalize",

@@ -8,9 +8,10 @@ whether the catalog changed, and the shapes the change added and removed. This m
 pure part: from a source's listings and the shapes its current catalog lists, it tells, per
 shape, in how many of the week's refreshes it was listed and when it was listed last.
 
-A *shape* here is one provider's instance type in one region, on demand or spot (a spot
-listing can go while the on-demand one stays): :func:`listing_key`. Zones are not part of
-it: a shape listed in any zone of its region counts as listed.
+A *shape* here is one provider's instance type with its GPUs in one region, on demand or spot
+(a spot listing can go while the on-demand one stays): :func:`listing_key`. Zones are not part
+of it: a shape listed in any zone of its region counts as listed. The GPUs are: a GCP N1 host
+type lists T4s and P4s as two shapes, and one can go while the other stays.
 
 Only refreshes count (a failed fetch tells nothing of what was listed); one that found the
 catalog unchanged (HTTP 304, or the same bytes) lists what the refresh before it listed.
@@ -37,6 +38,7 @@ __all__ = [
     "Listing",
     "availability",
     "availability_caveat",
+    "legacy_listing_key",
     "listing_key",
 ]
 
@@ -85,9 +87,15 @@ class Availability:
 
 
 def listing_key(offer: Offer) -> str:
-    """The shape an offer is listed as: provider, instance type, region, on demand or spot."""
-    kind = "spot" if offer.spot else "od"
-    return f"{offer.provider}/{offer.instance_type}/{offer.region}/{kind}"
+    """The shape an offer is listed as: provider, instance type, GPUs, region, on demand or
+    spot (its :attr:`~recommender.offers.Offer.key` without the zone)."""
+    return offer.identity(zone=False)
+
+
+def legacy_listing_key(offer: Offer) -> str:
+    """The shape as earlier versions logged it, without the GPUs (one GCP N1 host type then
+    named every GPU model it carries); read only in the entries they wrote."""
+    return offer.identity(zone=False, gpus=False)
 
 
 def availability(
@@ -97,14 +105,18 @@ def availability(
     listed_now: bool,
     now: datetime,
     window: timedelta = AVAILABILITY_WINDOW,
+    legacy: str | None = None,
 ) -> Availability:
     """Shape ``key``'s listing record over ``window`` before ``now``.
 
     ``listings`` are one source's refreshes, oldest first; ``listed_now`` says whether the
     source's current catalog (the one its latest refresh stored) lists the shape. The walk goes
     from the latest refresh back, undoing each change: before a refresh, the shape was listed
-    when it was listed after it and not added by it, or when the refresh removed it.
+    when it was listed after it and not added by it, or when the refresh removed it. Entries
+    logged by earlier versions name shapes without their GPUs: ``legacy``
+    (:func:`legacy_listing_key`) is looked for there too.
     """
+    names = {key} if legacy is None else {key, legacy}
     start = now - window
     present = listed_now
     refreshes = listed = 0
@@ -124,14 +136,18 @@ def availability(
         if listing.first:
             break
         if listing.changed:
-            present = (present and key not in listing.added) or key in listing.gone
+            present = (present and names.isdisjoint(listing.added)) or not names.isdisjoint(
+                listing.gone
+            )
     return Availability(refreshes, listed, last, since)
 
 
 def availability_caveat(offer: Offer, listings: Sequence[Listing], now: datetime) -> Caveat | None:
     """The answer's word on how reliably ``offer``'s shape was listed this week; ``None`` with
     too few refreshes to say (:data:`MIN_REFRESHES`)."""
-    record = availability(listing_key(offer), listings, listed_now=True, now=now)
+    record = availability(
+        listing_key(offer), listings, listed_now=True, now=now, legacy=legacy_listing_key(offer)
+    )
     if record.refreshes < MIN_REFRESHES or record.since is None:
         return None
     span = "this week" if now - record.since >= AVAILABILITY_WINDOW / 2 else "so far"

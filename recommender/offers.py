@@ -7,6 +7,7 @@ instance per hour; :attr:`Offer.price_usd_per_gpu_hour` divides by the GPU count
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -19,6 +20,7 @@ __all__ = [
     "Fabric",
     "Offer",
     "SourceInfo",
+    "offers_for_key",
 ]
 
 
@@ -98,9 +100,43 @@ class Offer:
 
     @property
     def key(self) -> str:
-        """Stable identity of the offer (for history, watches and dedupe)."""
+        """Stable identity of the offer (price history, caveats, watches, dedupe):
+        ``provider/instance type/GPUs/region/zone/od|spot``, such as
+        ``gcp/n1-highmem-8/1xT4/us-central1/us-central1-a/od``.
+
+        The GPUs are part of it because the instance type alone does not name them: one GCP
+        N1 host type carries T4, V100, P100 or P4 GPUs, one, two, four or eight of them
+        (cloud.google.com/compute/docs/gpus#n1-gpus), and each pairing is its own offer.
+        """
+        return self.identity()
+
+    @property
+    def legacy_key(self) -> str:
+        """The key earlier versions gave this offer, without the GPUs
+        (``provider/instance type/region/zone/od|spot``). Read only to carry over what they
+        stored (price history, buttons of answers they posted); several offers can share one.
+        """
+        return self.identity(gpus=False)
+
+    def identity(self, *, zone: bool = True, gpus: bool = True) -> str:
+        """The offer's key (:attr:`key`), or the key without the zone (the listing shape,
+        :func:`recommender.availability.listing_key`) or without the GPUs (the format of
+        earlier versions, :attr:`legacy_key`)."""
         kind = "spot" if self.spot else "od"
-        return f"{self.provider}/{self.instance_type}/{self.region}/{self.zone}/{kind}"
+        place = f"{self.region}/{self.zone}" if zone else self.region
+        if gpus:
+            gpu = f"{self.gpu_count}x{self.gpu_id}"
+            return f"{self.provider}/{self.instance_type}/{gpu}/{place}/{kind}"
+        return f"{self.provider}/{self.instance_type}/{place}/{kind}"
+
+
+def offers_for_key(key: str, offers: Iterable[Offer]) -> tuple[Offer, ...]:
+    """The offers ``key`` names: the offer whose :attr:`Offer.key` it is or, for a key an
+    earlier version wrote (:attr:`Offer.legacy_key`, no GPUs in it), every offer it may have
+    named: one, or several where one instance type carries several GPU models."""
+    listed = tuple(offers)
+    exact = tuple(o for o in listed if o.key == key)
+    return exact or tuple(o for o in listed if o.legacy_key == key)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 The button's value carries the question, the option's rank, how many options the answer
 showed and the offer's key (:func:`bot.render.blocks.encode_launch_value`); the option is
 recomputed from them and checked against the key, so a refreshed catalog never hands out the
-files of a different offer than the one clicked.
+files of a different offer than the one clicked. A key an earlier version wrote (no GPUs in
+it) is read too (:func:`recommender.offers_for_key`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from bot.render.blocks import decode_launch_value, render_notice
 from bot.render.launch import render_launch_files
 from bot.render.limits import Message
 from bot.services import Services
-from recommender import launch_files, launch_spec, parse_workload, recommend
+from recommender import launch_files, launch_spec, offers_for_key, parse_workload, recommend
 
 __all__ = ["MAX_TOP", "launch_message"]
 
@@ -34,8 +35,12 @@ async def launch_message(services: Services, value: str) -> Message:
     workload = parse_workload(query, now=now)
     catalog = await services.catalog()
     rec = await off_loop(catalog, recommend, workload, catalog, now=now, top=top)
-    same = [o for o in rec.options if o.offer.key == offer_key]
-    option = next((o for o in same if o.rank == rank), same[0] if same else None)
+    named = offers_for_key(offer_key, [o.offer for o in rec.options])
+    same = [o for o in rec.options if o.offer in named]
+    # At another rank only when the key names one offer (an earlier version's key, without
+    # the GPUs, can name several on one host type).
+    one = len({o.key for o in named}) == 1
+    option = next((o for o in same if o.rank == rank), same[0] if one else None)
     if option is None:
         return render_notice(
             f"Option {rank} is no longer offered: prices were refreshed since this answer. "

@@ -30,7 +30,7 @@ from bot.listeners.answers import off_loop
 from bot.render.blocks import render_notice
 from bot.render.limits import Message
 from bot.services import Services
-from recommender import Catalog, Offer
+from recommender import Catalog, Offer, offers_for_key
 
 __all__ = [
     "BUTTON_DROP_FRAC",
@@ -126,8 +126,10 @@ async def handle_watch_command(
     await _reply(respond, render_confirmation(watch, current), public=True)
 
 
-def _find(catalog: Catalog, offer_key: str) -> Offer | None:
-    return next((o for o in catalog.offers if o.key == offer_key), None)
+def _find(catalog: Catalog, offer_key: str) -> tuple[Offer, ...]:
+    """The offers a button's key names: one, none, or several for a key an earlier version
+    wrote (no GPUs in it) on a host type that carries several GPU models."""
+    return offers_for_key(offer_key, catalog.offers)
 
 
 async def handle_watch_button(
@@ -146,17 +148,21 @@ async def handle_watch_button(
     """
     team, channel, user = _where(body)
     catalog = await services.catalog()
-    offer = await off_loop(catalog, _find, catalog, offer_key)
-    if offer is None:
+    found = await off_loop(catalog, _find, catalog, offer_key)
+    if len(found) != 1:
+        why = (
+            "That offer is no longer in the price list."
+            if not found
+            else "This button is from an answer an earlier gpufit posted, and its instance "
+            "type now comes with several GPU models: it cannot tell which one you saw."
+        )
         await _reply(
             respond,
-            render_notice(
-                "That offer is no longer in the price list. "
-                "Ask again, or set a watch yourself: " + _WATCH_HELP
-            ),
+            render_notice(f"{why} Ask again, or set a watch yourself: {_WATCH_HELP}"),
             public=False,
         )
         return
+    [offer] = found
     threshold_usd = round(offer.price_usd_per_hour * (1 - BUTTON_DROP_FRAC), 2)
     kind = "spot" if offer.spot else "on-demand"
     place = f"on {offer.provider} in {offer.region}"

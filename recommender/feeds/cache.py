@@ -11,7 +11,7 @@ Keys (all under one prefix, ``gpufit:feed`` by default)::
     {p}:meta:{name}        HASH: fetched_at, as_of, rows, rejected, offers, sha256, error,
                            error_at, etag, last_modified, locations, bundled, format
     {p}:lock:refresh       STRING token (SET NX PX): one refresher across replicas
-    {p}:hist:{offer key}   ZSET score=unix time, member="<time>:<price>" (bounded)
+    {p}:hist:{offer key}   ZSET: the offer's price history (history.py)
 
 Snapshot formats across versions: this version writes ``snap2`` only, with ``format`` = 2 in
 the metadata, and reads the key the metadata names: ``snap2`` when ``format`` is 2, else
@@ -41,11 +41,12 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from recommender.feeds.history import HISTORY_LIMIT, HISTORY_MAX_AGE, PriceHistory, PricePoint
 from recommender.feeds.offer_codec import (
     SNAPSHOT_FORMAT,
     SnapshotMeta,
@@ -73,17 +74,6 @@ __all__ = [
 ]
 
 DEFAULT_PREFIX = "gpufit:feed"
-
-#: Price points kept per offer; why: hourly refreshes for three weeks (24 x 21 = 504) covers
-#: "since yesterday" and "since last week" while bounding memory per offer.
-HISTORY_LIMIT = 500
-
-#: History older than this is dropped; why: week-over-week comparisons need 7 days, plus slack.
-HISTORY_MAX_AGE = timedelta(days=21)
-
-#: Lowest interval between two equal history points; why: an unchanged price needs recording
-#: only often enough to answer "since yesterday" from a point near 24 h back.
-_HISTORY_DEDUPE = timedelta(hours=1)
 
 #: How long a refresh may hold the lock before another replica may take over; why: a refresh
 #: is bounded by fetch timeouts x attempts (about 2 min worst case); 5 min covers a slow parse.
@@ -114,48 +104,6 @@ return redis.call('INCR', KEYS[4])
 """
 
 
-#: Offers per history script call; why: a call blocks Redis while it runs ~4 commands an offer,
-#: and 2,000 offers measured 6-10 ms a call, while a 29k-offer refresh still needs only 15 calls.
-_HISTORY_BATCH = 2000
-
-# Records one batch of history points (see RedisSnapshots.record_history).
-# KEYS: each offer's history ZSET, passed as KEYS so Redis knows every key the script touches
-# (a Cluster would also need them in one hash slot; this project runs one Redis, or Sentinel).
-# ARGV: 1 the score (the stamp), 2 the member prefix "<stamp>:", 3 the dedupe window in
-# seconds, 4 the age trim's exclusive bound "(<oldest>", 5 the rank trim's stop, then one price
-# text per key, formatted by Python so members are exactly what the client used to write.
-# The score reaches ZADD as the text redis-py sent, never as a Lua number (tostring keeps only
-# 14 digits). Every key's latest point is read before any write, as the client's read pipeline
-# then write pipeline did, so a key repeated in a batch compares each occurrence with the point
-# from before the call. Prices compare as numbers: tonumber is strtod, correctly rounded like
-# Python's float(), and Python's str round-trips, so this is the client's
-# float(stored) == price. A stored member without a parsable price (never written by gpufit)
-# counts as a changed price, where the client used to raise.
-_RECORD_HISTORY = """
-local stamp = tonumber(ARGV[1])
-local window = tonumber(ARGV[3])
-local latest = {}
-for i = 1, #KEYS do
-  latest[i] = redis.call('ZRANGE', KEYS[i], -1, -1, 'WITHSCORES')
-end
-for i = 1, #KEYS do
-  local key, price, last = KEYS[i], ARGV[i + 5], latest[i]
-  local skip = false
-  if last[1] then
-    local colon = string.find(last[1], ':', 1, true)
-    local stored = colon and tonumber(string.sub(last[1], colon + 1))
-    skip = stored == tonumber(price) and stamp - tonumber(last[2]) < window
-  end
-  if not skip then
-    redis.call('ZADD', key, ARGV[1], ARGV[2] .. price)
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[4])
-    redis.call('ZREMRANGEBYRANK', key, 0, ARGV[5])
-  end
-end
-return 0
-"""
-
-
 @dataclass(frozen=True, slots=True)
 class CatalogVersion:
     """What readers compare to know the catalog moved: the store's epoch and its counter."""
@@ -169,20 +117,14 @@ def _version(epoch: Any, counter: Any) -> CatalogVersion:
     return CatalogVersion(str(epoch) if epoch else None, int(counter) if counter else 0)
 
 
-@dataclass(frozen=True, slots=True)
-class PricePoint:
-    at: datetime
-    price_usd_per_hour: float
-
-
 class RedisSnapshots:
     """Snapshots, lock and history in one Redis database. Redis errors propagate."""
 
     def __init__(self, client: aioredis.Redis, *, prefix: str = DEFAULT_PREFIX) -> None:
         self.client = client
         self.prefix = prefix
+        self.prices = PriceHistory(client, prefix=prefix)
         # EVALSHA with a fallback to loading the script when the server answers NOSCRIPT.
-        self._record_history = client.register_script(_RECORD_HISTORY)
         self._put_snapshot = client.register_script(_PUT_SNAPSHOT)
 
     @classmethod
@@ -322,78 +264,20 @@ class RedisSnapshots:
     # ------------------------------------------------------------- price history
 
     async def record_history(self, offers: Iterable[Offer], *, at: datetime) -> None:
-        """Append each offer's price at ``at`` (skipping unchanged prices seen within 1 h).
-
-        The dedupe check and the writes run in Redis (:data:`_RECORD_HISTORY`), a batch of
-        offers per call; Python only builds each offer's key and price text.
-        """
-        keys: list[str] = []
-        prices: list[str] = []
-        for o in offers:
-            keys.append(self._key("hist", o.key))
-            # The text Python writes into the member, so Redis stores what the old client did.
-            prices.append(str(round(o.price_usd_per_hour, 6)))
-        if not keys:
-            return
-        stamp = at.timestamp()
-        oldest = (at - HISTORY_MAX_AGE).timestamp()
-        # Floats go through redis-py's encoder (repr), exactly as ZADD and the trims sent them.
-        args: list[float | int | str] = [
-            stamp,
-            f"{stamp:.0f}:",
-            _HISTORY_DEDUPE.total_seconds(),
-            f"({oldest}",
-            -(HISTORY_LIMIT + 1),
-        ]
-        for batch_keys, batch_prices in _history_batches(keys, prices):
-            await self._record_history(keys=batch_keys, args=[*args, *batch_prices])
+        """Append each offer's price at ``at`` (:meth:`PriceHistory.record`)."""
+        await self.prices.record(offers, at=at)
 
     async def history(self, offer_key: str) -> list[PricePoint]:
         """Every recorded price of one offer (``Offer.key``), oldest first."""
-        entries = await self.client.zrange(self._key("hist", offer_key), 0, -1, withscores=True)
-        return [_point(entry) for entry in entries]
+        return await self.prices.points(offer_key)
 
     async def price_at(self, offer_key: str, at: datetime) -> PricePoint | None:
         """The price recorded last at or before ``at``."""
-        entries = await self.client.zrevrangebyscore(
-            self._key("hist", offer_key), at.timestamp(), "-inf", start=0, num=1, withscores=True
-        )
-        return _point(entries[0]) if entries else None
+        return await self.prices.price_at(offer_key, at)
 
 
 def _new_epoch() -> str:
     return secrets.token_hex(8)
-
-
-def _history_batches(keys: list[str], prices: list[str]) -> Iterator[tuple[list[str], list[str]]]:
-    """``keys`` and ``prices`` in slices of about :data:`_HISTORY_BATCH` for the script.
-
-    A key listed more than once keeps all its entries, in order, in one slice: the script
-    compares each with the point from before the call, which holds only within one call.
-    """
-    if len(set(keys)) == len(keys):
-        for start in range(0, len(keys), _HISTORY_BATCH):
-            end = start + _HISTORY_BATCH
-            yield keys[start:end], prices[start:end]
-        return
-    groups: dict[str, list[str]] = {}
-    for key, price in zip(keys, prices, strict=True):
-        groups.setdefault(key, []).append(price)
-    batch_keys: list[str] = []
-    batch_prices: list[str] = []
-    for key, group in groups.items():
-        batch_keys.extend([key] * len(group))
-        batch_prices.extend(group)
-        if len(batch_keys) >= _HISTORY_BATCH:
-            yield batch_keys, batch_prices
-            batch_keys, batch_prices = [], []
-    if batch_keys:
-        yield batch_keys, batch_prices
-
-
-def _point(entry: Any) -> PricePoint:
-    member, score = entry
-    return PricePoint(datetime.fromtimestamp(float(score), UTC), float(str(member).split(":")[1]))
 
 
 #: The metadata field naming the format of the snapshot written with it; why: an older

@@ -146,7 +146,7 @@ def parse_gpuhunt(
         try:
             offer = _offer(row, provider, source)
             if offer.key in offers:
-                raise RowError("duplicate of an earlier row (same instance, location and spot)")
+                raise RowError("duplicate of an earlier row (same instance, GPUs, place and spot)")
         except RowError as exc:
             log.reject(f"row {number}", str(exc))
             continue

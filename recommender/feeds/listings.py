@@ -3,7 +3,9 @@
 :mod:`recommender.availability` judges from it how often a shape was missing this week. Keys,
 under the store's prefix (``gpufit:feed`` by default)::
 
-    {p}:shapes:{name}     SET: the shapes (``listing_key``) of the source's latest catalog
+    {p}:shapes2:{name}    SET: the shapes (``listing_key``) of the source's latest catalog
+    {p}:shapes:{name}     SET: the same, as earlier versions wrote it (shapes without their
+                          GPUs, ``legacy_listing_key``); read once, left in place
     {p}:listings:{name}   ZSET score=unix time, member=JSON of one refresh:
                           {"at": time, "changed": bool, "added": [...], "gone": [...],
                            "first": bool}
@@ -15,6 +17,15 @@ rarely changes costs a few hundred small entries. Entries older than :data:`LIST
 are trimmed at each write. The refresh writes the log before it stores the snapshot (which
 moves the catalog's version), so a reader that sees the new version sees its entry too.
 
+Shapes name their GPUs from this version on (a GCP N1 host type carries several GPU models).
+The first refresh on a store written by an earlier version finds only ``shapes``: it reads
+that set in the new terms (each old shape is every shape of the new catalog that it names,
+:func:`_carried_over`), so the change is logged as what really changed, not as every shape
+gone and added, which would read as a week of absences. Entries earlier versions logged keep
+their old names; :func:`recommender.availability.availability` looks those up by the old name.
+``shapes`` is left in place for older replicas still running during a rolling upgrade (they
+diff against the last set they wrote); it can be deleted once none is left.
+
 Why not the price history (``{p}:hist:…``): it skips an unchanged price seen within the hour,
 and a refresh that found the catalog unchanged writes no history at all, so a shape's missing
 points there do not mean it was missing.
@@ -23,14 +34,16 @@ points there do not mean it was missing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from recommender.availability import Listing
+from recommender.availability import Listing, legacy_listing_key, listing_key
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
+
+    from recommender.offers import Offer
 
 __all__ = ["LISTING_MAX_AGE", "ListingLog"]
 
@@ -52,17 +65,26 @@ class ListingLog:
     def _key(self, kind: str, name: str) -> str:
         return f"{self.prefix}:{kind}:{name}"
 
-    async def record_update(self, name: str, shapes: Iterable[str], *, at: datetime) -> None:
-        """A refresh of ``name`` that stored a new catalog listing ``shapes``."""
+    async def record_update(self, name: str, offers: Iterable[Offer], *, at: datetime) -> None:
+        """A refresh of ``name`` that stored a new catalog of ``offers``."""
+        shapes = {listing_key(o): legacy_listing_key(o) for o in offers}
         new = set(shapes)
-        key = self._key("shapes", name)
+        key = self._key("shapes2", name)
         async with self.client.pipeline(transaction=False) as pipe:
             pipe.exists(key)
             pipe.smembers(key)
             exists, previous = await pipe.execute()
-        old = {str(s) for s in previous}
+        old: set[str] | None = {str(s) for s in previous} if exists else None
+        if old is None:
+            earlier = self._key("shapes", name)
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.exists(earlier)
+                pipe.smembers(earlier)
+                exists, previous = await pipe.execute()
+            if exists:
+                old = _carried_over({str(s) for s in previous}, shapes)
         entry: dict[str, Any] = {"at": at.timestamp(), "changed": True}
-        if exists:
+        if old is not None:
             entry["added"] = sorted(new - old)
             entry["gone"] = sorted(old - new)
         else:
@@ -78,10 +100,11 @@ class ListingLog:
     async def record_unchanged(self, name: str, *, at: datetime) -> None:
         """A refresh of ``name`` that found its catalog unchanged (it lists what it listed).
 
-        Nothing is written while no catalog of ``name`` was recorded (a store written by an
-        older version): what it lists is not known until its next change.
+        Nothing is written while no catalog of ``name`` was recorded, in either shape set (a
+        store written by a version before the listing log): what it lists is not known until
+        its next change.
         """
-        if not await self.client.exists(self._key("shapes", name)):
+        if not await self.client.exists(self._key("shapes2", name), self._key("shapes", name)):
             return
         async with self.client.pipeline(transaction=True) as pipe:
             self._append(pipe, name, {"at": at.timestamp(), "changed": False}, at)
@@ -105,6 +128,19 @@ class ListingLog:
             for name, members in zip(names, replies, strict=True)
             if members
         }
+
+
+def _carried_over(earlier: set[str], shapes: Mapping[str, str]) -> set[str]:
+    """A shape set an earlier version wrote (shapes without GPUs), in this version's terms:
+    each old shape becomes every shape of the new catalog (``shapes``: shape → its old name)
+    it names; one the new catalog does not list stays as it was, and is logged gone."""
+    named: dict[str, set[str]] = {}
+    for shape, legacy in shapes.items():
+        named.setdefault(legacy, set()).add(shape)
+    carried: set[str] = set()
+    for legacy in earlier:
+        carried |= named.get(legacy, {legacy})
+    return carried
 
 
 def _listing(member: Any) -> Listing:

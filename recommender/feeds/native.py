@@ -100,7 +100,8 @@ def parse_native(text: str | bytes, *, source: str) -> ParsedFeed:
             first = seen.get(offer.key)
             if first is not None:
                 raise RowError(
-                    f"duplicate of row {first} (same provider, instance_type, region, zone, spot)"
+                    f"duplicate of row {first} (same provider, instance_type, gpu, gpu_count, "
+                    "region, zone, spot)"
                 )
         except RowError as exc:
             rejected += 1

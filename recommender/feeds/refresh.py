@@ -15,7 +15,6 @@ from datetime import datetime
 
 import httpx
 
-from recommender.availability import listing_key
 from recommender.errors import CatalogError, FeedTooLargeError
 from recommender.feeds.base import owned_by
 from recommender.feeds.cache import RedisSnapshots, SnapshotMeta
@@ -104,7 +103,7 @@ async def refresh_source(
         errors=parsed.errors,
     )
     if offers:  # an empty catalog is not stored (put_snapshot refuses it), nor logged
-        await listings.record_update(source.name, (listing_key(o) for o in offers), at=now)
+        await listings.record_update(source.name, offers, at=now)
     await snapshots.put_snapshot(meta, offers, history_at=now)
     return SourceRefresh(
         name=source.name,

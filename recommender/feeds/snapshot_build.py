@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -55,20 +54,16 @@ def snapshot_document(offers: Iterable[Offer], *, as_of: datetime) -> str:
     stamp = as_of.strftime("%Y-%m-%dT%H:%M:%SZ")
     ordered = sorted(
         offers,
-        key=lambda o: (o.provider, o.instance_type, o.gpu_id, o.region, o.zone, o.spot),
+        key=lambda o: (
+            o.provider,
+            o.instance_type,
+            o.gpu_id,
+            o.gpu_count,
+            o.region,
+            o.zone,
+            o.spot,
+        ),
     )
-    # A GCP N1 host carries several GPU types under one instance type; a gpufit feed keys an
-    # offer by (provider, instance type, region, zone, spot), so those name the GPU too.
-    seen: dict[tuple[str, str, str, str, bool], int] = {}
-    for o in ordered:
-        key = (o.provider, o.instance_type, o.region, o.zone, o.spot)
-        seen[key] = seen.get(key, 0) + 1
-    ordered = [
-        o
-        if seen[(o.provider, o.instance_type, o.region, o.zone, o.spot)] == 1
-        else replace(o, instance_type=f"{o.instance_type} + {o.gpu_count}x {o.gpu_id}")
-        for o in ordered
-    ]
     document = {
         "format": "gpufit-feed",
         "version": 1,

@@ -105,7 +105,7 @@ class TestWatchButton:
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
         """ "Watch price" reaches the alerts handler with the offer, once per double click."""
-        value = json.dumps({"q": QUERY, "offer": "aws/p5.48xlarge/us-east-1//od"})
+        value = json.dumps({"q": QUERY, "offer": "aws/p5.48xlarge/8xH100-SXM-80GB/us-east-1//od"})
         await _click(app, fake_slack, "gpufit_watch", value)
         await _click(app, fake_slack, "gpufit_watch", value)
         [hook] = await fake_slack.wait_for("hook")
@@ -165,6 +165,19 @@ class TestLaunchFilesButton:
         [post] = await fake_slack.wait_for("chat.postMessage")
         assert post.body["thread_ts"] == "1700000400.000100"
         assert "accelerate.yaml" in json.dumps(post.body["blocks"])
+
+    async def test_a_button_an_earlier_version_posted_still_works(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """Its key has no GPUs in it (provider/instance/region/zone/kind): the option it
+        names is found by that key and its files come back."""
+        value = json.loads(await self._launch_value(app, fake_slack))
+        parts = value["offer"].split("/")
+        assert len(parts) == 6
+        value["offer"] = "/".join(parts[:2] + parts[3:])
+        await _click(app, fake_slack, "gpufit_launch", json.dumps(value))
+        hooks = await fake_slack.wait_for("hook", count=2)
+        assert "*task.yaml*" in json.dumps(hooks[-1].body["blocks"])
 
     async def test_an_offer_no_longer_in_the_catalog_gets_a_notice(
         self, app: AsyncApp, fake_slack: FakeSlack

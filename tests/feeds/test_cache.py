@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from recommender.feeds.cache import (
-    _HISTORY_BATCH,
     HISTORY_LIMIT,
+    HISTORY_MAX_AGE,
     CatalogVersion,
     RedisSnapshots,
     SnapshotMeta,
 )
+from recommender.feeds.history import _HISTORY_BATCH
 from recommender.feeds.offer_codec import (
     meta_fields,
     offer_from_dict,
@@ -491,6 +492,64 @@ class TestHistory:
         assert await store.client.zrange(key, -1, -1) == [
             f"{(T0 + timedelta(minutes=1)).timestamp():.0f}:55.0"
         ]
+
+
+class TestHistoryOfEarlierVersions:
+    """History an earlier version recorded under an offer key without the GPUs."""
+
+    @staticmethod
+    async def _write_as_before(
+        store: RedisSnapshots, legacy_key: str, points: dict[datetime, float]
+    ) -> None:
+        # What the earlier client wrote: "<whole seconds>:<price>" scored by the time.
+        await store.client.zadd(
+            f"test:feed:hist:{legacy_key}",
+            {f"{at.timestamp():.0f}:{price}": at.timestamp() for at, price in points.items()},
+        )
+
+    async def test_an_old_key_that_named_one_offer_is_carried_over(
+        self, store: RedisSnapshots
+    ) -> None:
+        """Its points move to the offer's key before the first point is recorded there, so
+        the dedupe compares with them (an equal price within the hour adds nothing) and
+        "since yesterday" reads across the upgrade."""
+        item = offers()[0]
+        before = {T0 - timedelta(days=2): 60.0, T0 - timedelta(minutes=30): 55.0}
+        await self._write_as_before(store, item.legacy_key, before)
+        await store.record_history([item], at=T0)
+        points = await store.history(item.key)
+        assert [(p.at, p.price_usd_per_hour) for p in points] == list(before.items())
+        assert not await store.client.exists(f"test:feed:hist:{item.legacy_key}")
+        yesterday = await store.price_at(item.key, T0 - timedelta(days=1))
+        assert yesterday is not None
+        assert yesterday.price_usd_per_hour == 60.0
+        await store.record_history([replace(item, price_usd_per_hour=50.0)], at=T0)
+        assert len(await store.history(item.key)) == 3
+
+    async def test_an_old_key_that_named_several_offers_is_left_to_expire(
+        self, store: RedisSnapshots
+    ) -> None:
+        """GCP's n1-highmem-8 with a T4 and with a P4 shared one old key, both prices at each
+        time: nothing is carried over, and the old key lives out the history's age limit."""
+        t4 = offer(provider="gcp", instance_type="n1-highmem-8", gpu_id="T4", gpu_count=1)
+        t4 = replace(t4, region="us-central1", zone="us-central1-a", price_usd_per_hour=0.82)
+        p4 = replace(t4, gpu_id="P4", price_usd_per_hour=1.07)
+        assert t4.legacy_key == p4.legacy_key
+        at = T0 - timedelta(hours=5)
+        mixed = f"test:feed:hist:{t4.legacy_key}"
+        await store.client.zadd(mixed, {f"{at.timestamp():.0f}:0.82": at.timestamp()})
+        await store.client.zadd(mixed, {f"{at.timestamp():.0f}:1.07": at.timestamp()})
+        await store.record_history([t4, p4], at=T0)
+        assert [p.price_usd_per_hour for p in await store.history(t4.key)] == [0.82]
+        assert [p.price_usd_per_hour for p in await store.history(p4.key)] == [1.07]
+        assert await store.client.zcard(mixed) == 2
+        ttl = await store.client.ttl(mixed)
+        assert HISTORY_MAX_AGE.total_seconds() - 60 < ttl <= HISTORY_MAX_AGE.total_seconds()
+        # A GPU new on that host later finds the old key shared too, and leaves its countdown.
+        await store.client.expire(mixed, 100)
+        v100 = replace(t4, gpu_id="V100-SXM-16GB", price_usd_per_hour=2.95)
+        await store.record_history([t4, p4, v100], at=T0 + timedelta(hours=2))
+        assert 0 < await store.client.ttl(mixed) <= 100
 
 
 class TestEmbedded:

@@ -8,18 +8,24 @@ log, and the answer's availability caveat is computed from it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 
-from recommender.availability import availability, availability_caveat, listing_key
+from recommender.availability import (
+    availability,
+    availability_caveat,
+    legacy_listing_key,
+    listing_key,
+)
 from recommender.caveats import CaveatKind, Severity
 from recommender.feeds.cache import RedisSnapshots
 from recommender.feeds.fetch import FetchTimeouts, RetryPolicy, make_client
 from recommender.feeds.listings import LISTING_MAX_AGE, ListingLog
 from recommender.feeds.store import FeedSource, PriceStore, RefreshOutcome
-from tests.factories import Clock
+from tests.factories import Clock, offer
 from tests.feeds.conftest import FeedServer, Route, catalog_bytes
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -27,7 +33,7 @@ FAST = FetchTimeouts(connect_s=2.0, read_s=1.0, write_s=2.0, pool_s=2.0, total_s
 PATH = "/catalogs/v8/lambda/vms.csv"
 #: The row dropped from one refresh (a real row of the fixture).
 DROPPED = b"gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,31.92,us-east-1,"
-DROPPED_SHAPE = "lambda/gpu_8x_h100_sxm5/us-east-1/od"
+DROPPED_SHAPE = "lambda/gpu_8x_h100_sxm5/8xH100-SXM-80GB/us-east-1/od"
 
 
 @pytest.fixture
@@ -118,18 +124,64 @@ async def test_old_refreshes_are_trimmed_and_an_unknown_catalog_logs_nothing(
     source with no recorded catalog (written by an older version) is not logged."""
     import redis.asyncio as aioredis
 
+    a, b, c = (offer(region=r) for r in ("a", "b", "c"))
     client = aioredis.Redis.from_url(redis_url, decode_responses=True)
     log = ListingLog(client, prefix=f"test:listings:trim:{id(client)}")
     try:
         await log.record_unchanged("aws", at=T0)
         assert await log.load(["aws"]) == {}
-        await log.record_update("aws", ["a", "b"], at=T0)
-        await log.record_update("aws", ["b"], at=T0 + timedelta(days=1))
+        await log.record_update("aws", [a, b], at=T0)
+        await log.record_update("aws", [b], at=T0 + timedelta(days=1))
         later = T0 + LISTING_MAX_AGE + timedelta(days=1, seconds=1)
-        await log.record_update("aws", ["b", "c"], at=later)
+        await log.record_update("aws", [b, c], at=later)
         [(name, entries)] = (await log.load(["aws"])).items()
     finally:
         await client.aclose()
     assert name == "aws"
     assert [e.at for e in entries] == [later]  # both older entries trimmed
-    assert (entries[0].added, entries[0].gone) == ({"c"}, set())
+    assert (entries[0].added, entries[0].gone) == ({listing_key(c)}, set())
+
+
+async def test_a_shape_set_an_earlier_version_wrote_is_read_in_the_new_terms(
+    redis_url: str,
+) -> None:
+    """A store whose shape set and log an earlier version wrote (shapes without GPUs): the
+    first refresh of this version logs only what changed, each old shape read as every shape
+    of the new catalog it names, so no shape looks absent before the upgrade; the old set is
+    left in place for older replicas."""
+    import redis.asyncio as aioredis
+
+    aws = offer()
+    t4 = offer(provider="gcp", instance_type="n1-highmem-8", gpu_id="T4", gpu_count=1)
+    p4 = replace(t4, gpu_id="P4")
+    gone = offer(region="eu-north-1")
+    client = aioredis.Redis.from_url(redis_url, decode_responses=True)
+    prefix = f"test:listings:carry:{id(client)}"
+    log = ListingLog(client, prefix=prefix)
+    old_names = sorted(legacy_listing_key(o) for o in (aws, t4, gone))
+    try:
+        # What an earlier version left: its set, a first entry and an unchanged refresh.
+        await client.sadd(f"{prefix}:shapes:gcp", *old_names)
+        for hours, entry in (
+            (0, '{"at":%s,"changed":true,"first":true}'),
+            (1, '{"at":%s,"changed":false}'),
+        ):
+            at = (T0 + timedelta(hours=hours)).timestamp()
+            await client.zadd(f"{prefix}:listings:gcp", {entry % at: at})
+        await log.record_update("gcp", [aws, t4, p4], at=T0 + timedelta(hours=2))
+        await log.record_update("gcp", [aws, p4], at=T0 + timedelta(hours=3))
+        [entries] = (await log.load(["gcp"])).values()
+        legacy_set = await client.smembers(f"{prefix}:shapes:gcp")
+    finally:
+        await client.aclose()
+    upgrade, after = entries[2], entries[3]
+    assert upgrade.added == set()  # aws, T4 and P4 were listed under their old names
+    assert upgrade.gone == {legacy_listing_key(gone)}  # kept by its old name
+    assert (after.added, after.gone) == (set(), {listing_key(t4)})
+    assert sorted(legacy_set) == old_names
+    now = T0 + timedelta(hours=4)
+    for o, missing in ((aws, 0), (p4, 0)):
+        record = availability(
+            listing_key(o), entries, listed_now=True, now=now, legacy=legacy_listing_key(o)
+        )
+        assert (record.refreshes, record.missing) == (4, missing), o

@@ -262,12 +262,26 @@ class TestBadRows:
         assert feed.errors == ("row 2: an offer must be an object; got a string",)
 
     def test_duplicate_offer_is_rejected(self) -> None:
-        """The same provider/instance/region/zone/spot twice keeps the first row only."""
+        """The same provider/instance/GPUs/region/zone/spot twice keeps the first row only."""
         feed = parse(feed_doc(offer_row(), offer_row(price_usd_per_hour=40.0)))
         assert [o.price_usd_per_hour for o in feed.offers] == [55.04]
         assert feed.errors == (
-            "row 2: duplicate of row 1 (same provider, instance_type, region, zone, spot)",
+            "row 2: duplicate of row 1 (same provider, instance_type, gpu, gpu_count, region, "
+            "zone, spot)",
         )
+
+    def test_one_instance_type_with_two_gpu_models_is_two_offers(self) -> None:
+        """A GCP N1 host type carries T4s or P4s (real rows: tests/feeds/test_offer_keys.py):
+        the same provider/instance/region/zone/spot with another GPU is no duplicate."""
+        n1 = {"provider": "gcp", "instance_type": "n1-highmem-8", "region": "us-central1"}
+        feed = parse(
+            feed_doc(
+                offer_row(**n1, gpu="T4", gpu_count=1, price_usd_per_hour=0.82),
+                offer_row(**n1, gpu="P4", gpu_count=1, price_usd_per_hour=1.07),
+            )
+        )
+        assert feed.rejected == 0
+        assert len({o.key for o in feed.offers}) == 2
 
     def test_spot_and_on_demand_of_one_shape_are_distinct(self) -> None:
         """On-demand and spot prices for the same instance are two offers, not duplicates."""

@@ -52,3 +52,19 @@ def test_prices_are_the_fixture_rows_as_listed() -> None:
 def test_only_named_clouds() -> None:
     feed = parse_native(build_snapshot(CATALOGS, as_of=AS_OF, clouds=["lambda"]), source="s")
     assert {o.provider for o in feed.offers} == {"lambda"}
+
+
+def test_gpus_sharing_a_gcp_host_keep_its_instance_type() -> None:
+    """The fixture's n1-highcpu-96 carries a P4 and a T4 in one zone: two offers with their
+    own keys, each with the instance type SkyPilot knows (what `gpufit launch` writes)."""
+    feed = parse_native(build_snapshot(CATALOGS, as_of=AS_OF, clouds=["gcp"]), source="s")
+    assert feed.rejected == 0
+    on_n1 = [o for o in feed.offers if o.instance_type.startswith("n1-")]
+    assert {o.instance_type for o in on_n1} == {"n1-highcpu-96"}
+    assert sorted((o.gpu_id, o.spot) for o in on_n1) == [
+        ("P4", False),
+        ("P4", True),
+        ("T4", False),
+        ("T4", True),
+    ]
+    assert len({o.key for o in on_n1}) == 4

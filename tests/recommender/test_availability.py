@@ -11,26 +11,35 @@ from recommender.availability import (
     Listing,
     availability,
     availability_caveat,
+    legacy_listing_key,
     listing_key,
 )
 from recommender.caveats import CaveatKind, Severity
 from recommender.ranking import recommend
 from tests.factories import NOW, catalog, offer, workload
 
-KEY = "aws/p5.48xlarge/us-east-1/od"
+KEY = "aws/p5.48xlarge/8xH100-SXM-80GB/us-east-1/od"
+#: The same shape as versions before GPUs were part of shapes logged it.
+LEGACY = "aws/p5.48xlarge/us-east-1/od"
 HOUR = timedelta(hours=1)
 
 
-def _hourly(count: int, *, gone_at: set[int] = frozenset(), back_at: set[int] = frozenset()):
+def _hourly(
+    count: int,
+    *,
+    gone_at: set[int] = frozenset(),
+    back_at: set[int] = frozenset(),
+    key: str = KEY,
+):
     """``count`` hourly refreshes ending an hour before NOW; the shape leaves at the refreshes
     in ``gone_at`` and returns at those in ``back_at``; the rest are unchanged."""
     out = [Listing(NOW - count * HOUR, first=True)]
     for i in range(1, count):
         at = NOW - (count - i) * HOUR
         if i in gone_at:
-            out.append(Listing(at, gone=frozenset({KEY})))
+            out.append(Listing(at, gone=frozenset({key})))
         elif i in back_at:
-            out.append(Listing(at, added=frozenset({KEY})))
+            out.append(Listing(at, added=frozenset({key})))
         else:
             out.append(Listing(at, changed=False))
     return tuple(out)
@@ -74,9 +83,37 @@ def test_refreshes_after_now_are_ignored() -> None:
     assert availability(KEY, listings, listed_now=True, now=NOW).refreshes == 3
 
 
+def test_entries_an_earlier_version_logged_count_by_the_old_name() -> None:
+    """Refreshes logged before shapes named their GPUs name the shape the old way: the walk
+    undoes their changes too, as the caveat does with the offer's own old name."""
+    earlier = _hourly(8, gone_at={2}, back_at={4}, key=LEGACY)
+    later = tuple(Listing(NOW + i * HOUR, changed=False) for i in range(4))
+    listings = (*earlier, *later)
+    now = NOW + 4 * HOUR
+    assert availability(KEY, listings, listed_now=True, now=now).missing == 0
+    record = availability(KEY, listings, listed_now=True, now=now, legacy=LEGACY)
+    assert (record.refreshes, record.missing) == (12, 2)
+    caveat = availability_caveat(offer(), listings, now)
+    assert caveat is not None
+    assert "absent from 2 of 12" in caveat.text
+
+
+def test_two_gpu_models_on_one_host_type_are_two_shapes() -> None:
+    """GCP's n1-highmem-8 with a T4 and with a P4: a T4 listing gone while the P4 one stays
+    is a missing T4 shape."""
+    t4 = offer(provider="gcp", instance_type="n1-highmem-8", gpu_id="T4", gpu_count=1)
+    p4 = replace(t4, gpu_id="P4")
+    assert listing_key(t4) != listing_key(p4)
+    assert legacy_listing_key(t4) == legacy_listing_key(p4)
+    listings = _hourly(8, gone_at={2}, back_at={4}, key=listing_key(t4))
+    assert availability(listing_key(t4), listings, listed_now=True, now=NOW).missing == 2
+    assert availability(listing_key(p4), listings, listed_now=True, now=NOW).missing == 0
+
+
 def test_caveat_words() -> None:
     o = offer()
     assert listing_key(o) == KEY
+    assert legacy_listing_key(o) == LEGACY
     steady = availability_caveat(o, _hourly(168), NOW)
     assert steady is not None
     assert (steady.kind, steady.severity) == (CaveatKind.AVAILABILITY, Severity.INFO)

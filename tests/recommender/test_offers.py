@@ -7,6 +7,7 @@ from dataclasses import FrozenInstanceError, replace
 import pytest
 
 from recommender.gpus import IntraNode
+from recommender.offers import offers_for_key
 from tests.factories import offer
 
 
@@ -48,4 +49,23 @@ class TestOffer:
     def test_price_per_gpu_and_key(self) -> None:
         o = offer(price_usd_per_hour=98.32, spot=True, region="us-east-1", zone="a")
         assert o.price_usd_per_gpu_hour == pytest.approx(98.32 / 8)
-        assert o.key == f"{o.provider}/{o.instance_type}/us-east-1/a/spot"
+        assert o.key == f"{o.provider}/{o.instance_type}/8xH100-SXM-80GB/us-east-1/a/spot"
+        assert o.legacy_key == f"{o.provider}/{o.instance_type}/us-east-1/a/spot"
+
+    def test_the_key_names_the_gpus(self) -> None:
+        """One GCP N1 host type carries several GPU models and counts: each is its own key."""
+        t4 = offer(provider="gcp", instance_type="n1-highmem-8", gpu_id="T4", gpu_count=1)
+        keys = {t4.key, replace(t4, gpu_id="P4").key, replace(t4, gpu_count=2).key}
+        assert len(keys) == 3
+        assert len({t4.legacy_key, replace(t4, gpu_id="P4").legacy_key}) == 1
+
+    def test_offers_for_key_reads_keys_of_earlier_versions(self) -> None:
+        """A key names its offer; an old key (no GPUs) names every offer it may have meant."""
+        t4 = offer(provider="gcp", instance_type="n1-highmem-8", gpu_id="T4", gpu_count=1)
+        p4 = replace(t4, gpu_id="P4")
+        aws = offer()
+        listed = [aws, t4, p4]
+        assert offers_for_key(t4.key, listed) == (t4,)
+        assert offers_for_key(aws.legacy_key, listed) == (aws,)
+        assert offers_for_key(t4.legacy_key, listed) == (t4, p4)
+        assert offers_for_key("aws/gone/us-east-1//od", listed) == ()

@@ -3,35 +3,76 @@ adapters and sanity checks, deterministically."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from recommender.feeds.native import parse_native
+from recommender.feeds.skypilot import CLOUDS
 from recommender.feeds.snapshot_build import build_snapshot
 from tests.feeds.conftest import CATALOGS, catalog_clouds
 
 ROOT = Path(__file__).resolve().parents[2]
 AS_OF = datetime(2026, 11, 20, tzinfo=UTC)
+#: The snapshot's inputs, the script's default --root.
+INPUTS = ROOT / "data" / "catalogs" / "v8"
 
 
-def test_the_script_is_deterministic_and_its_output_a_valid_feed(tmp_path: Path) -> None:
-    outs = []
-    for name in ("a.json", "b.json"):
-        out = tmp_path / name
-        subprocess.run(
-            [sys.executable, "scripts/build_snapshot.py", "--as-of", "2026-11-20", "--out", out],
-            cwd=ROOT,
-            check=True,
-            timeout=120,
+def run_script(*args: str | Path) -> None:
+    subprocess.run(
+        [sys.executable, "scripts/build_snapshot.py", *args], cwd=ROOT, check=True, timeout=120
+    )
+
+
+class TestInputs:
+    @pytest.mark.parametrize("path", sorted(INPUTS.glob("*/vms.csv")), ids=lambda p: p.parent.name)
+    def test_each_names_its_upstream_file_and_commit(self, path: Path) -> None:
+        """Every input is real catalog rows: its first line names the upstream file and the
+        commit the rows were taken at, and the cloud is one the SkyPilot adapter reads."""
+        cloud = path.parent.name
+        first = path.read_text("utf-8").splitlines()[0]
+        assert first.startswith("# Rows ")
+        assert re.search(rf"catalogs/v8/{cloud}/vms\.csv @ [0-9a-f]{{40}}\b", first), first
+        assert cloud in CLOUDS
+
+
+class TestTheScript:
+    def test_is_deterministic_and_writes_a_valid_feed(self, tmp_path: Path) -> None:
+        """Two runs over the real-row fixtures give the same bytes; every cloud comes through."""
+        outs = []
+        for name in ("a.json", "b.json"):
+            out = tmp_path / name
+            run_script("--as-of", "2026-11-20", "--root", CATALOGS, "--out", out)
+            outs.append(out.read_bytes())
+        assert outs[0] == outs[1]
+        feed = parse_native(outs[0], source="snapshot")
+        assert feed.rejected == 0
+        assert feed.as_of == AS_OF
+        assert {o.provider for o in feed.offers} == set(catalog_clouds())
+        header = json.loads(outs[0])
+        assert header["x_built_by"] == (
+            "python scripts/build_snapshot.py --as-of 2026-11-20"
+            " --root tests/feeds/data/catalogs/v8"
         )
-        outs.append(out.read_bytes())
-    assert outs[0] == outs[1]
-    feed = parse_native(outs[0], source="snapshot")
-    assert feed.rejected == 0
-    assert feed.as_of == AS_OF
-    assert {o.provider for o in feed.offers} == set(catalog_clouds())
+
+    def test_an_unknown_cloud_is_a_clear_error(self) -> None:
+        result = subprocess.run(
+            [sys.executable, "scripts/build_snapshot.py", "--as-of", "2026-11-20", "azure"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 2
+        assert "no <cloud>/vms.csv under" in result.stderr
+        assert "for: azure" in result.stderr
+        assert "Traceback" not in result.stderr
 
 
 def test_prices_are_the_fixture_rows_as_listed() -> None:

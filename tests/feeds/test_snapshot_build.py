@@ -1,5 +1,5 @@
 """scripts/build_snapshot.py: the bundled snapshot from local catalogs, through the live
-adapters and sanity checks, deterministically."""
+adapters and sanity checks, deterministically; the shipped file is its output, byte for byte."""
 
 from __future__ import annotations
 
@@ -7,11 +7,14 @@ import json
 import re
 import subprocess
 import sys
+from collections import Counter
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 
 import pytest
 
+from recommender.feeds.bundled import load_bundled
 from recommender.feeds.native import parse_native
 from recommender.feeds.skypilot import CLOUDS
 from recommender.feeds.snapshot_build import build_snapshot
@@ -21,12 +24,55 @@ ROOT = Path(__file__).resolve().parents[2]
 AS_OF = datetime(2026, 11, 20, tzinfo=UTC)
 #: The snapshot's inputs, the script's default --root.
 INPUTS = ROOT / "data" / "catalogs" / "v8"
+#: The command that writes the shipped file, as docs/feed-format.md gives it.
+SHIPPED_ARGS = ("--as-of", "2026-11-20", "--out", "recommender/data/snapshot.json")
+SHIPPED_COMMAND = "python scripts/build_snapshot.py " + " ".join(SHIPPED_ARGS)
 
 
 def run_script(*args: str | Path) -> None:
     subprocess.run(
         [sys.executable, "scripts/build_snapshot.py", *args], cwd=ROOT, check=True, timeout=120
     )
+
+
+class TestTheShippedSnapshot:
+    def test_is_the_documented_command_s_output(self, tmp_path: Path) -> None:
+        """The packaged snapshot is exactly what the documented command writes; a change to
+        the inputs, the adapters or the screen that moves a price fails here until the file
+        is regenerated with that command (and the golden answers reviewed)."""
+        out = tmp_path / "snapshot.json"
+        run_script(*SHIPPED_ARGS[:-1], out)
+        shipped = resources.files("recommender").joinpath("data/snapshot.json").read_bytes()
+        assert out.read_bytes() == shipped, f"regenerate it: {SHIPPED_COMMAND}"
+
+    def test_names_its_command_and_the_docs_give_it(self) -> None:
+        """The file's header and the docs both carry the command; the header's version has
+        no --out, which does not change the bytes."""
+        text = resources.files("recommender").joinpath("data/snapshot.json").read_text("utf-8")
+        header = json.loads(text)
+        assert SHIPPED_COMMAND.startswith(header["x_built_by"] + " --out ")
+        assert SHIPPED_COMMAND in (ROOT / "docs" / "feed-format.md").read_text("utf-8")
+
+    def test_the_docs_count_its_offers_right(self) -> None:
+        """docs/feed-format.md's total and per-cloud table match the shipped file."""
+        doc = (ROOT / "docs" / "feed-format.md").read_text("utf-8")
+        section = doc[doc.index("## The bundled snapshot") :]
+        offers = load_bundled().offers
+        by_cloud = Counter(o.provider for o in offers)
+        total = re.search(r"it holds (\d+) offers from (\d+) clouds", section)
+        assert total is not None
+        assert (int(total[1]), int(total[2])) == (len(offers), len(by_cloud))
+        table = dict(re.findall(r"^\| (\w+) \| (\d+) ", section, flags=re.MULTILINE))
+        assert {c: int(n) for c, n in table.items()} == dict(by_cloud)
+
+    def test_x_inputs_are_the_inputs_first_lines(self) -> None:
+        """Each input's provenance line travels into the file, one per cloud read."""
+        text = resources.files("recommender").joinpath("data/snapshot.json").read_text("utf-8")
+        inputs = json.loads(text)["x_inputs"]
+        assert sorted(inputs) == sorted(p.parent.name for p in INPUTS.glob("*/vms.csv"))
+        for cloud, line in inputs.items():
+            first = (INPUTS / cloud / "vms.csv").read_text("utf-8").splitlines()[0]
+            assert first == f"# {line}"
 
 
 class TestInputs:

@@ -1,9 +1,10 @@
 """The price snapshot that ships inside the package, so a fresh install answers offline.
 
-``recommender/data/snapshot.json`` is a gpufit feed (docs/feed-format.md) written by hand from
-public sources: SkyPilot catalog rows where they exist, provider list prices otherwise; each
-offer names its source. Its ``as_of`` is old by the time anyone reads it, and answers built on
-it must say so (``SourceInfo.bundled``).
+``recommender/data/snapshot.json`` is a gpufit feed (docs/feed-format.md, "The bundled
+snapshot"): the output of ``scripts/build_snapshot.py`` over real SkyPilot catalog rows
+(``data/catalogs/v8``), through the live adapters and sanity checks; each offer names its
+catalog file. It is the offline fallback; live feeds are the default. Its ``as_of`` is old by
+the time anyone reads it, and answers built on it must say so (``SourceInfo.bundled``).
 """
 
 from __future__ import annotations

@@ -1,18 +1,20 @@
 """Build the bundled snapshot from local copies of the catalogs, through the live adapters.
 
 The offline fallback (``recommender/data/snapshot.json``, docs/feed-format.md "The bundled
-snapshot") is meant to be what the live pipeline would have priced: each
+snapshot") is what the live pipeline prices from its inputs (``data/catalogs/v8``): each
 ``<root>/<cloud>/vms.csv`` (SkyPilot's ``catalogs/v8`` layout) is read by :func:`parse_any`
 with the cloud from its folder, the sanity checks (:mod:`recommender.sanity`) drop what they
-drop, and the offers left are written as a gpufit feed. The output depends only on the input
-bytes and ``as_of``: offers are sorted, numbers are written as parsed, keys in a fixed order.
+drop, and the offers left are written as a gpufit feed. A file's leading ``#`` lines (a local
+copy's provenance) are not part of the catalog; they are carried into the feed's
+``x_inputs``. The output depends only on the input bytes, ``as_of`` and ``built_by``: offers
+are sorted, numbers are written as parsed, keys in a fixed order.
 ``scripts/build_snapshot.py`` is the command line.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -49,8 +51,18 @@ def _row(offer: Offer, as_of: str) -> dict[str, Any]:
     return {k: v for k, v in row.items() if v is not None}
 
 
-def snapshot_document(offers: Iterable[Offer], *, as_of: datetime) -> str:
-    """A gpufit feed of ``offers``, sorted, as deterministic JSON text."""
+def snapshot_document(
+    offers: Iterable[Offer],
+    *,
+    as_of: datetime,
+    built_by: str | None = None,
+    inputs: Mapping[str, str] | None = None,
+) -> str:
+    """A gpufit feed of ``offers``, sorted, as deterministic JSON text.
+
+    ``built_by`` (the command that wrote it) and ``inputs`` (each input's provenance, by
+    cloud) go into the extension keys ``x_built_by`` and ``x_inputs``, which readers ignore.
+    """
     stamp = as_of.strftime("%Y-%m-%dT%H:%M:%SZ")
     ordered = sorted(
         offers,
@@ -64,31 +76,43 @@ def snapshot_document(offers: Iterable[Offer], *, as_of: datetime) -> str:
             o.spot,
         ),
     )
-    document = {
+    document: dict[str, Any] = {
         "format": "gpufit-feed",
         "version": 1,
         "source": SOURCE,
         "as_of": stamp,
-        "offers": [_row(o, stamp) for o in ordered],
     }
+    if built_by:
+        document["x_built_by"] = built_by
+    if inputs:
+        document["x_inputs"] = dict(sorted(inputs.items()))
+    document["offers"] = [_row(o, stamp) for o in ordered]
     return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
 
 
-def build_snapshot(root: Path, *, as_of: datetime, clouds: Iterable[str] = ()) -> str:
-    """The snapshot of every ``<root>/<cloud>/vms.csv`` (or only ``clouds``)."""
-    wanted = set(clouds)
+def build_snapshot(
+    root: Path, *, as_of: datetime, clouds: Iterable[str] = (), built_by: str | None = None
+) -> str:
+    """The snapshot of every ``<root>/<cloud>/vms.csv`` (or only ``clouds``).
+
+    Raises:
+        ValueError: a named cloud has no ``vms.csv`` under ``root``, or none is there at all.
+    """
+    paths = {p.parent.name: p for p in sorted(root.glob("*/vms.csv"))}
+    wanted = sorted(set(clouds)) or sorted(paths)
+    missing = [c for c in wanted if c not in paths]
+    if missing or not wanted:
+        raise ValueError(f"no <cloud>/vms.csv under {root} for: {', '.join(missing) or 'any'}")
     offers: list[Offer] = []
-    for path in sorted(root.glob("*/vms.csv")):
-        cloud = path.parent.name
-        if wanted and cloud not in wanted:
-            continue
+    inputs: dict[str, str] = {}
+    for cloud in wanted:
+        lines = paths[cloud].read_bytes().splitlines(keepends=True)
+        comments = [line for line in lines if line.startswith(b"#")]
+        if comments:
+            inputs[cloud] = " ".join(c.decode("utf-8").lstrip("#").strip() for c in comments)
         # The label a live feed of this file carries: catalogs/v8/<cloud>/vms.csv.
         label = f"skypilot-catalog v8 {cloud}/vms.csv"
-        text = b"".join(
-            line
-            for line in path.read_bytes().splitlines(keepends=True)
-            if not line.startswith(b"#")  # a local copy's provenance comment
-        )
+        text = b"".join(line for line in lines if not line.startswith(b"#"))
         feed = parse_any(text, source=label, as_of=as_of, provider=cloud)
         offers.extend(feed.offers)
-    return snapshot_document(screen(offers).offers, as_of=as_of)
+    return snapshot_document(screen(offers).offers, as_of=as_of, built_by=built_by, inputs=inputs)

@@ -1,37 +1,124 @@
 """scripts/build_snapshot.py: the bundled snapshot from local catalogs, through the live
-adapters and sanity checks, deterministically."""
+adapters and sanity checks, deterministically; the shipped file is its output, byte for byte."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
+from collections import Counter
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 
+import pytest
+
+from recommender.feeds.bundled import load_bundled
 from recommender.feeds.native import parse_native
+from recommender.feeds.skypilot import CLOUDS
 from recommender.feeds.snapshot_build import build_snapshot
 from tests.feeds.conftest import CATALOGS, catalog_clouds
 
 ROOT = Path(__file__).resolve().parents[2]
 AS_OF = datetime(2026, 11, 20, tzinfo=UTC)
+#: The snapshot's inputs, the script's default --root.
+INPUTS = ROOT / "data" / "catalogs" / "v8"
+#: The command that writes the shipped file, as docs/feed-format.md gives it.
+SHIPPED_ARGS = ("--as-of", "2026-11-20", "--out", "recommender/data/snapshot.json")
+SHIPPED_COMMAND = "python scripts/build_snapshot.py " + " ".join(SHIPPED_ARGS)
 
 
-def test_the_script_is_deterministic_and_its_output_a_valid_feed(tmp_path: Path) -> None:
-    outs = []
-    for name in ("a.json", "b.json"):
-        out = tmp_path / name
-        subprocess.run(
-            [sys.executable, "scripts/build_snapshot.py", "--as-of", "2026-11-20", "--out", out],
-            cwd=ROOT,
-            check=True,
-            timeout=120,
+def run_script(*args: str | Path) -> None:
+    subprocess.run(
+        [sys.executable, "scripts/build_snapshot.py", *args], cwd=ROOT, check=True, timeout=120
+    )
+
+
+class TestTheShippedSnapshot:
+    def test_is_the_documented_command_s_output(self, tmp_path: Path) -> None:
+        """The packaged snapshot is exactly what the documented command writes; a change to
+        the inputs, the adapters or the screen that moves a price fails here until the file
+        is regenerated with that command (and the golden answers reviewed)."""
+        out = tmp_path / "snapshot.json"
+        run_script(*SHIPPED_ARGS[:-1], out)
+        shipped = resources.files("recommender").joinpath("data/snapshot.json").read_bytes()
+        assert out.read_bytes() == shipped, f"regenerate it: {SHIPPED_COMMAND}"
+
+    def test_names_its_command_and_the_docs_give_it(self) -> None:
+        """The file's header and the docs both carry the command; the header's version has
+        no --out, which does not change the bytes."""
+        text = resources.files("recommender").joinpath("data/snapshot.json").read_text("utf-8")
+        header = json.loads(text)
+        assert SHIPPED_COMMAND.startswith(header["x_built_by"] + " --out ")
+        assert SHIPPED_COMMAND in (ROOT / "docs" / "feed-format.md").read_text("utf-8")
+
+    def test_the_docs_count_its_offers_right(self) -> None:
+        """docs/feed-format.md's total and per-cloud table match the shipped file."""
+        doc = (ROOT / "docs" / "feed-format.md").read_text("utf-8")
+        section = doc[doc.index("## The bundled snapshot") :]
+        offers = load_bundled().offers
+        by_cloud = Counter(o.provider for o in offers)
+        total = re.search(r"it holds (\d+) offers from (\d+) clouds", section)
+        assert total is not None
+        assert (int(total[1]), int(total[2])) == (len(offers), len(by_cloud))
+        table = dict(re.findall(r"^\| (\w+) \| (\d+) ", section, flags=re.MULTILINE))
+        assert {c: int(n) for c, n in table.items()} == dict(by_cloud)
+
+    def test_x_inputs_are_the_inputs_first_lines(self) -> None:
+        """Each input's provenance line travels into the file, one per cloud read."""
+        text = resources.files("recommender").joinpath("data/snapshot.json").read_text("utf-8")
+        inputs = json.loads(text)["x_inputs"]
+        assert sorted(inputs) == sorted(p.parent.name for p in INPUTS.glob("*/vms.csv"))
+        for cloud, line in inputs.items():
+            first = (INPUTS / cloud / "vms.csv").read_text("utf-8").splitlines()[0]
+            assert first == f"# {line}"
+
+
+class TestInputs:
+    @pytest.mark.parametrize("path", sorted(INPUTS.glob("*/vms.csv")), ids=lambda p: p.parent.name)
+    def test_each_names_its_upstream_file_and_commit(self, path: Path) -> None:
+        """Every input is real catalog rows: its first line names the upstream file and the
+        commit the rows were taken at, and the cloud is one the SkyPilot adapter reads."""
+        cloud = path.parent.name
+        first = path.read_text("utf-8").splitlines()[0]
+        assert first.startswith("# Rows ")
+        assert re.search(rf"catalogs/v8/{cloud}/vms\.csv @ [0-9a-f]{{40}}\b", first), first
+        assert cloud in CLOUDS
+
+
+class TestTheScript:
+    def test_is_deterministic_and_writes_a_valid_feed(self, tmp_path: Path) -> None:
+        """Two runs over the real-row fixtures give the same bytes; every cloud comes through."""
+        outs = []
+        for name in ("a.json", "b.json"):
+            out = tmp_path / name
+            run_script("--as-of", "2026-11-20", "--root", CATALOGS, "--out", out)
+            outs.append(out.read_bytes())
+        assert outs[0] == outs[1]
+        feed = parse_native(outs[0], source="snapshot")
+        assert feed.rejected == 0
+        assert feed.as_of == AS_OF
+        assert {o.provider for o in feed.offers} == set(catalog_clouds())
+        header = json.loads(outs[0])
+        assert header["x_built_by"] == (
+            "python scripts/build_snapshot.py --as-of 2026-11-20"
+            " --root tests/feeds/data/catalogs/v8"
         )
-        outs.append(out.read_bytes())
-    assert outs[0] == outs[1]
-    feed = parse_native(outs[0], source="snapshot")
-    assert feed.rejected == 0
-    assert feed.as_of == AS_OF
-    assert {o.provider for o in feed.offers} == set(catalog_clouds())
+
+    def test_an_unknown_cloud_is_a_clear_error(self) -> None:
+        result = subprocess.run(
+            [sys.executable, "scripts/build_snapshot.py", "--as-of", "2026-11-20", "azure"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 2
+        assert "no <cloud>/vms.csv under" in result.stderr
+        assert "for: azure" in result.stderr
+        assert "Traceback" not in result.stderr
 
 
 def test_prices_are_the_fixture_rows_as_listed() -> None:

@@ -9,8 +9,9 @@ The offers kept are also grouped once, by what a question computes per group rat
 per offer (:class:`OfferGroup`): offers of one instance shape from one provider, on-demand
 or spot, share one layout and one set of economics, so within a group a lower price is a
 lower expected cost whatever the workload. Hence, without reading any workload, each region
-is represented by its cheapest zone (on a tie, the first zone by name), and the regions
-that list an instance at the same price are gathered (:class:`PricePoint`).
+is represented by its cheapest zone (on a tie, the first zone by name; a zone whose price
+the sanity checks doubt only when the region has no other), and the regions that list an
+instance at the same price are gathered (:class:`PricePoint`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class PricePoint:
     that price, its cheapest zone; by region name."""
 
     offers: tuple[Offer, ...]
+    #: The sanity checks doubt this price (:func:`recommender.sanity.doubtful`).
+    doubtful: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,25 +65,29 @@ def _group_key(offer: Offer) -> _GroupKey:
     )
 
 
-def _group(offers: Sequence[Offer]) -> OfferGroup:
-    """The group of ``offers`` (one group key, catalog order)."""
-    cheapest: dict[tuple[str, str], Offer] = {}  # (instance type, region) → its cheapest zone
+def _group(offers: Sequence[Offer], doubtful: frozenset[str]) -> OfferGroup:
+    """The group of ``offers`` (one group key, catalog order); ``doubtful`` holds the keys
+    of offers whose price the sanity checks doubt. A region is represented by its cheapest
+    zone with a sound price, else by its cheapest zone."""
+    cheapest: dict[tuple[str, str], tuple[bool, Offer]] = {}  # (instance type, region)
     for o in offers:
         key = (o.instance_type, o.region)
+        flagged = o.key in doubtful
         current = cheapest.get(key)
-        if current is None or (o.price_usd_per_hour, o.zone) < (
-            current.price_usd_per_hour,
-            current.zone,
+        if current is None or (flagged, o.price_usd_per_hour, o.zone) < (
+            current[0],
+            current[1].price_usd_per_hour,
+            current[1].zone,
         ):
-            cheapest[key] = o
-    points: dict[tuple[str, float], list[Offer]] = {}
-    for o in cheapest.values():
-        points.setdefault((o.instance_type, o.price_usd_per_hour), []).append(o)
+            cheapest[key] = (flagged, o)
+    points: dict[tuple[str, float, bool], list[Offer]] = {}
+    for flagged, o in cheapest.values():
+        points.setdefault((o.instance_type, o.price_usd_per_hour, flagged), []).append(o)
     return OfferGroup(
         offers=tuple(offers),
         prices=tuple(
-            PricePoint(tuple(sorted(places, key=lambda o: (o.region, o.zone))))
-            for places in points.values()
+            PricePoint(tuple(sorted(places, key=lambda o: (o.region, o.zone))), flagged)
+            for (_, _, flagged), places in points.items()
         ),
     )
 
@@ -104,7 +111,7 @@ class Catalog:
         by_key: dict[_GroupKey, list[Offer]] = {}
         for o in screened.offers:
             by_key.setdefault(_group_key(o), []).append(o)
-        groups = tuple(_group(members) for members in by_key.values())
+        groups = tuple(_group(members, screened.doubtful) for members in by_key.values())
         return cls(listed, tuple(sources), screened, groups)
 
     def __len__(self) -> int:

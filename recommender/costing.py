@@ -74,6 +74,9 @@ class Option:
     #: The duration the user stated when the work was defined from it: the option is
     #: marked (:attr:`over_duration`) when it takes longer.
     target_hours: float | None = None
+    #: The catalog's sanity checks doubt its price (:func:`recommender.sanity.doubtful`):
+    #: it ranks after every option with a sound price.
+    doubtful: bool = False
 
     @property
     def usd_per_btok(self) -> float:
@@ -127,6 +130,7 @@ def price_option(
     extra_caveats: tuple[Caveat, ...] = (),
     rank: int = 0,
     target_hours: float | None = None,
+    doubtful: bool = False,
 ) -> Option:
     """Price running ``workload`` on ``plan.nodes`` instances of ``offer``.
 
@@ -166,6 +170,7 @@ def price_option(
         pessimistic_wall_hours=econ.pessimistic_wall_hours,
         pessimistic_cost_usd=econ.pessimistic_cost_usd(offer.price_usd_per_hour),
         target_hours=target_hours,
+        doubtful=doubtful,
     )
 
 

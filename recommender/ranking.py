@@ -107,12 +107,16 @@ class Ranked(Protocol):
     def price_usd_per_hour(self) -> float: ...
     @property
     def tokens(self) -> float: ...
+    @property
+    def doubtful(self) -> bool: ...
 
 
 def rank_key(item: Ranked) -> tuple[float | str | int, ...]:
     """The rank order: plans that keep the memory safety margin before those that do not;
-    then options that meet the deadline, by expected cost per billion tokens; the rest by
-    time to finish. Without a deadline every option meets it.
+    then offers whose price the catalog's sanity checks do not doubt (an outlier or an
+    opt-in zone is shown, after every sound price); then options that meet the deadline, by
+    expected cost per billion tokens; the rest by time to finish. Without a deadline every
+    option meets it.
 
     Every option is priced for the same work when the user gave tokens or a duration
     (:mod:`recommender.work`), so cost per token orders them as their total cost does; with
@@ -125,6 +129,7 @@ def rank_key(item: Ranked) -> tuple[float | str | int, ...]:
     o = item.offer
     return (
         int(not item.plan.safe),
+        int(item.doubtful),
         int(late),
         item.wall_hours if late else per_btok(item.expected_cost_usd, item.tokens),
         item.expected_cost_usd,
@@ -224,6 +229,7 @@ def _option(
         + _availability(priced.offer, source, now),
         rank=rank,
         target_hours=target_hours,
+        doubtful=priced.doubtful,
     )
 
 

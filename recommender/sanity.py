@@ -22,6 +22,8 @@ docs/feed-format.md ("Sanity checks"):
   per-instance check cannot see: an instance listed in one place has no median of its own.
 * **Opt-in zones** (AWS Local Zones and Wavelength Zones, told apart from the zone name or
   zone ID): *kept*, with a ``zone`` caveat, since an account must opt in before launching there.
+* An offer kept with an ``outlier`` or ``zone`` caveat has a *doubtful* price: it is shown,
+  but ranks after every offer with a sound price (:func:`doubtful`).
 * **AWS P-family on demand** (p4d, p4de, p5, p5e, p5en, p6-*): *kept*, with a ``capacity``
   caveat: the default On-Demand P-instance vCPU quota is far below one such instance, so it
   needs a quota increase or an EC2 Capacity Block.
@@ -47,6 +49,7 @@ __all__ = [
     "OUTLIER_FRAC",
     "OUTLIER_MIN_PLACES",
     "Screened",
+    "doubtful",
     "is_opt_in_zone",
     "screen",
 ]
@@ -104,6 +107,9 @@ class Screened:
     caveats: Mapping[str, tuple[Caveat, ...]]
     #: The offers dropped, with the reason.
     dropped: tuple[tuple[Offer, str], ...]
+    #: Keys of kept offers whose price is doubtful (an ``outlier`` or opt-in ``zone``
+    #: caveat): the ranking puts them after every sound price (:func:`doubtful`).
+    doubtful: frozenset[str] = frozenset()
 
 
 def is_opt_in_zone(zone: str) -> bool:
@@ -161,7 +167,16 @@ def screen(offers: Iterable[Offer]) -> Screened:
         found = _caveats(o, median, od, gpu)
         if found:
             caveats[o.key] = found
-    return Screened(tuple(out), caveats, tuple(dropped))
+    flagged = frozenset(key for key, found in caveats.items() if doubtful(found))
+    return Screened(tuple(out), caveats, tuple(dropped), flagged)
+
+
+def doubtful(caveats: Iterable[Caveat]) -> bool:
+    """Whether the screen's caveats make a price doubtful: an outlier, or an opt-in zone few
+    accounts can launch in. Such an offer is kept and shown, but ranks after every offer
+    with a sound price, whatever it costs (issue #22: a spot price "89 % off, in an opt-in
+    Local Zone" ranked first)."""
+    return any(c.kind in (CaveatKind.OUTLIER, CaveatKind.ZONE) for c in caveats)
 
 
 def _gpu_medians(offers: Iterable[Offer]) -> dict[tuple[str, bool], tuple[float, int]]:

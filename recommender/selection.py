@@ -51,6 +51,8 @@ class Priced(NamedTuple):
     expected_cost_usd: float
     #: What the region choice says of it (the sanity checks' caveats are the catalog's).
     caveats: tuple[Caveat, ...] = ()
+    #: The sanity checks doubt its price (:func:`recommender.sanity.doubtful`).
+    doubtful: bool = False
 
     @property
     def meets_deadline(self) -> bool:
@@ -197,7 +199,7 @@ def priced_offers(
                     ),
                 )
             expected = econ.expected_cost_usd(offer.price_usd_per_hour)
-            out.append(Priced(offer, plan, econ, expected, caveats))
+            out.append(Priced(offer, plan, econ, expected, caveats, point.doubtful))
     return out
 
 

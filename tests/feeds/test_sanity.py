@@ -14,7 +14,7 @@ from recommender.offers import Offer
 from recommender.parse import parse_workload
 from recommender.ranking import recommend
 from recommender.sanity import is_opt_in_zone, screen
-from tests.factories import NOW, offer
+from tests.factories import NOW, offer, workload
 from tests.feeds.conftest import catalog_bytes, catalog_clouds
 
 
@@ -62,13 +62,26 @@ class TestRealAwsRows:
         od = _find(screened.offers, "p5.48xlarge", "", spot=False)
         assert [c.kind for c in screened.caveats[od.key]] == [CaveatKind.CAPACITY]
 
-    def test_the_local_zone_spot_no_longer_ranks_first_silently(self) -> None:
+    def test_the_local_zone_spot_no_longer_ranks_first(self) -> None:
+        """us-east-1 is shown at its cheapest sound zone, not at the Local Zone's doubted
+        price (81 % below on-demand, opt-in); no doubted price ranks first."""
         offers = _cloud("aws")
         w = parse_workload("pretrain a 7B model on 20B tokens on H100, spot ok")
         rec = recommend(w, Catalog.of(offers, ()), now=NOW, top=10)
-        local = [o for o in rec.options if o.offer.zone == "use1-atl2-az1"]
-        assert local, [o.offer.zone for o in rec.options]
-        assert {CaveatKind.OUTLIER, CaveatKind.ZONE} <= {c.kind for c in local[0].caveats}
+        zones = [o.offer.zone for o in rec.options]
+        assert "use1-atl2-az1" not in zones
+        assert "use1-az6" in zones
+        assert not rec.options[0].doubtful
+
+    def test_a_doubted_price_is_shown_after_every_sound_one(self) -> None:
+        """Where a doubted price is the only one of its instance, it is shown with its
+        caveats, ranked after the sound prices however cheap it is."""
+        sound = offer(price_usd_per_hour=55.0, zone="use1-az2")
+        local = offer(instance_type="p5e.48xlarge", price_usd_per_hour=12.0, zone="use1-atl2-az1")
+        rec = recommend(workload(), Catalog.of([sound, local], ()), now=NOW, top=5)
+        assert [o.offer for o in rec.options] == [sound, local]
+        assert rec.options[1].doubtful
+        assert CaveatKind.ZONE in {c.kind for c in rec.options[1].caveats}
 
 
 class TestMedianOutliers:

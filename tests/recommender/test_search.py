@@ -16,7 +16,7 @@ from recommender.gpus import get_gpu
 from recommender.layouts import evaluate, fit_on_nodes
 from recommender.parse import parse_workload
 from recommender.ranking import rank, recommend
-from recommender.sanity import screen
+from recommender.sanity import doubtful, screen
 from recommender.selection import MAX_NODES, Shapes, allowed
 from recommender.topology import LayoutSearch
 from recommender.work import reference
@@ -121,19 +121,23 @@ def _priced_by_hand(w: Workload, c: Catalog) -> list[Option]:
             rules=RULES,
             target_hours=target,
             extra_caveats=screened.caveats.get(o.key, ()),
+            doubtful=doubtful(screened.caveats.get(o.key, ())),
         )
-        key = (o.provider, o.instance_type, o.region, o.spot)
+        # The cheapest zone of each region, a doubted price only when the region has no other.
+        key = (o.provider, o.instance_type, o.gpu_id, o.region, o.spot)
         current = best.get(key)
-        if current is None or (option.expected_cost_usd, o.zone) < (
+        if current is None or (option.doubtful, option.expected_cost_usd, o.zone) < (
+            current.doubtful,
             current.expected_cost_usd,
             current.offer.zone,
         ):
             best[key] = option
     # One region per (provider, instance, spot, price): the first by name.
-    first: dict[tuple[str, str, bool, float], Option] = {}
+    first: dict[tuple[object, ...], Option] = {}
     for option in sorted(best.values(), key=lambda o: (o.offer.region, o.offer.zone)):
         o = option.offer
-        first.setdefault((o.provider, o.instance_type, o.spot, option.expected_cost_usd), option)
+        same = (o.provider, o.instance_type, o.gpu_id, o.spot, option.expected_cost_usd)
+        first.setdefault((*same, option.doubtful), option)
     options = list(first.values())
     if w.hardware is None and any(o.plan.safe for o in options):
         options = [o for o in options if o.plan.safe]

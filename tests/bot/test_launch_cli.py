@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,12 @@ def test_writes_the_three_files_of_option_one(tmp_path: Path) -> None:
     assert task["num_nodes"] == option["nodes"]
     readme = (target / "README.md").read_text()
     assert "sky launch -c" in readme
-    assert f"{option['layout']['memory_per_gpu']['total_gib']:.1f} of" in readme
+    # The README prints the estimate to 0.1 GiB, the JSON to 0.01: the same figure.
+    shown = re.search(r"Memory per GPU: ([0-9.]+) of", readme)
+    assert shown is not None
+    assert float(shown.group(1)) == pytest.approx(
+        option["layout"]["memory_per_gpu"]["total_gib"], abs=0.051
+    )
 
 
 @pytest.mark.parametrize("n", [1, 2])

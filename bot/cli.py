@@ -124,7 +124,9 @@ def _load_catalog(sources: Sequence[str]) -> Catalog:
         return bundled_catalog()  # no event loop needed for the snapshot shipped inside
     import asyncio
 
-    return asyncio.run(cli_catalog(settings or _settings(), sources))
+    if settings is None:  # nothing set, but an earlier refresh left embedded-Redis data
+        settings = _settings()
+    return asyncio.run(cli_catalog(settings, sources))
 
 
 def _print_rich(out: TextIO, renderable: object) -> None:

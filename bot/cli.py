@@ -11,9 +11,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from bot.envnames import sets_any_setting
 from bot.feedcli import add_feed_parser, answers_from_bundled, cli_catalog, run_feed
 from bot.launchcli import add_launch_parser
-from bot.settings import Settings
 from recommender import (
     Catalog,
     GpufitError,
@@ -29,12 +29,14 @@ from recommender.feeds import utc_now
 
 if TYPE_CHECKING:
     from bot.render.limits import Message
+    from bot.settings import Settings
 
 __all__ = ["main"]
 
 # Start-up time is part of the CLI's contract (docs/benchmarks.md): asyncio, rich and the
-# renderers are imported inside the commands that use them, and the price store (httpx,
-# redis) only when a store or a --catalog is used.
+# renderers are imported inside the commands that use them, the settings model (pydantic)
+# only when the environment sets something, and the price store (httpx, redis) only when a
+# store or a --catalog is used.
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -105,14 +107,25 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _settings() -> Settings:
+    """The settings from the environment (SettingsError names a bad variable: exit 1)."""
+    from bot.settings import Settings
+
+    return Settings.from_env()
+
+
 def _load_catalog(sources: Sequence[str]) -> Catalog:
-    settings = Settings.from_env()
+    # With nothing set in the environment the settings are the defaults (None below), so a
+    # fresh install answers without building them; anything set is read, and checked, in full.
+    settings = _settings() if sets_any_setting() else None
     if answers_from_bundled(settings, sources):
         from bot.catalog import bundled_catalog
 
         return bundled_catalog()  # no event loop needed for the snapshot shipped inside
     import asyncio
 
+    if settings is None:  # nothing set, but an earlier refresh left embedded-Redis data
+        settings = _settings()
     return asyncio.run(cli_catalog(settings, sources))
 
 
@@ -202,14 +215,14 @@ def _cmd_prices(args: argparse.Namespace, out: TextIO) -> int:
 def _cmd_feed(args: argparse.Namespace, out: TextIO) -> int:
     import asyncio
 
-    return asyncio.run(run_feed(args, Settings.from_env(), out))
+    return asyncio.run(run_feed(args, _settings(), out))
 
 
 def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
     from bot.logs import configure_logging
     from bot.worker import run_worker
 
-    settings = Settings.from_env()
+    settings = _settings()
     configure_logging(settings)
     return run_worker(settings, once=args.once, out=out)
 
@@ -221,7 +234,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     from bot.server import serve
     from bot.services import build_services
 
-    settings = Settings.from_env()
+    settings = _settings()
     configure_logging(settings)
 
     async def _serve() -> None:

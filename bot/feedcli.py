@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from bot.catalog import bundled_catalog, load_sources
 from bot.runtime import embedded_cache_exists, feed_sources, open_price_store
-from bot.settings import Settings
 from recommender import Catalog, CatalogError, StoreError
 
 if TYPE_CHECKING:
-    # The price store pulls in httpx and redis (~0.2 s): imported only where a store is used.
+    # The price store pulls in httpx and redis (~0.2 s): imported only where a store is used;
+    # the settings model (pydantic), only where the environment sets something (bot.cli).
+    from bot.settings import Settings
     from recommender.feeds import FeedSource, SourceRefresh
 
 __all__ = ["add_feed_parser", "cli_catalog", "refresh_feeds", "run_feed"]
@@ -23,13 +24,16 @@ __all__ = ["add_feed_parser", "cli_catalog", "refresh_feeds", "run_feed"]
 EXIT_PARTIAL = 1
 
 
-def answers_from_bundled(settings: Settings, specs: Sequence[str]) -> bool:
+def answers_from_bundled(settings: Settings | None, specs: Sequence[str]) -> bool:
     """Whether ``ask`` answers straight from the bundled snapshot (no source, no store).
 
     True on a fresh install: no ``--catalog``, no ``REDIS_URL``, no ``GPUFIT_FEEDS`` and no
-    embedded-Redis data file from an earlier refresh.
+    embedded-Redis data file from an earlier refresh. ``settings`` is None when the
+    environment sets nothing (:func:`bot.envnames.sets_any_setting`): the defaults, which name
+    no Redis and no feeds, known without building :class:`Settings`.
     """
-    return not (specs or settings.redis_url or settings.feeds or embedded_cache_exists(settings))
+    store = settings is not None and bool(settings.redis_url or settings.feeds)
+    return not (specs or store or embedded_cache_exists(settings))
 
 
 async def cli_catalog(settings: Settings, specs: Sequence[str]) -> Catalog:

@@ -9,11 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.settings import Settings
 from recommender.feeds import EMBEDDED_DB_FILE, start_embedded_redis
 
 if TYPE_CHECKING:
-    # The price store pulls in httpx and redis (~0.2 s): imported only when a store is used.
+    # The price store pulls in httpx and redis (~0.2 s): imported only when a store is used;
+    # the settings model (pydantic), only where the environment sets something (bot.cli).
+    from bot.settings import Settings
     from recommender.feeds import FeedSource, PriceStore
 
 __all__ = [
@@ -25,9 +26,13 @@ __all__ = [
 ]
 
 
-def state_dir(settings: Settings) -> Path:
-    """``GPUFIT_STATE_DIR``, or the platform's user state directory for gpufit."""
-    if settings.state_dir is not None:
+def state_dir(settings: Settings | None) -> Path:
+    """``GPUFIT_STATE_DIR``, or the platform's user state directory for gpufit.
+
+    ``settings`` is None when the environment sets nothing (:func:`bot.envnames.sets_any_setting`):
+    the defaults, so the platform's directory.
+    """
+    if settings is not None and settings.state_dir is not None:
         return settings.state_dir.expanduser()
     from platformdirs import user_state_path
 
@@ -45,8 +50,9 @@ def redis_url(settings: Settings) -> str:
     return start_embedded_redis(state_dir(settings))
 
 
-def embedded_cache_exists(settings: Settings) -> bool:
-    """Whether the embedded Redis has a data file worth reading (a refresh ran before)."""
+def embedded_cache_exists(settings: Settings | None) -> bool:
+    """Whether the embedded Redis has a data file worth reading (a refresh ran before);
+    ``settings`` as for :func:`state_dir`."""
     data = state_dir(settings) / EMBEDDED_DB_FILE
     return data.is_file() and data.stat().st_size > 0
 

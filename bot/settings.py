@@ -1,10 +1,12 @@
 """Every setting gpufit reads, read once from the environment into one validated object.
 
 :class:`Settings` is a pydantic-settings model: ``GPUFIT_<FIELD>`` variables (the prefix), plus
-the names Slack and Redis users already know (``SLACK_*``, ``REDIS_URL``) as aliases. This is
-the only module that reads the environment (:meth:`Settings.from_env`, once, at start-up);
-everything else receives a :class:`Settings`. The README's settings table is generated from
-the model (:func:`settings_table_markdown`) and checked against it by a test.
+the names Slack and Redis users already know (``SLACK_*``, ``REDIS_URL``) as aliases; both come
+from :mod:`bot.envnames`. This module reads the environment (:meth:`Settings.from_env`, once,
+at start-up) and everything else receives a :class:`Settings`; the one exception is the CLI
+asking :func:`bot.envnames.sets_any_setting` whether anything is set at all. The README's
+settings table is generated from the model (:func:`settings_table_markdown`) and checked
+against it by a test.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as SourceError
 
+from bot.envnames import ENV_ALIASES, ENV_PREFIX
 from recommender import GpufitError
 
 __all__ = [
@@ -43,13 +46,11 @@ class SettingsError(GpufitError):
 #: Default of ``GPUFIT_FEED_MAX_OFFERS`` (see the field).
 FEED_MAX_OFFERS = 200_000
 
-#: The prefix of gpufit's own variables: field ``port`` is ``GPUFIT_PORT``.
-ENV_PREFIX = "GPUFIT_"
 
-
-def _env(name: str) -> AliasChoices:
-    """A variable outside the ``GPUFIT_`` namespace (the field name stays valid in code)."""
-    return AliasChoices(name)
+def _alias(field_name: str) -> AliasChoices:
+    """The field's variable outside the ``GPUFIT_`` namespace, from :data:`ENV_ALIASES` (the
+    field name stays valid in code)."""
+    return AliasChoices(ENV_ALIASES[field_name])
 
 
 class Settings(BaseSettings):
@@ -71,7 +72,7 @@ class Settings(BaseSettings):
     redis_url: Annotated[
         str | None,
         Field(
-            validation_alias=_env("REDIS_URL"),
+            validation_alias=_alias("redis_url"),
             description="Redis server URL; unset starts an embedded Redis in the state dir.",
         ),
     ] = None
@@ -119,26 +120,28 @@ class Settings(BaseSettings):
     ] = 1.0
     slack_bot_token: Annotated[
         SecretStr | None,
-        Field(validation_alias=_env("SLACK_BOT_TOKEN"), description="Slack bot token (xoxb-...)."),
+        Field(
+            validation_alias=_alias("slack_bot_token"), description="Slack bot token (xoxb-...)."
+        ),
     ] = None
     slack_signing_secret: Annotated[
         SecretStr | None,
         Field(
-            validation_alias=_env("SLACK_SIGNING_SECRET"),
+            validation_alias=_alias("slack_signing_secret"),
             description="Slack signing secret for HTTP mode.",
         ),
     ] = None
     slack_app_token: Annotated[
         SecretStr | None,
         Field(
-            validation_alias=_env("SLACK_APP_TOKEN"),
+            validation_alias=_alias("slack_app_token"),
             description="Slack app-level token (xapp-...) for Socket Mode.",
         ),
     ] = None
     slack_api_url: Annotated[
         str,
         Field(
-            validation_alias=_env("SLACK_API_URL"),
+            validation_alias=_alias("slack_api_url"),
             description="Slack Web API base URL (point at a fake Slack in tests).",
         ),
     ] = "https://slack.com/api/"

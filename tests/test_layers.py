@@ -101,16 +101,26 @@ class TestDirection:
         assert not {m for m in imported if m == "bot" or m.startswith("bot.")}
 
 
+#: The modules that read the environment: the settings model, and the variable names it reads
+#: (which tell the CLI whether anything is set before it builds the model).
+ENV_READERS = {"bot/settings.py", "bot/envnames.py"}
+
+
 class TestSettingsOnlyReadOnce:
     @pytest.mark.parametrize(
         "path",
-        sorted(p for p in (ROOT / "bot").rglob("*.py") if p.name != "settings.py"),
+        sorted(p for p in (ROOT / "bot").rglob("*.py") if _rel(p) not in ENV_READERS),
         ids=_rel,
     )
     def test_only_settings_reads_the_environment(self, path: Path) -> None:
-        """Only bot/settings.py reads the environment; everything else gets a Settings."""
+        """Only bot/settings.py (and bot/envnames.py, to ask whether anything is set) reads
+        the environment; everything else gets a Settings."""
         uses = _attribute_uses(ast.parse(path.read_text(encoding="utf-8")))
         assert not uses & {("os", "getenv"), ("os", "environ")}
+
+    def test_the_exempt_modules_exist(self) -> None:
+        """The exemptions name real modules (no stale exemption left behind by a rename)."""
+        assert all((ROOT / rel).is_file() for rel in ENV_READERS)
 
 
 BOT = sorted((ROOT / "bot").rglob("*.py"))

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
+from pydantic import AliasChoices, SecretStr
 
+from bot.envnames import ENV_ALIASES, ENV_PREFIX, sets_any_setting
 from bot.settings import (
     ENV_NAMES,
     TABLE_END,
@@ -199,6 +200,80 @@ class TestEnvNames:
         """Variables are GPUFIT_* or the names Slack and Redis users already know."""
         for env_name in ENV_NAMES.values():
             assert re.fullmatch(r"(GPUFIT|SLACK|REDIS)_[A-Z0-9_]+", env_name), env_name
+
+
+def _aliases(field_name: str) -> list[str]:
+    """The variables a field's ``validation_alias`` names, as the model declares them."""
+    alias = Settings.model_fields[field_name].validation_alias
+    if isinstance(alias, AliasChoices):
+        return [str(choice) for choice in alias.choices]
+    return [] if alias is None else [str(alias)]
+
+
+def _spellings(field_name: str) -> list[str]:
+    """Every name a field might be read under: its aliases as the model declares them,
+    ``GPUFIT_<FIELD>`` (pydantic-settings also reads that for an aliased field) and the bare
+    field name (which it does not read), each in three cases."""
+    names = [*_aliases(field_name), ENV_PREFIX + field_name.upper(), field_name.upper()]
+    return [spelling for name in names for spelling in (name, name.lower(), name.title())]
+
+
+class TestSetsAnySetting:
+    """``bot.envnames``: the names the model reads, and whether an environment sets any."""
+
+    def test_the_model_reads_exactly_the_names_of_envnames(self) -> None:
+        """Aliased fields read ENV_ALIASES' name, every other field GPUFIT_<FIELD>."""
+        assert set(ENV_ALIASES) <= set(Settings.model_fields)
+        for field_name in Settings.model_fields:
+            expected = ENV_ALIASES.get(field_name, ENV_PREFIX + field_name.upper())
+            assert ENV_NAMES[field_name] == expected
+            expected_aliases = [ENV_ALIASES[field_name]] if field_name in ENV_ALIASES else []
+            assert _aliases(field_name) == expected_aliases
+
+    def test_every_documented_variable_counts_as_a_setting(self) -> None:
+        """Each variable of the settings table, in any case, with a value, is a setting."""
+        for name in ENV_NAMES.values():
+            for spelling in (name, name.lower()):
+                assert sets_any_setting({spelling: "1"}), spelling
+
+    @pytest.mark.parametrize(
+        "environ",
+        [
+            {},
+            {"PATH": "/usr/bin", "HOME": "/root", "XDG_STATE_HOME": "/tmp/state"},
+            {"GPUFIT_PORT": "", "REDIS_URL": "", "SLACK_BOT_TOKEN": ""},
+            {"REDIS_HOST": "r", "SLACK_TOKEN": "t", "GPUFIT": "x", "PORT": "1", "TOP": "3"},
+        ],
+        ids=["empty", "unrelated", "empty values", "near misses"],
+    )
+    def test_an_environment_without_settings_sets_none(self, environ: dict[str, str]) -> None:
+        """Unrelated names, empty values and look-alikes are not settings: the defaults."""
+        assert not sets_any_setting(environ)
+        assert Settings.from_env(environ) == Settings()
+
+    def test_a_variable_the_settings_read_is_never_missed(self) -> None:
+        """For every spelling of every field with a valid, an invalid and an empty value:
+        when sets_any_setting says nothing is set, the settings are exactly the defaults
+        (so the CLI may skip building them), and no variable error is lost."""
+        values = ["", "1", "redis://r:6379/0", "not a value"]
+        checked = 0
+        for field_name in Settings.model_fields:
+            for name in _spellings(field_name):
+                for value in values:
+                    environ = {name: value}
+                    if sets_any_setting(environ):
+                        continue
+                    assert Settings.from_env(environ) == Settings(), environ
+                    checked += 1
+        assert checked >= len(Settings.model_fields) * 3  # the bare names and empty values
+
+    def test_the_process_environment_is_the_default(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """With no mapping, os.environ is asked (names in any case)."""
+        for name in [n for n in os.environ if sets_any_setting({n: os.environ[n]})]:
+            monkeypatch.delenv(name)
+        assert not sets_any_setting()
+        monkeypatch.setenv("gpufit_top", "7")
+        assert sets_any_setting()
 
 
 class TestSettingsTable:

@@ -43,7 +43,8 @@ class OfferGroup:
 
     #: Every offer of the group, in catalog order.
     offers: tuple[Offer, ...]
-    #: Its instance types' prices, in order of first appearance.
+    #: Its instance types' prices in the order they rank: sound prices before doubted ones,
+    #: then by price, then by instance type.
     prices: tuple[PricePoint, ...]
 
 
@@ -83,11 +84,14 @@ def _group(offers: Sequence[Offer], doubtful: frozenset[str]) -> OfferGroup:
     points: dict[tuple[str, float, bool], list[Offer]] = {}
     for flagged, o in cheapest.values():
         points.setdefault((o.instance_type, o.price_usd_per_hour, flagged), []).append(o)
+    # Offers of one group share a plan and economics, so they rank among themselves as
+    # recommender.ranking.rank_key does: sound prices first, then by price, then by name.
+    ordered = sorted(points.items(), key=lambda item: (item[0][2], item[0][1], item[0][0]))
     return OfferGroup(
         offers=tuple(offers),
         prices=tuple(
             PricePoint(tuple(sorted(places, key=lambda o: (o.region, o.zone))), flagged)
-            for (_, _, flagged), places in points.items()
+            for (_, _, flagged), places in ordered
         ),
     )
 

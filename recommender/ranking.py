@@ -182,8 +182,8 @@ def _alternative(
     method = _CHEAPER_METHOD.get(workload.method)
     while method is not None:
         variant = replace(workload, method=method, precision=Precision.BF16_TRUE)
-        priced = priced_offers(variant, catalog, Shapes(LayoutSearch(variant)), rules)
-        within = _within_budget(variant, priced)
+        groups = priced_offers(variant, catalog, Shapes(LayoutSearch(variant)), rules)
+        within = [p for group in groups for p in _within_budget(variant, group)]
         if within:
             best = min(within, key=rank_key)
             return Alternative(
@@ -272,23 +272,29 @@ def recommend(
     if work.tokens is not None and workload.tokens is None:
         priced_w = replace(workload, tokens=work.tokens, duration_hours=None)
         target = work.duration_hours
-    ranked = rank(priced_offers(priced_w, catalog, shapes, rules))
+    groups = priced_offers(priced_w, catalog, shapes, rules)
     # A plan under the memory safety margin is shown only when nothing safer exists, or
     # when the user fixed the hardware (it then ranks after every safe plan: rank_key).
-    any_safe = any(p.plan.safe for p in ranked)
+    # Every offer of a group shares its plan.
+    any_safe = any(group[0].plan.safe for group in groups)
     if any_safe and workload.hardware is None:
-        ranked = [p for p in ranked if p.plan.safe]
-    within = _within_budget(priced_w, ranked)
+        groups = [group for group in groups if group[0].plan.safe]
+    within = [kept for group in groups if (kept := _within_budget(priced_w, group))]
     over_budget: BudgetGap | None = None
     alternative: Alternative | None = None
-    if workload.budget_usd is not None and ranked and not within:
-        cheapest = _option(priced_w, ranked[0], catalog, rules, now, target_hours=target)
+    if workload.budget_usd is not None and groups and not within:
+        best = min((group[0] for group in groups), key=rank_key)
+        cheapest = _option(priced_w, best, catalog, rules, now, target_hours=target)
         over_budget = BudgetGap(workload.budget_usd, cheapest)
     if not within:
         alternative = _alternative(priced_w, catalog, rules, now)
+    # A group's offers rank among themselves in its order, so only the first ``top`` of
+    # each can be shown (the best of each GPU type and provider, then the best of all):
+    # one sort of those.
+    ranked = rank(p for group in within for p in group[:top])
     chosen = [
         _option(priced_w, p, catalog, rules, now, rank=i + 1, target_hours=target)
-        for i, p in enumerate(_diversify(within, top))
+        for i, p in enumerate(_diversify(ranked, top))
     ]
     notes = _notes(work, chosen, any_safe=any_safe)
     # The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
@@ -297,7 +303,7 @@ def recommend(
     return Recommendation(
         workload=workload,
         options=tuple(chosen),
-        feasible=len(within),
+        feasible=sum(len(group) for group in within),
         hours_basis=work.basis,
         layouts=search.smallest_layouts(g for g in all_gpus() if g.id in sold),
         sources=catalog.sources,

@@ -151,8 +151,10 @@ def priced_offers(
     catalog: Catalog,
     shapes: Shapes,
     rules: Mapping[str, BillingRule],
-) -> list[Priced]:
-    """Every allowed offer the job fits on, priced, one per (instance, spot, price): of the
+) -> list[list[Priced]]:
+    """Per offer group (:class:`~recommender.catalog.OfferGroup`), in rank order (its price
+    points' order), every allowed offer the job fits on, priced, one per (instance, spot,
+    price): of the
     allowed regions that list it at that price, the first by name, at its cheapest zone
     (:class:`~recommender.catalog.PricePoint`); with a caveat naming the others when there
     are some (Lambda lists one price everywhere). The workload's regions, when it names
@@ -163,7 +165,7 @@ def priced_offers(
     economics, so an offer's expected cost is two multiplications and an addition.
     """
     ckpt = checkpoint_gib(workload)
-    out: list[Priced] = []
+    out: list[list[Priced]] = []
     for group in catalog.groups:
         shape = group.offers[0]
         if not allows_shape(workload, shape):
@@ -180,6 +182,7 @@ def priced_offers(
             checkpoint_size_gib=ckpt,
             gpu_id=shape.gpu_id,
         )
+        priced: list[Priced] = []
         for point in group.prices:
             places = point.offers
             if workload.regions:
@@ -199,7 +202,9 @@ def priced_offers(
                     ),
                 )
             expected = econ.expected_cost_usd(offer.price_usd_per_hour)
-            out.append(Priced(offer, plan, econ, expected, caveats, point.doubtful))
+            priced.append(Priced(offer, plan, econ, expected, caveats, point.doubtful))
+        if priced:
+            out.append(priced)
     return out
 
 

@@ -17,7 +17,7 @@ from recommender.layouts import evaluate, fit_on_nodes
 from recommender.parse import parse_workload
 from recommender.ranking import rank, recommend
 from recommender.sanity import doubtful, screen
-from recommender.selection import MAX_NODES, Shapes, allowed
+from recommender.selection import MAX_NODES, Shapes, allowed, priced_offers
 from recommender.topology import LayoutSearch
 from recommender.work import reference
 from recommender.workload import Method, Workload
@@ -198,6 +198,18 @@ class TestOnePass:
         if by_hand:
             assert rec.options[0].offer == rank(by_hand)[0].offer
         assert all(o.plan.safe for o in rec.options) or not any(o.plan.safe for o in by_hand)
+
+
+class TestGroupOrder:
+    @pytest.mark.parametrize("question", QUESTIONS)
+    def test_each_group_is_priced_in_rank_order(self, question: str) -> None:
+        """What lets recommend() sort only the first few offers of each group."""
+        w = parse_workload(question)
+        market = Catalog.of(load_bundled().offers, ())
+        groups = priced_offers(w, market, Shapes(LayoutSearch(w)), RULES)
+        assert groups
+        for group in groups:
+            assert group == rank(group)
 
 
 class TestSharedAcrossHostRam:

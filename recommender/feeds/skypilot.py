@@ -8,7 +8,7 @@ in different orders, so every row is read by column name. Facts the adapter reli
 * AWS lists on-demand per region, repeated on every availability-zone row, and spot per zone:
   each row yields one spot offer for its zone, and the region's on-demand offer once.
 * ``GpuInfo`` is a Python literal (single quotes; unquoted in GCP accelerator rows; Azure's
-  v5-v7 files write the card's name alone, with no memory); per-GPU
+  files, v6 and v8, write the card's name alone, with no memory); per-GPU
   memory is ``MemoryInfo.SizeInMiB``, except RunPod, where that number is GB. Lambda's
   ``TotalGpuMemoryInMiB`` holds the per-GPU value, so totals are never read.
 * GCP prices a GPU VM as a host row (``InstanceType`` set, no accelerator) plus an accelerator
@@ -42,7 +42,8 @@ __all__ = ["CLOUDS", "cloud_from_location", "looks_like_skypilot", "parse_skypil
 
 #: Clouds of SkyPilot's catalog layout whose ``vms.csv`` lists GPU rows (the provider ids the
 #: adapter sets); source: github.com/skypilot-org/skypilot-catalog ``catalogs/v8/`` (and the
-#: v5-v7 folders for clouds without a v8 one: azure, do, fluidstack, paperspace, ibm, scp).
+#: v5-v7 folders for clouds without a v8 one there: do, fluidstack, paperspace, ibm, scp;
+#: azure's v8 file was read from a fork of that repository).
 #: They share the column names; the per-cloud quirks are in :mod:`skypilot_builder`.
 CLOUDS = (
     "aws",

@@ -76,8 +76,8 @@ def gpu_card(cloud: str, gpu_info: str, count: int = 1) -> tuple[str, float | No
     if not gpu_info.strip():
         return "", None
     if not gpu_info.lstrip().startswith("{"):
-        # Azure's v5-v7 catalogs write the card's name alone (``V100``, ``A100-80GB``), with
-        # no memory; source: SkyPilot catalog v6 ``azure/vms.csv``.
+        # Azure's catalogs write the card's name alone (``V100``, ``A100-80GB``), with no
+        # memory; source: SkyPilot catalog v6 and v8 ``azure/vms.csv``.
         return gpu_info.strip(), None
     if len(gpu_info) > _MAX_GPU_INFO_CHARS:
         raise RowError("GpuInfo is implausibly long")
@@ -138,7 +138,7 @@ def _accelerator_name(cloud: str, name: str) -> str:
 #: Azure families whose catalog name omits what the card is; source: MicrosoftDocs/azure-docs
 #: sizes/gpu-accelerated/includes nca100v4-series-summary.md ("NVIDIA A100 PCIe GPUs with 80
 #: GB memory") and ncadsh100v5-series-summary.md ("H100 NVL GPUs with 94GB memory"), against
-#: SkyPilot catalog v6 ``azure/vms.csv`` (``A100-80GB`` and ``H100`` with no form factor).
+#: SkyPilot catalog v6 and v8 ``azure/vms.csv`` (``A100-80GB`` and ``H100`` with no form factor).
 _AZURE_CARDS = (
     (re.compile(r"^Standard_NC\d+ads_A100_v4$"), "A100 PCIe 80GB"),
     (re.compile(r"^Standard_NC\d+adi?s_H100_v5$"), "H100 NVL"),
@@ -146,7 +146,7 @@ _AZURE_CARDS = (
 
 #: GPUs per Azure instance where the catalog's count is wrong; source: MicrosoftDocs/azure-docs
 #: ndh100v5-series-summary.md ("a single VM and eight NVIDIA H100"), while SkyPilot catalog v6
-#: ``azure/vms.csv`` lists 12. Such rows are rejected rather than priced per a wrong count.
+#: and v8 ``azure/vms.csv`` list 12. Such rows are rejected rather than priced per a wrong count.
 _AZURE_GPU_COUNTS = {"Standard_ND96isr_H100_v5": 8}
 
 

@@ -1,9 +1,12 @@
-"""Azure's SkyPilot catalog, read from real rows of ``catalogs/v6/azure/vms.csv``.
+"""Azure's SkyPilot catalog, read from real rows of ``catalogs/v8/azure/vms.csv`` and of the
+older ``catalogs/v6/azure/vms.csv``.
 
-No v8 Azure file was available; the v6 file has the same columns, and its ``GpuInfo`` is the
-card's name alone (``V100``, ``A100-80GB``), not the dict literal other clouds write. The
-fixture ``skypilot_azure_v6_rows.csv`` names its commit on its first line. Expected values were
-read off the rows by hand.
+Both files have the same columns, and their ``GpuInfo`` is the card's name alone (``V100``,
+``A100-80GB``), not the dict literal other clouds write. The v8 rows
+(``catalogs/v8/azure/vms.csv``, served as the live default feed reads it) come from a fork of
+the catalog repository, the v6 rows (``skypilot_azure_v6_rows.csv``) from the catalog's own;
+each fixture names its repository and commit on its first line. Expected values were read off
+the rows by hand.
 """
 
 from __future__ import annotations
@@ -14,103 +17,191 @@ from recommender.feeds.base import ParsedFeed
 from recommender.feeds.detect import parse_any
 from recommender.gpus import get_gpu
 from tests.factories import only
-from tests.feeds.conftest import fixture_bytes
+from tests.feeds.conftest import catalog_bytes, fixture_bytes
 
-URL = (
-    "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/"
-    "catalogs/v6/azure/vms.csv"
-)
+VERSIONS = ("v6", "v8")
 
 
-def body() -> bytes:
-    return fixture_bytes("skypilot_azure_v6_rows.csv").split(b"\n", 1)[1]  # the source comment
+def url(version: str) -> str:
+    return (
+        "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/"
+        f"catalogs/{version}/azure/vms.csv"
+    )
 
 
-def real_rows() -> ParsedFeed:
-    return parse_any(body(), source=URL)
+def body(version: str) -> bytes:
+    """The rows as the catalog serves them (each fixture's source comment removed)."""
+    if version == "v8":
+        return catalog_bytes("azure")
+    return fixture_bytes("skypilot_azure_v6_rows.csv").split(b"\n", 1)[1]
 
 
-def test_the_cloud_is_taken_from_the_url_and_gpu_rows_are_counted() -> None:
-    """19 rows: 2 CPU-only and 2 GPU rows with an empty AcceleratorName (NC16ads_A10_v4,
-    NCC40ads_H100_v5) are skipped, leaving 15 GPU rows."""
-    feed = real_rows()
+def real_rows(version: str) -> ParsedFeed:
+    return parse_any(body(version), source=url(version))
+
+
+#: version → (GPU rows, the rejections). Rows are counted from 1 after the header.
+#: v6: 19 rows, 2 CPU-only and 2 with an empty AcceleratorName (NC16ads_A10_v4,
+#: NCC40ads_H100_v5) skipped. v8: 24 rows, 1 CPU-only (E8s_v5) and the same 2 empty ones.
+#: K80, M60 and Radeon MI25 are not in the GPU registry; ND96isr_H100_v5 lists 12 H100s where
+#: Azure's ND H100 v5 has 8, so its price cannot be split per GPU.
+READ: dict[str, tuple[int, tuple[str, ...]]] = {
+    "v6": (
+        15,
+        (
+            "row 4: unknown GPU 'K80'",
+            "row 15: AcceleratorCount 12 contradicts Azure's 8 GPUs for Standard_ND96isr_H100_v5",
+            "row 16: unknown GPU 'M60'",
+            "row 17: unknown GPU 'Radeon MI25'",
+        ),
+    ),
+    "v8": (
+        21,
+        (
+            "row 5: unknown GPU 'K80'",
+            "row 21: AcceleratorCount 12 contradicts Azure's 8 GPUs for Standard_ND96isr_H100_v5",
+            "row 22: unknown GPU 'M60'",
+            "row 23: unknown GPU 'Radeon MI25'",
+        ),
+    ),
+}
+
+#: Every on-demand offer: (version, instance, region, GPU id, GPUs, USD/h).
+#: V100 on NC v3 is the 16 GB card; the ND v2 row names V100-32GB. NC A100 v4 carries A100
+#: 80GB PCIe cards, ND A100 v4 the SXM ones (asr 40 GB, amsr 80 GB). NC H100 v5's "H100" is
+#: the 94 GB H100 NVL.
+ON_DEMAND = [
+    ("v6", "Standard_NC12s_v3", "eastus", "V100-SXM-16GB", 2, 6.12),
+    ("v6", "Standard_NC24ads_A100_v4", "eastus", "A100-PCIE-80GB", 1, 3.673),
+    ("v6", "Standard_NC40ads_H100_v5", "eastus", "H100-NVL-94GB", 1, 6.98),
+    ("v6", "Standard_NC4as_T4_v3", "eastus", "T4", 1, 0.526),
+    ("v6", "Standard_NC64as_T4_v3", "eastus", "T4", 4, 4.352),
+    ("v6", "Standard_NC96ads_A100_v4", "eastus", "A100-PCIE-80GB", 4, 14.692),
+    ("v6", "Standard_ND40rs_v2", "eastus", "V100-SXM-32GB", 8, 22.032),
+    ("v6", "Standard_ND96amsr_A100_v4", "eastus", "A100-SXM-80GB", 8, 32.77),
+    ("v6", "Standard_ND96asr_v4", "eastus", "A100-SXM-40GB", 8, 27.197),
+    ("v6", "Standard_NV36ads_A10_v5", "eastus", "A10", 1, 3.2),
+    ("v6", "Standard_NV72ads_A10_v5", "eastus", "A10", 2, 6.52),
+    ("v8", "Standard_NC12s_v3", "eastus", "V100-SXM-16GB", 2, 6.12),
+    ("v8", "Standard_NC16as_T4_v3", "eastus", "T4", 1, 1.204),
+    ("v8", "Standard_NC24ads_A100_v4", "eastus", "A100-PCIE-80GB", 1, 3.673),
+    ("v8", "Standard_NC24ads_A100_v4", "westus3", "A100-PCIE-80GB", 1, 3.673),
+    ("v8", "Standard_NC24s_v3", "eastus", "V100-SXM-16GB", 4, 12.24),
+    ("v8", "Standard_NC40ads_H100_v5", "eastus", "H100-NVL-94GB", 1, 6.98),
+    ("v8", "Standard_NC48ads_A100_v4", "eastus", "A100-PCIE-80GB", 2, 7.346),
+    ("v8", "Standard_NC4as_T4_v3", "eastus", "T4", 1, 0.526),
+    ("v8", "Standard_NC64as_T4_v3", "eastus", "T4", 4, 4.352),
+    ("v8", "Standard_NC6s_v3", "eastus", "V100-SXM-16GB", 1, 3.06),
+    ("v8", "Standard_NC80adis_H100_v5", "eastus", "H100-NVL-94GB", 2, 13.96),
+    ("v8", "Standard_NC96ads_A100_v4", "eastus", "A100-PCIE-80GB", 4, 14.692),
+    ("v8", "Standard_ND40rs_v2", "eastus", "V100-SXM-32GB", 8, 22.032),
+    ("v8", "Standard_ND96amsr_A100_v4", "eastus", "A100-SXM-80GB", 8, 32.77),
+    ("v8", "Standard_ND96amsr_A100_v4", "southcentralus", "A100-SXM-80GB", 8, 39.324),
+    ("v8", "Standard_ND96asr_v4", "eastus", "A100-SXM-40GB", 8, 27.197),
+    ("v8", "Standard_NV36ads_A10_v5", "eastus", "A10", 1, 3.2),
+]
+
+#: Per-GPU memory (GB as labelled) of the cards Azure's rows resolve to.
+MEMORY_GB = {
+    "V100-SXM-16GB": 16.0,
+    "V100-SXM-32GB": 32.0,
+    "T4": 16.0,
+    "A100-PCIE-80GB": 80.0,
+    "A100-SXM-40GB": 40.0,
+    "A100-SXM-80GB": 80.0,
+    "H100-NVL-94GB": 94.0,
+    "A10": 24.0,
+}
+
+#: Every spot offer: version → {(instance, region): USD/h}. The NC H100 v5 rows list
+#: SpotPrice = Price (6.98, 13.96) and get none; v6's K80 Promo row has no SpotPrice (and K80
+#: is rejected anyway); the others are spot at their SpotPrice.
+SPOT: dict[str, dict[tuple[str, str], float]] = {
+    "v6": {
+        ("Standard_NC12s_v3", "eastus"): 0.7956,
+        ("Standard_NC24ads_A100_v4", "eastus"): 0.444433,
+        ("Standard_NC4as_T4_v3", "eastus"): 0.062699,
+        ("Standard_NC64as_T4_v3", "eastus"): 0.518758,
+        ("Standard_NC96ads_A100_v4", "eastus"): 1.777732,
+        ("Standard_ND40rs_v2", "eastus"): 2.42352,
+        ("Standard_ND96amsr_A100_v4", "eastus"): 3.6047,
+        ("Standard_ND96asr_v4", "eastus"): 2.99167,
+        ("Standard_NV36ads_A10_v5", "eastus"): 0.8,
+        ("Standard_NV72ads_A10_v5", "eastus"): 1.63,
+    },
+    "v8": {
+        ("Standard_NC12s_v3", "eastus"): 0.7956,
+        ("Standard_NC16as_T4_v3", "eastus"): 0.143517,
+        ("Standard_NC24ads_A100_v4", "eastus"): 0.444433,
+        ("Standard_NC24ads_A100_v4", "westus3"): 0.40403,
+        ("Standard_NC24s_v3", "eastus"): 1.5912,
+        ("Standard_NC48ads_A100_v4", "eastus"): 0.888866,
+        ("Standard_NC4as_T4_v3", "eastus"): 0.062699,
+        ("Standard_NC64as_T4_v3", "eastus"): 0.518758,
+        ("Standard_NC6s_v3", "eastus"): 0.3978,
+        ("Standard_NC96ads_A100_v4", "eastus"): 1.777732,
+        ("Standard_ND40rs_v2", "eastus"): 2.42352,
+        ("Standard_ND96amsr_A100_v4", "eastus"): 3.6047,
+        ("Standard_ND96amsr_A100_v4", "southcentralus"): 4.32564,
+        ("Standard_ND96asr_v4", "eastus"): 2.99167,
+        ("Standard_NV36ads_A10_v5", "eastus"): 0.8,
+    },
+}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_cloud_is_taken_from_the_url_and_gpu_rows_are_counted(version: str) -> None:
+    feed = real_rows(version)
     assert {o.provider for o in feed.offers} == {"azure"}
-    assert feed.rows == 15
+    assert feed.rows == READ[version][0]
     assert {o.citation for o in feed.offers} == {"SkyPilot catalog azure/vms.csv"}
 
 
-@pytest.mark.parametrize(
-    ("instance", "gpu_id", "count", "price", "memory_gib"),
-    [
-        # V100 on NC v3 (16 GB); the ND v2 row names V100-32GB.
-        ("Standard_NC12s_v3", "V100-SXM-16GB", 2, 6.12, 16.0),
-        ("Standard_ND40rs_v2", "V100-SXM-32GB", 8, 22.032, 32.0),
-        ("Standard_NC4as_T4_v3", "T4", 1, 0.526, 16.0),
-        ("Standard_NC64as_T4_v3", "T4", 4, 4.352, 16.0),
-        # NC A100 v4 carries A100 80GB PCIe cards; ND A100 v4 the SXM ones.
-        ("Standard_NC24ads_A100_v4", "A100-PCIE-80GB", 1, 3.673, 80.0),
-        ("Standard_NC96ads_A100_v4", "A100-PCIE-80GB", 4, 14.692, 80.0),
-        ("Standard_ND96amsr_A100_v4", "A100-SXM-80GB", 8, 32.77, 80.0),
-        ("Standard_ND96asr_v4", "A100-SXM-40GB", 8, 27.197, 40.0),
-        # NC H100 v5's "H100" is the 94 GB H100 NVL.
-        ("Standard_NC40ads_H100_v5", "H100-NVL-94GB", 1, 6.98, 94.0),
-        ("Standard_NV36ads_A10_v5", "A10", 1, 3.2, 24.0),
-        ("Standard_NV72ads_A10_v5", "A10", 2, 6.52, 24.0),
-    ],
-)
+@pytest.mark.parametrize(("version", "instance", "region", "gpu_id", "count", "price"), ON_DEMAND)
 def test_gpu_rows_become_on_demand_offers(
-    instance: str, gpu_id: str, count: int, price: float, memory_gib: float
+    version: str, instance: str, region: str, gpu_id: str, count: int, price: float
 ) -> None:
-    offer = only(real_rows(), instance_type=instance, spot=False)
-    assert (offer.gpu_id, offer.gpu_count, offer.region) == (gpu_id, count, "eastus")
+    offer = only(real_rows(version), instance_type=instance, region=region, spot=False)
+    assert (offer.gpu_id, offer.gpu_count) == (gpu_id, count)
     assert offer.price_usd_per_hour == pytest.approx(price)
     # The rows give no memory: it comes from the card the name resolves to (GB as labelled).
     assert offer.gpu_memory_gib is None
-    assert get_gpu(offer.gpu_id).memory_gb == pytest.approx(memory_gib)
+    assert get_gpu(offer.gpu_id).memory_gb == pytest.approx(MEMORY_GB[gpu_id])
 
 
-def test_spot_offers_only_where_spot_price_is_set_and_below_price() -> None:
-    """NC40ads_H100_v5 lists SpotPrice = Price (6.98): no spot offer; the K80 Promo row has
-    no SpotPrice (and K80 is rejected anyway); the others are spot at their SpotPrice."""
-    feed = real_rows()
-    spot = {o.instance_type: o.price_usd_per_hour for o in feed.offers if o.spot}
-    assert "Standard_NC40ads_H100_v5" not in spot
-    assert spot == {
-        "Standard_NC12s_v3": pytest.approx(0.7956),
-        "Standard_NC24ads_A100_v4": pytest.approx(0.444433),
-        "Standard_NC4as_T4_v3": pytest.approx(0.062699),
-        "Standard_NC64as_T4_v3": pytest.approx(0.518758),
-        "Standard_NC96ads_A100_v4": pytest.approx(1.777732),
-        "Standard_ND40rs_v2": pytest.approx(2.42352),
-        "Standard_ND96amsr_A100_v4": pytest.approx(3.6047),
-        "Standard_ND96asr_v4": pytest.approx(2.99167),
-        "Standard_NV36ads_A10_v5": pytest.approx(0.8),
-        "Standard_NV72ads_A10_v5": pytest.approx(1.63),
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_on_demand_offers_are_exactly_those(version: str) -> None:
+    made = {(o.instance_type, o.region) for o in real_rows(version).offers if not o.spot}
+    assert made == {(i, r) for v, i, r, *_ in ON_DEMAND if v == version}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_spot_offers_only_where_spot_price_is_set_and_below_price(version: str) -> None:
+    spot = {
+        (o.instance_type, o.region): o.price_usd_per_hour
+        for o in real_rows(version).offers
+        if o.spot
     }
+    assert spot == {key: pytest.approx(price) for key, price in SPOT[version].items()}
 
 
-def test_rows_gpufit_cannot_read_are_rejected_with_reasons() -> None:
-    """K80, M60 and Radeon MI25 are not in the GPU registry; the ND96isr_H100_v5 row lists 12
-    H100s where Azure's ND H100 v5 has 8, so its price cannot be split per GPU."""
-    feed = real_rows()
-    assert feed.rejected == 4
-    assert feed.errors == (
-        "row 4: unknown GPU 'K80'",
-        "row 15: AcceleratorCount 12 contradicts Azure's 8 GPUs for Standard_ND96isr_H100_v5",
-        "row 16: unknown GPU 'M60'",
-        "row 17: unknown GPU 'Radeon MI25'",
-    )
+@pytest.mark.parametrize("version", VERSIONS)
+def test_rows_gpufit_cannot_read_are_rejected_with_reasons(version: str) -> None:
+    feed = real_rows(version)
+    errors = READ[version][1]
+    assert feed.rejected == len(errors)
+    assert feed.errors == errors
     assert not [o for o in feed.offers if o.instance_type == "Standard_ND96isr_H100_v5"]
 
 
 def test_a_fractional_gpu_partition_is_rejected_not_priced_as_a_whole_gpu() -> None:
-    """Azure's smaller NVads A10 v5 sizes are a fraction of one A10; the fixture has none, so
-    this row is the fixture's NV36ads_A10_v5 row with AcceleratorCount edited to 1/6 (an
+    """Azure's smaller NVads A10 v5 sizes are a fraction of one A10; the fixtures have none, so
+    this row is the v8 fixture's NV36ads_A10_v5 row with AcceleratorCount edited to 1/6 (an
     edited row, not a catalog one)."""
-    header, rows = body().decode().split("\n", 1)
+    header, rows = body("v8").decode().split("\n", 1)
     real = next(r for r in rows.splitlines() if r.startswith("Standard_NV36ads_A10_v5,"))
     edited = real.replace("A10,1,", "A10,0.16666666666666666,", 1)
-    feed = parse_any(f"{header}\n{real}\n{edited}\n", source=URL)
+    feed = parse_any(f"{header}\n{real}\n{edited}\n", source=url("v8"))
     assert feed.rejected == 1
     assert feed.errors == (
         "row 2: AcceleratorCount '0.16666666666666666' is not a whole number of GPUs",

@@ -182,8 +182,8 @@ def _alternative(
     method = _CHEAPER_METHOD.get(workload.method)
     while method is not None:
         variant = replace(workload, method=method, precision=Precision.BF16_TRUE)
-        groups = priced_offers(variant, catalog, Shapes(LayoutSearch(variant)), rules)
-        within = [p for group in groups for p in _within_budget(variant, group)]
+        groups = priced_offers(variant, catalog, Shapes(LayoutSearch(variant)), rules, keep=1)
+        within = [p for group in groups for p in group.within]
         if within:
             best = min(within, key=rank_key)
             return Alternative(
@@ -193,13 +193,6 @@ def _alternative(
             )
         method = _CHEAPER_METHOD.get(method)
     return None
-
-
-def _within_budget(workload: Workload, priced: list[Priced]) -> list[Priced]:
-    budget = workload.budget_usd
-    if budget is None:
-        return priced
-    return [p for p in priced if p.expected_cost_usd <= budget]
 
 
 def _option(
@@ -272,26 +265,25 @@ def recommend(
     if work.tokens is not None and workload.tokens is None:
         priced_w = replace(workload, tokens=work.tokens, duration_hours=None)
         target = work.duration_hours
-    groups = priced_offers(priced_w, catalog, shapes, rules)
+    # Of each offer group, only the first ``top`` within the budget can be shown (the best
+    # of each GPU type and provider, then the best of all): one sort of those.
+    groups = priced_offers(priced_w, catalog, shapes, rules, keep=top)
     # A plan under the memory safety margin is shown only when nothing safer exists, or
     # when the user fixed the hardware (it then ranks after every safe plan: rank_key).
     # Every offer of a group shares its plan.
-    any_safe = any(group[0].plan.safe for group in groups)
+    any_safe = any(group.best.plan.safe for group in groups)
     if any_safe and workload.hardware is None:
-        groups = [group for group in groups if group[0].plan.safe]
-    within = [kept for group in groups if (kept := _within_budget(priced_w, group))]
+        groups = [group for group in groups if group.best.plan.safe]
+    ranked = rank(p for group in groups for p in group.within)
+    feasible = sum(group.feasible for group in groups)
     over_budget: BudgetGap | None = None
     alternative: Alternative | None = None
-    if workload.budget_usd is not None and groups and not within:
-        best = min((group[0] for group in groups), key=rank_key)
+    if workload.budget_usd is not None and groups and not ranked:
+        best = min((group.best for group in groups), key=rank_key)
         cheapest = _option(priced_w, best, catalog, rules, now, target_hours=target)
         over_budget = BudgetGap(workload.budget_usd, cheapest)
-    if not within:
+    if not ranked:
         alternative = _alternative(priced_w, catalog, rules, now)
-    # A group's offers rank among themselves in its order, so only the first ``top`` of
-    # each can be shown (the best of each GPU type and provider, then the best of all):
-    # one sort of those.
-    ranked = rank(p for group in within for p in group[:top])
     chosen = [
         _option(priced_w, p, catalog, rules, now, rank=i + 1, target_hours=target)
         for i, p in enumerate(_diversify(ranked, top))
@@ -303,7 +295,7 @@ def recommend(
     return Recommendation(
         workload=workload,
         options=tuple(chosen),
-        feasible=sum(len(group) for group in within),
+        feasible=feasible,
         hours_basis=work.basis,
         layouts=search.smallest_layouts(g for g in all_gpus() if g.id in sold),
         sources=catalog.sources,

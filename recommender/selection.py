@@ -27,6 +27,7 @@ from recommender.workload import SpotPolicy, Workload
 __all__ = [
     "MAX_NODES",
     "Priced",
+    "PricedGroup",
     "Shapes",
     "allowed",
     "allows_shape",
@@ -146,26 +147,42 @@ def shape_of(offer: Offer) -> _Shape:
     return (offer.gpu_id, offer.gpu_count, offer.link, offer.fabric.fast, offer.ram_gib)
 
 
+class PricedGroup(NamedTuple):
+    """One offer group's priced offers (:func:`priced_offers`)."""
+
+    #: Its best offer, within the budget or not.
+    best: Priced
+    #: Its first offers within the budget (all of them without one), in rank order, as
+    #: many as were asked for.
+    within: list[Priced]
+    #: How many of its offers are within the budget.
+    feasible: int
+
+
 def priced_offers(
     workload: Workload,
     catalog: Catalog,
     shapes: Shapes,
     rules: Mapping[str, BillingRule],
-) -> list[list[Priced]]:
-    """Per offer group (:class:`~recommender.catalog.OfferGroup`), in rank order (its price
-    points' order), every allowed offer the job fits on, priced, one per (instance, spot,
-    price): of the
-    allowed regions that list it at that price, the first by name, at its cheapest zone
+    *,
+    keep: int,
+) -> list[PricedGroup]:
+    """Per offer group (:class:`~recommender.catalog.OfferGroup`), the allowed offers the job
+    fits on, priced, one per (instance, spot, price): of the allowed regions that list it
+    at that price, the first by name, at its cheapest zone
     (:class:`~recommender.catalog.PricePoint`); with a caveat naming the others when there
     are some (Lambda lists one price everywhere). The workload's regions, when it names
     some, have already narrowed the choice to the user's geography.
 
     Only the offers the catalog's sanity checks keep are priced
     (:func:`recommender.sanity.screen`); each offer group gets one plan and one set of
-    economics, so an offer's expected cost is two multiplications and an addition.
+    economics, so an offer's expected cost is two multiplications and an addition. A
+    group's offers come in rank order (its price points' order), so only its best and its
+    first ``keep`` within the workload's budget can be shown; the rest are counted.
     """
     ckpt = checkpoint_gib(workload)
-    out: list[list[Priced]] = []
+    budget = workload.budget_usd
+    out: list[PricedGroup] = []
     for group in catalog.groups:
         shape = group.offers[0]
         if not allows_shape(workload, shape):
@@ -182,30 +199,38 @@ def priced_offers(
             checkpoint_size_gib=ckpt,
             gpu_id=shape.gpu_id,
         )
-        priced: list[Priced] = []
+        best: Priced | None = None
+        within: list[Priced] = []
+        feasible = 0
         for point in group.prices:
             places = point.offers
             if workload.regions:
                 places = tuple(o for o in places if in_regions(workload, o))
                 if not places:
                     continue
-            offer = places[0]
-            caveats: tuple[Caveat, ...] = ()
-            if len(places) > 1:
-                regions = [o.region for o in places]
-                shown = ", ".join(regions[:4]) + (", …" if len(regions) > 4 else "")
-                caveats = (
-                    Caveat(
-                        CaveatKind.ZONE,
-                        Severity.INFO,
-                        f"same price in {len(regions)} regions ({shown}); {offer.region} shown",
-                    ),
+            expected = econ.expected_cost_usd(places[0].price_usd_per_hour)
+            fits_budget = budget is None or expected <= budget
+            feasible += fits_budget
+            if best is None or (fits_budget and len(within) < keep):
+                priced = Priced(
+                    places[0], plan, econ, expected, _regions_note(places), point.doubtful
                 )
-            expected = econ.expected_cost_usd(offer.price_usd_per_hour)
-            priced.append(Priced(offer, plan, econ, expected, caveats, point.doubtful))
-        if priced:
-            out.append(priced)
+                best = best or priced
+                if fits_budget and len(within) < keep:
+                    within.append(priced)
+        if best is not None:
+            out.append(PricedGroup(best, within, feasible))
     return out
+
+
+def _regions_note(places: tuple[Offer, ...]) -> tuple[Caveat, ...]:
+    """The offer shown is the first of ``places``; a caveat names the others, if any."""
+    if len(places) < 2:
+        return ()
+    regions = [o.region for o in places]
+    shown = ", ".join(regions[:4]) + (", …" if len(regions) > 4 else "")
+    text = f"same price in {len(regions)} regions ({shown}); {places[0].region} shown"
+    return (Caveat(CaveatKind.ZONE, Severity.INFO, text),)
 
 
 def shape_plan(search: LayoutSearch, offer: Offer) -> Plan | None:

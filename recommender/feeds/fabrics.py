@@ -40,6 +40,15 @@ FABRICS: Mapping[tuple[str, str], tuple[Fabric, float | None]] = {
     ("gcp", "a2-highgpu-8g"): (Fabric.ETHERNET, 100.0),
     ("gcp", "a2-megagpu-16g"): (Fabric.ETHERNET, 100.0),
     ("gcp", "a2-ultragpu-8g"): (Fabric.ETHERNET, 100.0),
+    # Azure ND series: InfiniBand between VMs of one scale set, GPUDirect RDMA; source:
+    # MicrosoftDocs/azure-docs articles/virtual-machines/sizes/gpu-accelerated/includes
+    # nd-a100-v4- and ndm-a100-v4-series-summary (one 200 Gb/s HDR link per GPU, 1.6 Tb/s a
+    # VM), nd-h100-v5-series-summary (400 Gb/s NDR per GPU, 3.2 Tb/s), ndv2-series-summary
+    # (100 Gb/s EDR).
+    ("azure", "Standard_ND96asr_v4"): (Fabric.INFINIBAND, 1600.0),
+    ("azure", "Standard_ND96amsr_A100_v4"): (Fabric.INFINIBAND, 1600.0),
+    ("azure", "Standard_ND96isr_H100_v5"): (Fabric.INFINIBAND, 3200.0),
+    ("azure", "Standard_ND40rs_v2"): (Fabric.INFINIBAND, 100.0),
 }
 
 #: Nebius 8-GPU H100/H200/B200 VMs join InfiniBand GPU clusters at 8x400 Gbit/s; source:

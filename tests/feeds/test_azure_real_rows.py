@@ -16,6 +16,7 @@ import pytest
 from recommender.feeds.base import ParsedFeed
 from recommender.feeds.detect import parse_any
 from recommender.gpus import get_gpu
+from recommender.offers import Fabric
 from tests.factories import only
 from tests.feeds.conftest import catalog_bytes, fixture_bytes
 
@@ -207,3 +208,16 @@ def test_a_fractional_gpu_partition_is_rejected_not_priced_as_a_whole_gpu() -> N
         "row 2: AcceleratorCount '0.16666666666666666' is not a whole number of GPUs",
     )
     assert {o.gpu_count for o in feed.offers} == {1}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_nd_series_vms_are_networked_over_infiniband(version: str) -> None:
+    """ND A100 v4 and NDm A100 v4: a 200 Gb/s HDR link per GPU (1.6 Tb/s a VM); NDv2: 100 Gb/s
+    EDR (azure-docs ND-series summaries); NC VMs have no cluster fabric."""
+    offers = {o.instance_type: o for o in real_rows(version).offers if not o.spot}
+    for name, gbps in (("Standard_ND96asr_v4", 1600.0), ("Standard_ND96amsr_A100_v4", 1600.0)):
+        assert (offers[name].fabric, offers[name].fabric_gbps) == (Fabric.INFINIBAND, gbps)
+    if version == "v8":
+        nd40 = offers["Standard_ND40rs_v2"]
+        assert (nd40.fabric, nd40.fabric_gbps) == (Fabric.INFINIBAND, 100.0)
+    assert offers["Standard_NC24ads_A100_v4"].fabric is Fabric.NONE

@@ -70,28 +70,26 @@ def _group(offers: Sequence[Offer], doubtful: frozenset[str]) -> OfferGroup:
     """The group of ``offers`` (one group key, catalog order); ``doubtful`` holds the keys
     of offers whose price the sanity checks doubt. A region is represented by its cheapest
     zone with a sound price, else by its cheapest zone."""
-    cheapest: dict[tuple[str, str], tuple[bool, Offer]] = {}  # (instance type, region)
+
+    def order(o: Offer) -> tuple[bool, float, str]:
+        return (o.key in doubtful, o.price_usd_per_hour, o.zone)
+
+    cheapest: dict[tuple[str, str], Offer] = {}  # (instance type, region) → its zone shown
     for o in offers:
-        key = (o.instance_type, o.region)
-        flagged = o.key in doubtful
-        current = cheapest.get(key)
-        if current is None or (flagged, o.price_usd_per_hour, o.zone) < (
-            current[0],
-            current[1].price_usd_per_hour,
-            current[1].zone,
-        ):
-            cheapest[key] = (flagged, o)
-    points: dict[tuple[str, float, bool], list[Offer]] = {}
-    for flagged, o in cheapest.values():
-        points.setdefault((o.instance_type, o.price_usd_per_hour, flagged), []).append(o)
+        current = cheapest.get((o.instance_type, o.region))
+        if current is None or order(o) < order(current):
+            cheapest[(o.instance_type, o.region)] = o
     # Offers of one group share a plan and economics, so they rank among themselves as
     # recommender.ranking.rank_key does: sound prices first, then by price, then by name.
-    ordered = sorted(points.items(), key=lambda item: (item[0][2], item[0][1], item[0][0]))
+    points: dict[tuple[bool, float, str], list[Offer]] = {}
+    for o in cheapest.values():
+        flagged, price, _ = order(o)
+        points.setdefault((flagged, price, o.instance_type), []).append(o)
     return OfferGroup(
         offers=tuple(offers),
         prices=tuple(
             PricePoint(tuple(sorted(places, key=lambda o: (o.region, o.zone))), flagged)
-            for (_, _, flagged), places in ordered
+            for (flagged, _, _), places in sorted(points.items())
         ),
     )
 

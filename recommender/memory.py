@@ -361,7 +361,7 @@ class MemoryModel:
         found = self._splits[key] = (own, whole, act, extra, host_act)
         return found
 
-    def _bytes(self, strategy: Strategy, gpus: int, gpus_per_node: int) -> tuple[_Terms, int]:
+    def _terms_on(self, strategy: Strategy, gpus: int, gpus_per_node: int) -> tuple[_Terms, int]:
         """The strategy's terms on this layout and the degree ``n`` its states are sharded
         over (:func:`~recommender.model_states.shard_degree` of the data-parallel ranks)."""
         par = strategy.parallel
@@ -374,12 +374,12 @@ class MemoryModel:
 
     def totals(self, strategy: Strategy, *, gpus: int, gpus_per_node: int) -> tuple[float, float]:
         """(``total_gib``, ``cpu_offload_gib``) of :meth:`breakdown`, without building it."""
-        terms, n = self._bytes(strategy, gpus, gpus_per_node)
+        terms, n = self._terms_on(strategy, gpus, gpus_per_node)
         return _at(terms.total, n) / GIB, _at(terms.host, n) / GIB
 
     def breakdown(self, strategy: Strategy, *, gpus: int, gpus_per_node: int) -> MemoryBreakdown:
         """Peak memory per GPU with ``strategy`` on ``gpus`` GPUs (as :func:`estimate_memory`)."""
-        terms, n = self._bytes(strategy, gpus, gpus_per_node)
+        terms, n = self._terms_on(strategy, gpus, gpus_per_node)
         acts = self._activations[1 if strategy.checkpointing else 0]
         logits, generation = acts.logits, acts.generation
         par = strategy.parallel

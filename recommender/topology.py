@@ -155,12 +155,12 @@ class LayoutSearch:
         allow = host_ram_gib is not None or self.workload.offload is not None
         return layout, layout.with_offload if allow else layout.without_offload
 
+    @staticmethod
     def _first_rung(
-        self, gpus: int, gpus_per_node: int, limit: float, host_ram_gib: float | None
+        layout: Layout, order: tuple[int, ...], limit: float, host_ram_gib: float | None
     ) -> int:
-        """The position of the first usable rung of this layout that fits in ``limit`` GiB
-        per GPU and, with offload, in the node's host RAM, or -1 when none does."""
-        layout, order = self._rungs(gpus, gpus_per_node, host_ram_gib)
+        """The position in ``order`` of the first rung of ``layout`` that fits in ``limit``
+        GiB per GPU and, with offload, in the node's host RAM, or -1 when none does."""
         for position, i in enumerate(order):
             if rung_fits(layout.rung(i), limit, host_ram_gib):
                 return position
@@ -199,10 +199,10 @@ class LayoutSearch:
         # offload was allowed at all, so shapes that differ only in RAM share the plan. When
         # a rung without offload fits, not even the latter matters: the ladders with and
         # without offload rungs agree up to their first offload rung.
-        first = self._first_rung(gpus, gpus_per_node, limit, host_ram_gib)
+        first = self._first_rung(layout, order, limit, host_ram_gib)
         safe = first >= 0
         if not safe:
-            first = self._first_rung(gpus, gpus_per_node, usable, host_ram_gib)
+            first = self._first_rung(layout, order, usable, host_ram_gib)
             limit = usable
         offload_free = first >= 0 and layout.ladder[order[first]].offload is Offload.NONE
         free = offload_free or host_ram_gib is None

@@ -78,7 +78,7 @@ class TestCandidates:
 def test_ladder_without_offload_is_the_ladder_less_its_offload_rungs(
     w: Workload, gpus: int, per_node: int, nvlink: bool
 ) -> None:
-    """What LayoutSearch.rungs relies on to read both ladders off one."""
+    """What Layout.without_offload relies on to read both ladders off one."""
     kw = {"gpus": gpus, "nodes": -(-gpus // per_node), "gpus_per_node": per_node}
     every = candidate_strategies(w, allow_offload=True, nvlink=nvlink, **kw)
     without = candidate_strategies(w, allow_offload=False, nvlink=nvlink, **kw)

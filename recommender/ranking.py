@@ -75,7 +75,8 @@ class Recommendation:
     #: How many feasible options exist in all (``options`` is the diversified top).
     feasible: int
     hours_basis: HoursBasis
-    #: Per GPU type the catalog sells, the smallest layout the job fits on (no prices).
+    #: Per GPU type the catalog sells, the smallest layout the job fits on (no prices);
+    #: empty when :func:`recommend` was asked for them only if no option is shown.
     layouts: tuple[Plan, ...]
     sources: tuple[SourceInfo, ...]
     generated_at: datetime
@@ -241,6 +242,7 @@ def recommend(
     now: datetime,
     top: int = 5,
     rules: Mapping[str, BillingRule] = RULES,
+    layouts: bool = True,
 ) -> Recommendation:
     """The ranked, diversified, budget-checked answer for a workload.
 
@@ -250,6 +252,9 @@ def recommend(
         now: the current time (for price ages); the domain never reads the clock.
         top: how many options to return.
         rules: billing rules by provider id.
+        layouts: list the smallest layout per GPU type sold even when options are shown
+            (the JSON answer does); with ``False`` they are listed only when no option is,
+            the one case a chat answer shows them, and their searches are skipped otherwise.
     """
     if top < 1:
         raise ValueError("top must be at least 1")
@@ -291,13 +296,16 @@ def recommend(
     notes = _notes(work, chosen, any_safe=any_safe)
     # The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
     # for what can be rented (``gpufit estimate`` lists every known GPU).
-    sold = {group.offers[0].gpu_id for group in catalog.groups}
+    per_gpu: tuple[Plan, ...] = ()
+    if layouts or not chosen:
+        sold = {group.offers[0].gpu_id for group in catalog.groups}
+        per_gpu = search.smallest_layouts(g for g in all_gpus() if g.id in sold)
     return Recommendation(
         workload=workload,
         options=tuple(chosen),
         feasible=feasible,
         hours_basis=work.basis,
-        layouts=search.smallest_layouts(g for g in all_gpus() if g.id in sold),
+        layouts=per_gpu,
         sources=catalog.sources,
         generated_at=now,
         over_budget=over_budget,

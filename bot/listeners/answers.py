@@ -226,11 +226,12 @@ def _compute(
         # Words of the earlier question that the follow-up overrides are not "not understood".
         unclear = _not_understood(follow_up)
         workload = replace(workload, ignored=tuple(w for w in workload.ignored if w in unclear))
+    # A chat answer shows the per-GPU layouts only when no option can be shown.
     if metrics is not None:
         with metrics.time_recommendation():
-            rec = recommend(workload, catalog, now=now, top=top)
+            rec = recommend(workload, catalog, now=now, top=top, layouts=False)
     else:
-        rec = recommend(workload, catalog, now=now, top=top)
+        rec = recommend(workload, catalog, now=now, top=top, layouts=False)
     return Answer(query, render_recommendation(rec, query=query, ephemeral=ephemeral))
 
 

@@ -56,6 +56,19 @@ class TestFeasibility:
         assert all(o.nodes > 1 for o in rec.options)
         assert any(c.kind is CaveatKind.MULTI_NODE for c in rec.options[0].caveats)
 
+    def test_layouts_are_listed_on_request_or_when_no_option_is_shown(self) -> None:
+        """The smallest layout per GPU type sold is always listed by default; a chat answer
+        asks for it only when nothing can be shown (``layouts=False``)."""
+        full = _rec(None, L4_SINGLE, H100_OD)
+        assert {p.gpu_id for p in full.layouts} == {"L4", "H100-SXM-80GB"}
+        lean = _rec(None, L4_SINGLE, H100_OD, layouts=False)
+        assert lean.layouts == ()
+        assert lean.options == full.options
+        nothing = _rec(None, L4_SINGLE, layouts=False)
+        assert not nothing.options
+        assert nothing.layouts == _rec(None, L4_SINGLE).layouts
+        assert [p.gpu_id for p in nothing.layouts] == ["L4"]
+
     def test_pcie_sharding_is_allowed_with_a_caveat(self) -> None:
         """Sharding across PCIe-only L40S cards is offered, with the PCIe caveat."""
         w = workload(model="Llama 3.2 3B", duration_hours=10)

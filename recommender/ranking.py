@@ -24,7 +24,7 @@ from recommender.costing import Option, caveats_of_source, per_btok, price_optio
 from recommender.gpus import all_gpus, get_gpu
 from recommender.memory import HEADROOM_FRAC, HEADROOM_MIN_GIB
 from recommender.offers import Offer, SourceInfo
-from recommender.selection import MAX_NODES, Priced, Shapes, allowed, priced_offers
+from recommender.selection import MAX_NODES, Fitted, Priced, allowed, fitted_groups, priced_offers
 from recommender.topology import LayoutSearch, Plan
 from recommender.units import hours_text
 from recommender.work import HoursBasis, Reference, Work, reference
@@ -183,7 +183,8 @@ def _alternative(
     method = _CHEAPER_METHOD.get(workload.method)
     while method is not None:
         variant = replace(workload, method=method, precision=Precision.BF16_TRUE)
-        groups = priced_offers(variant, catalog, Shapes(LayoutSearch(variant)), rules, keep=1)
+        fitted = fitted_groups(variant, catalog, LayoutSearch(variant))
+        groups = priced_offers(variant, fitted, rules, keep=1)
         within = [p for group in groups for p in group.within]
         if within:
             best = min(within, key=rank_key)
@@ -258,11 +259,11 @@ def recommend(
     """
     if top < 1:
         raise ValueError("top must be at least 1")
-    # One search per question: its memos (memory figures, one plan per instance shape and
-    # one training rate per network) live as long as this call.
+    # One search per question: its memos (memory figures, layouts, plans) live as long as
+    # this call, as do the plan of each instance shape and its rate on each network.
     search = LayoutSearch(workload)
-    shapes = Shapes(search)
-    work = _work(workload, catalog, shapes)
+    fitted = fitted_groups(workload, catalog, search)
+    work = _work(workload, catalog, fitted)
     # The workload every option is priced on: a duration becomes the tokens it buys on the
     # reference layout (the duration itself is kept to mark the options that take longer).
     priced_w = workload
@@ -272,7 +273,7 @@ def recommend(
         target = work.duration_hours
     # Of each offer group, only the first ``top`` within the budget can be shown (the best
     # of each GPU type and provider, then the best of all): one sort of those.
-    groups = priced_offers(priced_w, catalog, shapes, rules, keep=top)
+    groups = priced_offers(priced_w, fitted, rules, keep=top)
     # A plan under the memory safety margin is shown only when nothing safer exists, or
     # when the user fixed the hardware (it then ranks after every safe plan: rank_key).
     # Every offer of a group shares its plan.
@@ -315,14 +316,14 @@ def recommend(
     )
 
 
-def _work(workload: Workload, catalog: Catalog, shapes: Shapes) -> Work:
+def _work(workload: Workload, catalog: Catalog, fitted: list[Fitted]) -> Work:
     """What the options are priced for (see :mod:`recommender.work`)."""
     if workload.tokens is not None:
         return Work(HoursBasis.TOKENS, tokens=workload.tokens)
     duration = workload.duration_hours
     if duration is None:
         return Work(HoursBasis.DEFAULT)
-    ref = reference(workload, catalog, shapes)
+    ref = reference(workload, fitted)
     if ref is None:  # the job fits nowhere: nothing to price either
         return Work(HoursBasis.DURATION, duration_hours=duration)
     tokens = ref.tokens_per_hour * duration

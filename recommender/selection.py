@@ -2,8 +2,8 @@
 
 Offers the workload rules out (provider, spot policy, named hardware, region) are dropped;
 every instance shape left gets the smallest layout the job fits on, and that layout its
-training rate on the offer's network (one plan per shape and one rate per network, remembered
-for this question only: :class:`Shapes`); each offer is then priced under its provider's billing
+training rate on the offer's network (one plan per shape and one rate per network, for this
+question only: :func:`fitted_groups`); each offer is then priced under its provider's billing
 rule (:mod:`recommender.costing`): offers of one shape from one provider, on-demand or spot,
 share one plan and one set of economics, so an offer's expected cost is two multiplications
 and an addition. :mod:`recommender.ranking` ranks what comes out.
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from recommender.billing import BillingRule, rule_for
-from recommender.catalog import Catalog
+from recommender.catalog import Catalog, OfferGroup
 from recommender.caveats import Caveat, CaveatKind, Severity
 from recommender.economics import Economics, checkpoint_gib, economics
 from recommender.gpus import IntraNode, get_gpu
@@ -26,11 +26,12 @@ from recommender.workload import SpotPolicy, Workload
 
 __all__ = [
     "MAX_NODES",
+    "Fitted",
     "Priced",
     "PricedGroup",
-    "Shapes",
     "allowed",
     "allows_shape",
+    "fitted_groups",
     "in_regions",
     "priced_offers",
     "shape_plan",
@@ -105,41 +106,44 @@ def in_regions(workload: Workload, offer: Offer) -> bool:
     return any(region.startswith(prefix) for prefix in workload.regions)
 
 
-class Shapes:
-    """One question's plan per instance shape and training rate per (shape, network).
+class Fitted(NamedTuple):
+    """An offer group the workload allows and the job fits on, with the group's plan and its
+    training rate (tokens per hour) on the group's network."""
 
-    An offer's plan depends only on its shape (GPU, GPUs per instance, link, fast fabric, host
-    RAM) and the layout's rate only on the plan and the network, not on the work asked
-    (tokens, duration, budget), so the reference layout (:mod:`recommender.work`) and the
-    pricing share them. Lives as long as the question's :class:`LayoutSearch`.
+    group: OfferGroup
+    plan: Plan
+    tokens_per_hour: float
+
+
+def fitted_groups(workload: Workload, catalog: Catalog, search: LayoutSearch) -> list[Fitted]:
+    """The offer groups (:class:`~recommender.catalog.OfferGroup`) the workload allows, with
+    an offer in its regions, that the job fits on, in catalog order.
+
+    A plan depends only on the instance shape (GPU, GPUs per instance, link, fast fabric,
+    host RAM) and a rate only on the plan and the network, not on the work asked (tokens,
+    duration, budget), so the reference layout (:mod:`recommender.work`) and the pricing
+    share them: one plan per shape and one rate per (shape, network), for this question.
     """
-
-    def __init__(self, search: LayoutSearch) -> None:
-        self.search = search
-        self._plans: dict[_Shape, Plan | None] = {}
-        self._rates: dict[tuple[_Shape, Network], float] = {}
-
-    def plan(self, offer: Offer) -> Plan | None:
-        """:func:`shape_plan` of the offer's shape."""
+    plans: dict[_Shape, Plan | None] = {}
+    rates: dict[tuple[_Shape, Network], float] = {}
+    out: list[Fitted] = []
+    for group in catalog.groups:
+        offer = group.offers[0]
+        if not allows_shape(workload, offer):
+            continue
+        if workload.regions and not any(in_regions(workload, o) for o in group.offers):
+            continue
         shape = shape_of(offer)
-        if shape not in self._plans:
-            self._plans[shape] = shape_plan(self.search, offer)
-        return self._plans[shape]
-
-    def tokens_per_hour(self, offer: Offer) -> float:
-        """Tokens per hour of the offer's shape plan on the offer's network.
-
-        Raises:
-            ValueError: the job fits no layout of the offer's shape (:meth:`plan` is ``None``).
-        """
+        if shape not in plans:
+            plans[shape] = shape_plan(search, offer)
+        plan = plans[shape]
+        if plan is None:
+            continue
         network = Network.of(offer)
-        key = (shape_of(offer), network)
-        if key not in self._rates:
-            plan = self.plan(offer)
-            if plan is None:
-                raise ValueError(f"{offer.instance_type}: no layout of this shape fits the job")
-            self._rates[key] = tokens_per_hour(self.search.workload, plan, network)
-        return self._rates[key]
+        if (shape, network) not in rates:
+            rates[shape, network] = tokens_per_hour(workload, plan, network)
+        out.append(Fitted(group, plan, rates[shape, network]))
+    return out
 
 
 def shape_of(offer: Offer) -> _Shape:
@@ -161,14 +165,13 @@ class PricedGroup(NamedTuple):
 
 def priced_offers(
     workload: Workload,
-    catalog: Catalog,
-    shapes: Shapes,
+    fitted: list[Fitted],
     rules: Mapping[str, BillingRule],
     *,
     keep: int,
 ) -> list[PricedGroup]:
-    """Per offer group (:class:`~recommender.catalog.OfferGroup`), the allowed offers the job
-    fits on, priced, one per (instance, spot, price): of the allowed regions that list it
+    """Per offer group the job fits on (:func:`fitted_groups`), its allowed offers, priced,
+    one per (instance, spot, price): of the allowed regions that list it
     at that price, the first by name, at its cheapest zone
     (:class:`~recommender.catalog.PricePoint`); with a caveat naming the others when there
     are some (Lambda lists one price everywhere). The workload's regions, when it names
@@ -183,19 +186,14 @@ def priced_offers(
     ckpt = checkpoint_gib(workload)
     budget = workload.budget_usd
     out: list[PricedGroup] = []
-    for group in catalog.groups:
+    for group, plan, rate in fitted:
         shape = group.offers[0]
-        if not allows_shape(workload, shape):
-            continue
-        plan = shapes.plan(shape)
-        if plan is None:
-            continue
         econ = economics(
             workload,
             plan,
             rule=rules.get(shape.provider.lower(), rule_for(shape.provider)),
             spot=shape.spot,
-            tokens_per_hour=shapes.tokens_per_hour(shape),
+            tokens_per_hour=rate,
             checkpoint_size_gib=ckpt,
             gpu_id=shape.gpu_id,
         )

@@ -18,9 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from recommender.catalog import Catalog
 from recommender.offers import Offer
-from recommender.selection import Shapes, allowed, shape_of
+from recommender.selection import Fitted, in_regions, shape_of
 from recommender.topology import Plan
 from recommender.workload import Workload
 
@@ -62,25 +61,22 @@ class Work:
     budget_capped: bool = False
 
 
-def reference(workload: Workload, catalog: Catalog, shapes: Shapes) -> Reference | None:
-    """The reference layout among the offers the workload allows, of those the catalog's
-    sanity checks keep: 8× H100 SXM on one node when the job fits there (inside the memory
-    safety margin or not), else the single node that trains the most tokens per hour, else
+def reference(workload: Workload, fitted: list[Fitted]) -> Reference | None:
+    """The reference layout among the offer groups the job fits on
+    (:func:`~recommender.selection.fitted_groups`, of the offers the catalog's sanity checks
+    keep): 8× H100 SXM on one node when the job fits there (inside the memory safety margin
+    or not), else the single node that trains the most tokens per hour, else
     (nothing fits on one node) the fastest layout of all; among the single nodes, and then
     among the larger layouts, one that keeps the safety margin goes before one that does not.
     Ties go to the offer group listed first (:attr:`Catalog.groups`), represented by its first
-    allowed offer; ``None`` when the job fits nowhere."""
+    offer in the workload's regions; ``None`` when the job fits nowhere."""
     seen: set[tuple[object, ...]] = set()
     best: tuple[tuple[int, int, int, float], Reference] | None = None
-    for group in catalog.groups:
-        offer = next((o for o in group.offers if allowed(workload, o)), None)
-        if offer is None or shape_of(offer) in seen:
+    for group, plan, tph in fitted:
+        offer = next(o for o in group.offers if in_regions(workload, o))
+        if shape_of(offer) in seen:
             continue
         seen.add(shape_of(offer))
-        plan = shapes.plan(offer)
-        if plan is None:
-            continue
-        tph = shapes.tokens_per_hour(offer)
         single = plan.nodes == 1
         preferred = single and plan.gpu_id == REFERENCE_GPU and plan.gpus == REFERENCE_GPUS
         key = (int(preferred), int(single), int(plan.safe), tph)

@@ -17,7 +17,7 @@ from recommender.layouts import evaluate, fit_on_nodes
 from recommender.parse import parse_workload
 from recommender.ranking import rank, recommend
 from recommender.sanity import doubtful, screen
-from recommender.selection import MAX_NODES, Shapes, allowed, priced_offers
+from recommender.selection import MAX_NODES, allowed, fitted_groups, priced_offers
 from recommender.topology import LayoutSearch
 from recommender.work import reference
 from recommender.workload import Method, Workload
@@ -95,7 +95,7 @@ def _priced_by_hand(w: Workload, c: Catalog) -> list[Option]:
     on the reference layout; plans under the memory margin only when no plan keeps it."""
     target = None
     if w.tokens is None and w.duration_hours is not None:
-        ref = reference(w, c, Shapes(LayoutSearch(w)))
+        ref = reference(w, fitted_groups(w, c, LayoutSearch(w)))
         if ref is not None:
             target = w.duration_hours
             w = replace(w, tokens=ref.tokens_per_hour * target, duration_hours=None)
@@ -206,7 +206,7 @@ class TestGroupOrder:
         """What lets recommend() sort only the first few offers of each group."""
         w = parse_workload(question)
         market = Catalog.of(load_bundled().offers, ())
-        groups = priced_offers(w, market, Shapes(LayoutSearch(w)), RULES, keep=1000)
+        groups = priced_offers(w, fitted_groups(w, market, LayoutSearch(w)), RULES, keep=1000)
         assert groups
         for group in groups:
             assert group.within == rank(group.within)

@@ -17,7 +17,8 @@ from recommender.layouts import evaluate, fit_on_nodes
 from recommender.parse import parse_workload
 from recommender.ranking import rank, recommend
 from recommender.sanity import doubtful, screen
-from recommender.selection import MAX_NODES, allowed, fitted_groups, priced_offers
+from recommender.selection import MAX_NODES, allowed, fitted_groups, priced_offers, shape_plan
+from recommender.throughput import Network, tokens_per_hour
 from recommender.topology import LayoutSearch
 from recommender.work import reference
 from recommender.workload import Method, Workload
@@ -198,6 +199,28 @@ class TestOnePass:
         if by_hand:
             assert rec.options[0].offer == rank(by_hand)[0].offer
         assert all(o.plan.safe for o in rec.options) or not any(o.plan.safe for o in by_hand)
+
+
+class TestFittedGroups:
+    @pytest.mark.parametrize("question", QUESTIONS)
+    def test_each_group_gets_the_plan_and_rate_of_a_search_of_its_own(self, question: str) -> None:
+        """One plan per instance shape and one rate per (shape, network) for a question:
+        every allowed group the job fits on is listed, with what a new search of its own
+        offer finds, and every group left out fits nowhere or is not allowed."""
+        w = parse_workload(question)
+        market = Catalog.of(load_bundled().offers, ())
+        fitted = fitted_groups(w, market, LayoutSearch(w))
+        assert fitted
+        listed = {id(f.group) for f in fitted}
+        for group in market.groups:
+            first = group.offers[0]
+            alone = shape_plan(LayoutSearch(w), first)
+            allowed_here = any(allowed(w, o) for o in group.offers)
+            assert (id(group) in listed) == (allowed_here and alone is not None)
+        for f in fitted:
+            first = f.group.offers[0]
+            assert f.plan == shape_plan(LayoutSearch(w), first)
+            assert f.tokens_per_hour == tokens_per_hour(w, f.plan, Network.of(first))
 
 
 class TestGroupOrder:

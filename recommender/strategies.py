@@ -181,8 +181,7 @@ def _plain_strategies(
         (sh, off, ck) for ck in (False, True) for sh, off in base if off is Offload.NONE
     ]
     rungs += [(sh, off, ck) for sh, off in base if off is not Offload.NONE for ck in (False, True)]
-    out: list[Strategy] = []
-    listed: list[tuple[Sharding, Offload, bool]] = []
+    kept: list[tuple[Sharding, Offload, bool]] = []
     for rung_sharding, rung_offload, ckpt in rungs:
         chosen = sharding if sharding is not None else rung_sharding  # offload rungs stay
         if offload is not None and rung_offload is not offload:
@@ -193,9 +192,9 @@ def _plain_strategies(
             continue
         if checkpointing is not None and ckpt is not checkpointing:
             continue
-        if (chosen, rung_offload, ckpt) not in listed:  # a fixed sharding repeats rungs
-            listed.append((chosen, rung_offload, ckpt))
-            out.append(Strategy(sharding=chosen, offload=rung_offload, checkpointing=ckpt))
+        kept.append((chosen, rung_offload, ckpt))
+    # A fixed sharding repeats rungs: each is kept once, where it first comes.
+    out = [Strategy(*rung) for rung in dict.fromkeys(kept)]
     if not out and offload is not None:
         # A fixed offload our ladder does not list for this layout (e.g. optimizer offload
         # with DDP): take the fixed sharding (or FSDP) with it.

@@ -75,8 +75,8 @@ class Recommendation:
     #: How many feasible options exist in all (``options`` is the diversified top).
     feasible: int
     hours_basis: HoursBasis
-    #: Per GPU type the catalog sells, the smallest layout the job fits on (no prices);
-    #: empty when :func:`recommend` was asked for them only if no option is shown.
+    #: Per GPU type the catalog sells, the smallest layout the job fits on (no prices).
+    #: With ``recommend(..., layouts=False)`` they are listed only when no option is.
     layouts: tuple[Plan, ...]
     sources: tuple[SourceInfo, ...]
     generated_at: datetime

@@ -8,6 +8,7 @@ as ``<url|label>``; the parser wants the words the user typed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import re
 import sys
@@ -226,11 +227,9 @@ def _compute(
         # Words of the earlier question that the follow-up overrides are not "not understood".
         unclear = _not_understood(follow_up)
         workload = replace(workload, ignored=tuple(w for w in workload.ignored if w in unclear))
-    # A chat answer shows the per-GPU layouts only when no option can be shown.
-    if metrics is not None:
-        with metrics.time_recommendation():
-            rec = recommend(workload, catalog, now=now, top=top, layouts=False)
-    else:
+    timer = metrics.time_recommendation() if metrics is not None else contextlib.nullcontext()
+    with timer:
+        # A chat answer shows the per-GPU layouts only when no option can be shown.
         rec = recommend(workload, catalog, now=now, top=top, layouts=False)
     return Answer(query, render_recommendation(rec, query=query, ephemeral=ephemeral))
 

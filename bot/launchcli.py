@@ -17,6 +17,7 @@ from recommender import (
     Catalog,
     LaunchFiles,
     WorkloadError,
+    launch_command,
     launch_files,
     launch_spec,
     parse_workload,
@@ -109,7 +110,8 @@ def run_launch(
             + (f", or --top {args.option} for more options" if len(rec.options) == top else ""),
         )
     option = rec.options[args.option - 1]
-    files = launch_files(launch_spec(workload, option), query=text)
+    spec = launch_spec(workload, option)
+    files = launch_files(spec, query=text)  # refuses a plan no supported framework runs
     directory = Path(args.dir)
     written = write_launch_files(files, directory, force=args.force)
     o = option.offer
@@ -119,5 +121,5 @@ def run_launch(
     )
     for path in written:
         out.write(f"  wrote {path}\n")
-    out.write(f"Next: read {directory / 'README.md'}, then `sky launch -c NAME task.yaml`.\n")
+    out.write(f"Next: read {directory / 'README.md'}, then `{launch_command(spec)}`.\n")
     return 0

@@ -18,6 +18,7 @@ from recommender.errors import (
 from recommender.estimate import Estimate, estimate
 from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu, normalize, try_normalize
 from recommender.launch import LaunchSpec, launch_spec
+from recommender.launch_readme import launch_command
 from recommender.launch_text import LaunchFiles, launch_files
 from recommender.models import Architecture, lookup_model
 from recommender.offers import Fabric, Offer, SourceInfo, offers_for_key
@@ -86,6 +87,7 @@ __all__ = [
     "estimate",
     "get_gpu",
     "hours_text",
+    "launch_command",
     "launch_files",
     "launch_spec",
     "lookup_model",

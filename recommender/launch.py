@@ -2,148 +2,54 @@
 
 Pure functions: :func:`launch_spec` reads everything the files need off an option and its
 workload into a :class:`LaunchSpec` (what ``gpufit ask --json`` carries as each option's
-``launch`` object), and :func:`launch_files` writes the three texts from a spec alone, so the
-files are a function of the option. Nothing here touches the file system.
+``launch`` object), and :func:`recommender.launch_text.launch_files` writes the texts from a
+spec alone, so the files are a function of the option. Nothing here touches the file system.
 
-The plan maps onto Accelerate as follows (``distributed_type`` and its settings):
+A plan that does not split the model maps onto Accelerate as follows (``distributed_type``):
 
 * one GPU, no offload → ``NO``; DDP on several GPUs → ``MULTI_GPU``;
 * ZeRO-1/2/3 → ``DEEPSPEED`` with that ``zero_stage``;
 * FSDP full shard / grad-op shard / HSDP → ``FSDP`` with ``FULL_SHARD`` / ``SHARD_GRAD_OP`` /
-  ``HYBRID_SHARD`` (FSDP1 names, so ``fsdp_version: 1``: FSDP2 has no hybrid setting in the
-  config file);
+  ``HYBRID_SHARD`` (FSDP1 names, ``fsdp_version: 1``);
 * optimizer CPU offload → ``DEEPSPEED`` (ZeRO-Offload): FSDP cannot offload the optimizer
   alone; stage 3 under a full-sharding plan, else 2; parameter offload → FSDP
   ``fsdp_offload_params`` under FSDP/HSDP, else DeepSpeed stage 3 with both offloads.
 
-Keys are the ones Accelerate documents: ``ClusterConfig`` in
-``accelerate/commands/config/config_args.py`` (top level), the ``accelerate launch`` FSDP and
-DeepSpeed arguments (docs/source/package_reference/cli.md, usage_guides/fsdp.md,
-usage_guides/deepspeed.md, concept_guides/fsdp1_vs_fsdp2.md). SkyPilot keys follow its YAML
-spec (docs.skypilot.co/en/latest/reference/yaml-spec.html) and the multi-node variables of
-"Distributed jobs" (SKYPILOT_NODE_RANK, SKYPILOT_NODE_IPS, SKYPILOT_NUM_NODES,
-SKYPILOT_NUM_GPUS_PER_NODE).
+A plan that splits the model with tensor and/or context parallelism runs as FSDP2
+(``fsdp_version: 2``) with Accelerate's ``parallelism_config`` (``dp_replicate × dp_shard ×
+tp × cp`` = the GPUs); what no framework gpufit writes for can run is refused, with the
+missing piece named (:func:`unsupported_reason`). Micro-batch, gradient accumulation and the
+global batch come from the plan's step model (:func:`_batch`).
+
+Keys are the ones Accelerate 1.15.0 reads: ``ClusterConfig`` in
+``accelerate/commands/config/config_args.py`` (top level) and the ``accelerate launch``
+arguments of ``accelerate/commands/launch.py`` (nested keys; docs: package_reference/cli.md,
+usage_guides/fsdp.md, usage_guides/deepspeed.md, concept_guides/fsdp1_vs_fsdp2.md).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from types import MappingProxyType
 from typing import Any
 
 from recommender.costing import Option
 from recommender.economics import checkpoint_gib
 from recommender.gpus import get_gpu
 from recommender.hardware import precision_on
+from recommender.launch_setup import requirements
+from recommender.launch_skypilot import disk_size_gib, skypilot_accelerator, skypilot_cloud
 from recommender.model_states import FULL_SHARDING
-from recommender.workload import Offload, Precision, Sharding, Workload
+from recommender.steptime import default_batch_tokens
+from recommender.strategies import Strategy
+from recommender.workload import Method, Objective, Offload, Precision, Sharding, Workload
 
 __all__ = [
     "LaunchSpec",
-    "disk_size_gib",
     "launch_spec",
-    "skypilot_accelerator",
-    "skypilot_cloud",
+    "unsupported_reason",
 ]
-
-# ------------------------------------------------------------------ SkyPilot names
-
-#: gpufit provider id → SkyPilot cloud name (``sky/clouds``); others get no cloud pin.
-_SKY_CLOUDS: Mapping[str, str] = MappingProxyType(
-    {
-        p: p
-        for p in (
-            "aws", "gcp", "azure", "lambda", "runpod", "nebius", "vast", "fluidstack", "cudo",
-            "paperspace", "oci", "ibm", "scp", "do", "hyperbolic", "coreweave",
-        )
-    }
-)  # fmt: skip
-
-#: Canonical GPU id → SkyPilot accelerator name (``AcceleratorName`` in SkyPilot's catalogs,
-#: as ``sky show-gpus`` lists them). SkyPilot checks it against the instance type.
-_SKY_ACCELERATORS: Mapping[str, str] = MappingProxyType(
-    {
-        "H200-SXM-141GB": "H200",
-        "H200-NVL-141GB": "H200",
-        "H100-SXM-80GB": "H100",
-        "H100-PCIE-80GB": "H100",
-        "H100-NVL-94GB": "H100-NVL",
-        "GH200-96GB": "GH200",
-        "GH200-144GB": "GH200",
-        "B200-180GB": "B200",
-        "B300-288GB": "B300",
-        "GB200-186GB": "GB200",
-        "A100-SXM-80GB": "A100-80GB",
-        "A100-PCIE-80GB": "A100-80GB",
-        "A100-SXM-40GB": "A100",
-        "A100-PCIE-40GB": "A100",
-        "L40S": "L40S",
-        "L40": "L40",
-        "L4": "L4",
-        "A10G": "A10G",
-        "A10": "A10",
-        "A40": "A40",
-        "RTX-A6000": "RTXA6000",
-        "RTX-6000-ADA": "RTX6000-Ada",
-        "RTX-4090": "RTX4090",
-        "RTX-3090": "RTX3090",
-        "V100-SXM-32GB": "V100-32GB",
-        "V100-SXM-16GB": "V100",
-        "T4": "T4",
-        "P100-16GB": "P100",
-        "MI300X": "MI300X",
-        "MI325X": "MI325X",
-        "MI250X": "MI250X",
-        "GAUDI2": "Gaudi2",
-        "GAUDI3": "Gaudi3",
-    }
-)
-
-
-def skypilot_cloud(provider: str) -> str | None:
-    """SkyPilot's name for a provider, or ``None`` when SkyPilot has no such cloud."""
-    return _SKY_CLOUDS.get(provider.lower())
-
-
-def skypilot_accelerator(gpu_id: str, instance_type: str = "") -> str:
-    """SkyPilot's accelerator name for a canonical GPU id (GCP's A3 Mega is ``H100-MEGA``)."""
-    if gpu_id == "H100-SXM-80GB" and instance_type.startswith("a3-megagpu"):
-        return "H100-MEGA"
-    return _SKY_ACCELERATORS.get(gpu_id, gpu_id)
-
-
-# ------------------------------------------------------------------ disk sizing
-
-#: OS image, CUDA, Python environment and caches on each node, GiB (ours: a CUDA + PyTorch
-#: environment is ~20-30 GiB; the rest is slack for logs and pip/HF caches).
-DISK_BASE_GIB = 50
-#: Bytes on disk per training token: the raw text (~4 bytes a token for English BPE
-#: vocabularies) plus its tokenized cache (int32 ids, 4 bytes). Ours.
-DATA_BYTES_PER_TOKEN = 8
-#: Base weights as downloaded (bf16/fp16 safetensors), bytes per parameter.
-WEIGHT_BYTES_PER_PARAM = 2
-#: Checkpoints held on a node's disk at once: the latest and the one being written.
-CHECKPOINTS_ON_DISK = 2
-#: SkyPilot's default ``disk_size`` (GiB); gpufit never asks for less.
-MIN_DISK_GIB = 256
-DISK_STEP_GIB = 50
-
-
-def disk_size_gib(workload: Workload, tokens: float) -> int:
-    """Disk per node, GiB: base + downloaded weights + the data + two whole checkpoints
-    (conservative for sharded multi-node checkpoints, where each node holds a share),
-    rounded up to 50 GiB and never below SkyPilot's default of 256."""
-    need = (
-        DISK_BASE_GIB
-        + workload.model.params * WEIGHT_BYTES_PER_PARAM / 2**30
-        + tokens * DATA_BYTES_PER_TOKEN / 2**30
-        + CHECKPOINTS_ON_DISK * checkpoint_gib(workload)
-    )
-    return max(MIN_DISK_GIB, DISK_STEP_GIB * math.ceil(need / DISK_STEP_GIB))
-
 
 # ------------------------------------------------------------------ the spec
 
@@ -169,7 +75,7 @@ class LaunchSpec:
     #: Accelerate's values.
     distributed_type: str
     mixed_precision: str
-    #: FSDP ``fsdp_sharding_strategy``, or ``None`` when not FSDP.
+    #: FSDP ``fsdp_sharding_strategy`` (FSDP1), or ``None`` when not FSDP1.
     fsdp_sharding_strategy: str | None
     fsdp_offload_params: bool
     #: DeepSpeed ``zero_stage``, or ``None`` when not DeepSpeed.
@@ -190,9 +96,44 @@ class LaunchSpec:
     checkpoint_interval_hours: float | None
     tokens: float
     checkpoint_bucket: str
-    #: The plan's model split (``TP8 × PP4``), empty when the model is not split: Accelerate's
-    #: FSDP and DeepSpeed settings cannot express tensor or pipeline parallelism.
+    #: The plan's model split (``TP8 × PP4``), empty when the model is not split.
     model_split: str = ""
+    #: The engine that runs the plan, in the words the README and the config comments use
+    #: (``DeepSpeed ZeRO-3, optimizer and parameters on the CPU``).
+    engine: str = ""
+    #: FSDP API version: 1 (``fsdp_sharding_strategy``), 2 (with Accelerate's parallelism
+    #: config for tensor/context parallelism), ``None`` when not FSDP.
+    fsdp_version: int | None = None
+    #: FSDP2: reshard the parameters after forward (full shard) or keep them (ZeRO-2-like).
+    fsdp_reshard_after_forward: bool = True
+    #: Model-parallel degrees and Accelerate's data-parallel split (replicate × shard).
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    ep: int = 1
+    dp_replicate: int = 1
+    dp_shard: int = 1
+    #: Batch: sequences per micro-batch per data-parallel rank, micro-steps per optimizer
+    #: step, and sequences per optimizer step (micro_batch × data-parallel ranks × accum).
+    micro_batch: int = 1
+    grad_accum: int = 1
+    global_batch: int = 1
+    seq_len: int = 1
+    objective: str = "sft"
+    #: GRPO: completions per prompt, and where they are generated ("vllm": TRL's vLLM
+    #: colocate mode on the training GPUs; "transformers": the policy's own generate).
+    num_generations: int = 0
+    generation: str = ""
+    vllm_gpu_memory_utilization: float | None = None
+    lora_rank: int = 0
+    lora_targets: str = ""
+    #: Space-separated ``name==version`` the set-up installs (:mod:`recommender.launch_setup`).
+    packages: str = ""
+    #: The offer's network between nodes (:class:`recommender.offers.Fabric` value).
+    fabric: str = "none"
+    #: Why no supported framework can run this plan as priced; empty when one can. ``gpufit
+    #: launch`` refuses a spec that says why (:func:`recommender.launch_text.launch_files`).
+    unsupported: str = ""
 
     @property
     def total_gpus(self) -> int:
@@ -221,6 +162,10 @@ _FSDP_STRATEGY = {
     Sharding.HSDP: "HYBRID_SHARD",
 }
 _ZERO_STAGE = {Sharding.ZERO1: 1, Sharding.ZERO2: 2, Sharding.ZERO3: 3}
+#: Sharding FSDP2 expresses beside tensor/context parallelism: fully sharded (ZeRO-3, HSDP
+#: inside each node) or parameters kept after forward (grad-op, ZeRO-2).
+_FSDP2_FULL = frozenset({Sharding.FSDP, Sharding.ZERO3, Sharding.HSDP})
+_FSDP2_KEEP = frozenset({Sharding.FSDP_GRAD_OP, Sharding.ZERO2})
 
 
 def _distributed(
@@ -244,6 +189,112 @@ def _distributed(
     return "MULTI_GPU", None, False, None, "none", "none"
 
 
+#: What every refusal says is missing: the frameworks gpufit writes configs for.
+_ACCELERATE_SPLITS = (
+    "gpufit writes configs for Hugging Face Accelerate, whose parallelism config runs tensor "
+    "and context parallelism with FSDP2 only"
+)
+
+
+def unsupported_reason(workload: Workload, strategy: Strategy) -> str:
+    """Why no framework gpufit writes configs for runs ``strategy`` as priced ("" if one does).
+
+    Accelerate runs every plan that does not split the model. A split (TP/CP) runs under
+    Accelerate's ``parallelism_config`` with FSDP2; pipeline and expert parallelism it does
+    not have, and its Megatron-LM plugin (accelerate 1.15.0 ``utils/megatron_lm.py``)
+    imports ``megatron.training.gpt_builders`` and ``megatron.legacy``, which no Megatron-LM
+    release ships together (core_v0.13.0-0.19.0: the former never, the latter gone from
+    0.18.0), so gpufit writes no config for it rather than one that cannot start.
+    """
+    par = strategy.parallel
+    if par.trivial:
+        return ""
+    degrees = par.describe_degrees()
+    if par.pp > 1 or par.ep > 1:
+        missing = "pipeline" if par.pp > 1 else "expert"
+        if par.pp > 1 and par.ep > 1:
+            missing = "pipeline or expert"
+        return (
+            f"This plan splits the model {degrees}: {_ACCELERATE_SPLITS}, with no "
+            f"{missing} parallelism (its Megatron-LM plugin imports modules no Megatron-LM "
+            "release ships). Run this layout with Megatron-LM, NeMo or torchtitan at these "
+            "degrees."
+        )
+    if strategy.sharding not in _FSDP2_FULL | _FSDP2_KEEP:
+        kept = "the whole model states" if strategy.sharding is Sharding.DDP else "the weights"
+        return (
+            f"This plan runs {degrees} with {strategy.describe().split(' with ')[-1]} over "
+            f"the data-parallel ranks: {_ACCELERATE_SPLITS}, and FSDP2 shards {kept}, which "
+            "this plan keeps whole on every rank (a different layout from the one priced). "
+            "Megatron-LM runs it (DDP, or its distributed optimizer for ZeRO-1)."
+        )
+    if strategy.offload is Offload.OPTIMIZER:
+        return (
+            f"This plan runs {degrees} with the optimizer alone on the CPU: "
+            f"{_ACCELERATE_SPLITS}, and FSDP2 offloads parameters with the optimizer or "
+            "nothing."
+        )
+    if workload.method in (Method.LORA, Method.QLORA) or workload.objective is not Objective.SFT:
+        return (
+            f"This plan runs {degrees} for {workload.method.label} "
+            f"{workload.objective.label}: gpufit writes tensor/context-parallel configs only "
+            "for full-weight SFT or pretraining, not for PEFT adapters or TRL's trainers."
+        )
+    return ""
+
+
+def _engine(
+    dist: str, fsdp: str | None, fsdp_off: bool, stage: int | None, opt_dev: str, par_dev: str
+) -> str:
+    """The engine in words: what accelerate.yaml runs, named as the config names it."""
+    if dist == "NO":
+        return "one GPU, no distributed engine"
+    if dist == "MULTI_GPU":
+        return "PyTorch DDP"
+    if dist == "DEEPSPEED":
+        where = {
+            ("cpu", "cpu"): ", optimizer and parameters on the CPU",
+            ("cpu", "none"): ", optimizer on the CPU",
+        }.get((opt_dev, par_dev), "")
+        return f"DeepSpeed ZeRO-{stage}{where}"
+    return f"FSDP {fsdp}" + (", parameters on the CPU" if fsdp_off else "")
+
+
+def _batch(workload: Workload, plan_gpus: int, strategy: Strategy) -> tuple[int, int, int]:
+    """(data-parallel ranks, gradient accumulation, global batch in sequences): the step
+    model's global batch (:func:`recommender.steptime.default_batch_tokens`) in whole
+    micro-batches of ``micro_batch`` sequences on each data-parallel rank."""
+    dp = strategy.parallel.dp(plan_gpus)
+    per_step = workload.micro_batch * workload.seq_len * dp
+    accum = max(1, round(default_batch_tokens(workload.method) / per_step))
+    return dp, accum, workload.micro_batch * dp * accum
+
+
+#: vLLM loads the policy's weights in 16 bits for generation (its own copy, beside training's).
+VLLM_WEIGHT_BYTES = 2
+#: vLLM's ``gpu_memory_utilization`` is rounded up to this step (ours: a readable setting).
+VLLM_UTILIZATION_STEP = 0.05
+
+
+def _generation(workload: Workload, option: Option) -> tuple[str, float | None]:
+    """GRPO's generator and vLLM's share of GPU memory.
+
+    The plan holds the generation's KV cache in the training memory. TRL's vLLM colocate
+    mode (``use_vllm``, ``vllm_mode="colocate"``) adds vLLM's copy of the weights; it is used
+    when that copy and the KV cache fit in the memory the plan leaves free, else the policy
+    generates with transformers (TRL's default), as priced.
+    """
+    if workload.objective is not Objective.GRPO:
+        return "", None
+    plan = option.plan
+    vllm_gib = workload.model.params * VLLM_WEIGHT_BYTES / 2**30 + plan.memory.generation_gib
+    if plan.memory.total_gib + vllm_gib > plan.usable_gib:
+        return "transformers", None
+    share = vllm_gib / get_gpu(plan.gpu_id).memory_gib
+    steps = math.ceil(share / VLLM_UTILIZATION_STEP)
+    return "vllm", round(steps * VLLM_UTILIZATION_STEP, 2)
+
+
 def _bucket(option: Option, workload: Workload) -> str:
     """A checkpoint bucket name that is a function of the option (S3/GCS rules: 3-63
     lowercase letters, digits and hyphens)."""
@@ -255,8 +306,33 @@ def launch_spec(workload: Workload, option: Option) -> LaunchSpec:
     """What the launch files of ``option`` (an option of ``workload``) need."""
     offer, plan = option.offer, option.plan
     s = plan.strategy
+    par = s.parallel
     dist, fsdp, fsdp_off, stage, opt_dev, param_dev = _distributed(s.sharding, s.offload, plan.gpus)
+    unsupported = unsupported_reason(workload, s)
+    fsdp_version: int | None = 1 if dist == "FSDP" else None
+    replicate = shard = 1
+    engine = _engine(dist, fsdp, fsdp_off, stage, opt_dev, param_dev)
+    if not par.trivial and not unsupported:  # FSDP2 with Accelerate's parallelism config
+        dp = par.dp(plan.gpus)
+        replicate = plan.nodes if s.sharding is Sharding.HSDP and dp % plan.nodes == 0 else 1
+        shard = dp // replicate
+        dist, fsdp, fsdp_version, stage, opt_dev, param_dev = "FSDP", None, 2, None, "none", "none"
+        fsdp_off = s.offload is Offload.PARAMS
+        engine = (
+            f"FSDP2 {'full shard' if s.sharding in _FSDP2_FULL else 'grad-op shard'} over "
+            f"{replicate} × {shard} data-parallel ranks (replicated × sharded) with "
+            f"{par.describe_degrees()}" + (", parameters on the CPU" if fsdp_off else "")
+        )
+    dp, accum, global_batch = _batch(workload, plan.gpus, s)
+    generation, vllm_share = _generation(workload, option)
     spot = option.spot
+    packages = requirements(
+        workload.method,
+        workload.objective,
+        deepspeed=dist == "DEEPSPEED",
+        vllm=vllm_share is not None,
+    )
+    adapters = workload.method in (Method.LORA, Method.QLORA)
     return LaunchSpec(
         rank=option.rank,
         provider=offer.provider,
@@ -292,5 +368,27 @@ def launch_spec(workload: Workload, option: Option) -> LaunchSpec:
         ),
         tokens=round(option.tokens),
         checkpoint_bucket=_bucket(option, workload),
-        model_split="" if s.parallel.trivial else s.parallel.describe_degrees(),
+        model_split="" if par.trivial else par.describe_degrees(),
+        engine=engine,
+        fsdp_version=fsdp_version,
+        fsdp_reshard_after_forward=s.sharding not in _FSDP2_KEEP,
+        tp=par.tp,
+        pp=par.pp,
+        cp=par.cp,
+        ep=par.ep,
+        dp_replicate=replicate,
+        dp_shard=shard,
+        micro_batch=workload.micro_batch,
+        grad_accum=accum,
+        global_batch=global_batch,
+        seq_len=workload.seq_len,
+        objective=workload.objective.value,
+        num_generations=workload.group_size if workload.objective is Objective.GRPO else 0,
+        generation=generation,
+        vllm_gpu_memory_utilization=vllm_share,
+        lora_rank=workload.lora_rank if adapters else 0,
+        lora_targets=workload.lora_targets if adapters else "",
+        packages=" ".join(packages),
+        fabric=offer.fabric.value,
+        unsupported=unsupported,
     )

@@ -2,17 +2,30 @@
 
 YAML is written by hand (PyYAML is not a runtime dependency): every string scalar is
 double-quoted with JSON escapes (valid YAML), so values such as ``no`` or ``on`` stay strings,
-and text from price feeds reaches comments only on one line (:func:`_one_line`). The tests
-read every file back with ``yaml.safe_load`` and, where installed, SkyPilot's own parser.
+and text from price feeds reaches comments only on one line (:func:`one_line`). The tests
+read every file back with ``yaml.safe_load``, check accelerate.yaml against the keys
+Accelerate 1.15.0 reads, and task.yaml with SkyPilot's own parser where it is installed.
+
+A spec that says why no supported framework runs its plan (``unsupported``) gets no files:
+:func:`launch_files` raises :class:`~recommender.errors.WorkloadError` with that reason.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
+from recommender.errors import WorkloadError
 from recommender.launch import LaunchSpec
+from recommender.launch_readme import (
+    CHECKPOINT_DIR,
+    cluster_name,
+    launch_command,
+    minutes,
+    one_line,
+    readme,
+)
+from recommender.launch_setup import PYTHON
 
 __all__ = ["CHECKPOINT_DIR", "CONFIG_PATH", "MAIN_PROCESS_PORT", "LaunchFiles", "launch_files"]
 
@@ -33,17 +46,11 @@ class LaunchFiles:
         }
 
 
-#: Where the task mounts the Accelerate config and the checkpoint bucket on every node.
+#: Where the task mounts the Accelerate config on every node, and the rendezvous port.
 CONFIG_PATH = "/gpufit/accelerate.yaml"
-CHECKPOINT_DIR = "/checkpoints"
 MAIN_PROCESS_PORT = 29500
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
-
-
-def _one_line(text: str) -> str:
-    """Text safe in a YAML comment: control characters and line breaks become spaces."""
-    return " ".join(_CONTROL.sub(" ", text).split())
+#: The set-up's environment on every node (a Python the pins accept: launch_setup.PYTHON).
+ENV_DIR = "~/gpufit-env"
 
 
 def _q(value: object) -> str:
@@ -58,76 +65,107 @@ def _q(value: object) -> str:
     return json.dumps(str(value), ensure_ascii=False)
 
 
-def _minutes(hours: float) -> int:
-    return max(1, round(hours * 60))
+def _script_args(spec: LaunchSpec) -> list[str]:
+    """The plan's settings as the training script's arguments (TRL/transformers names)."""
+    args = [
+        '--data_path "$DATA_PATH" --output_dir "$CHECKPOINT_DIR"',
+        '--per_device_train_batch_size "$MICRO_BATCH"',
+        '--gradient_accumulation_steps "$GRAD_ACCUM" --max_length "$SEQ_LEN"',
+    ]
+    if spec.checkpoint_interval_hours is not None:
+        args.append('--checkpoint_every_minutes "$CHECKPOINT_EVERY_MINUTES"')
+    if spec.lora_rank:
+        targets = "all-linear" if spec.lora_targets == "all" else "q_proj k_proj v_proj o_proj"
+        args.append(f"--use_peft --lora_r {spec.lora_rank} --lora_target_modules {targets}")
+    if spec.method == "qlora":
+        args.append("--load_in_4bit --bnb_4bit_quant_type nf4 --use_bnb_nested_quant")
+    if spec.num_generations:
+        args.append(f"--num_generations {spec.num_generations}")
+    if spec.generation == "vllm":
+        args.append(
+            "--use_vllm --vllm_mode colocate "
+            f"--vllm_gpu_memory_utilization {spec.vllm_gpu_memory_utilization}"
+        )
+    return args
 
 
 def _task_yaml(spec: LaunchSpec) -> str:
     kind = "spot" if spec.spot else "on-demand"
     lines = [
         f"# SkyPilot task for gpufit option {spec.rank}: "
-        + _one_line(f"{spec.provider} {spec.instance_type} ({kind}) in {spec.region}"),
-        f"# Plan: {_one_line(spec.strategy)}",
-        "# Launch from this directory: sky launch -c NAME task.yaml --env DATA_PATH=...",
-        f"name: {_q('gpufit-' + re.sub(r'[^a-z0-9]+', '-', spec.model.lower()).strip('-'))}",
+        + one_line(f"{spec.provider} {spec.instance_type} ({kind}) in {spec.region}"),
+        f"# Plan: {one_line(spec.strategy)}",
+        f"# Runs as: Accelerate, {one_line(spec.engine)}",
+        f"# Launch from this directory: {launch_command(spec)}",
+        f"name: {_q('gpufit-' + cluster_name(spec))}",
         "workdir: .  # your training script lives here; synced to every node",
         f"num_nodes: {spec.nodes}",
         "resources:",
     ]
     if spec.cloud is None:
         lines.append(
-            f"  # SkyPilot has no {_one_line(spec.provider)!r} cloud: any cloud with these GPUs"
+            f"  # SkyPilot has no {one_line(spec.provider)!r} cloud: any cloud with these GPUs"
         )
     else:
         lines.append(f"  cloud: {_q(spec.cloud)}")
         lines.append(f"  region: {_q(spec.region)}")
         if spec.zone:  # feeds name zones as IDs (use1-az6) or names: a comment, not a pin
-            lines.append(f"  # priced in zone {_one_line(spec.zone)}; add `zone:` to pin it")
+            lines.append(f"  # priced in zone {one_line(spec.zone)}; add `zone:` to pin it")
         lines.append(f"  instance_type: {_q(spec.instance_type)}")
     lines += [
         f"  accelerators: {_q(f'{spec.accelerator}:{spec.gpus_per_node}')}",
         f"  use_spot: {_q(spec.spot)}",
         f"  disk_size: {spec.disk_size_gib}  # GiB per node: env + weights + data + 2 checkpoints",
+    ]
+    if spec.nodes > 1:
+        lines.append('  network_tier: "best"  # the fabric between nodes: see README.md')
+    lines += [
         "envs:",
         '  TRAIN_SCRIPT: "train.py"  # your script, in this directory',
         '  TRAIN_ARGS: ""  # extra arguments for it',
         '  DATA_PATH: ""  # where the training data is (s3://..., gs://..., a path); required',
         f"  CHECKPOINT_DIR: {_q(CHECKPOINT_DIR)}",
         f"  MAIN_PROCESS_PORT: {_q(str(MAIN_PROCESS_PORT))}",
+        f"  MICRO_BATCH: {_q(str(spec.micro_batch))}  # sequences per GPU per micro-step",
+        f"  GRAD_ACCUM: {_q(str(spec.grad_accum))}  # micro-steps per optimizer step",
+        f"  ACCELERATE_GRADIENT_ACCUMULATION_STEPS: {_q(str(spec.grad_accum))}  # read by "
+        "Accelerator()",
+        f"  GLOBAL_BATCH: {_q(str(spec.global_batch))}  # sequences per optimizer step",
+        f"  SEQ_LEN: {_q(str(spec.seq_len))}",
     ]
     if spec.checkpoint_interval_hours is not None:
-        minutes = _minutes(spec.checkpoint_interval_hours)
         lines.append(
-            f"  CHECKPOINT_EVERY_MINUTES: {_q(str(minutes))}  "
+            f"  CHECKPOINT_EVERY_MINUTES: {_q(str(minutes(spec.checkpoint_interval_hours)))}  "
             "# spot: gpufit's checkpoint interval (Young/Daly)"
         )
     lines += [
         "file_mounts:",
         f"  {CONFIG_PATH}: accelerate.yaml",
-        f"  {CHECKPOINT_DIR}:  # a bucket: checkpoints outlive the cluster",
+        f"  {CHECKPOINT_DIR}:  # a bucket: checkpoints outlive the cluster (and preemptions)",
         f"    name: {_q(spec.checkpoint_bucket)}",
         "    mode: MOUNT",
         "setup: |",
         "  set -euo pipefail",
-        '  pip install --upgrade "accelerate>=1.0" "transformers>=4.40" datasets',
-    ]
-    if spec.distributed_type == "DEEPSPEED":
-        lines.append("  pip install deepspeed")
-    lines += [
-        "  if [ -f requirements.txt ]; then pip install -r requirements.txt; fi",
+        f"  # Python {PYTHON}: trl and vllm at these pins need it (recommender/launch_setup.py)",
+        "  pip install uv",
+        f"  uv venv --python {PYTHON} --seed {ENV_DIR}",
+        f"  source {ENV_DIR}/bin/activate",
+        "  uv pip install " + " ".join(f'"{p}"' for p in spec.packages.split()),
+        "  if [ -f requirements.txt ]; then uv pip install -r requirements.txt; fi",
         "run: |",
         "  set -euo pipefail",
-        '  : "${DATA_PATH:?set it: sky launch ... --env DATA_PATH=s3://bucket/path}"',
-        "  # SkyPilot's multi-node environment: the first IP is the main process's node.",
+        f"  source {ENV_DIR}/bin/activate",
+        '  : "${DATA_PATH:?set it: --env DATA_PATH=s3://bucket/path}"',
+        "  # Rendezvous from SkyPilot's environment: the first IP is the main process's node.",
         '  MAIN_IP=$(echo "$SKYPILOT_NODE_IPS" | head -n1)',
         "  NUM_PROCESSES=$((SKYPILOT_NUM_NODES * SKYPILOT_NUM_GPUS_PER_NODE))",
         '  RESUME_ARGS=""',
     ]
     if spec.spot:
         lines += [
-            "  # Spot: preempted runs restart here; resume from the latest checkpoint.",
-            "  # Save one every $CHECKPOINT_EVERY_MINUTES minutes "
-            '(accelerator.save_state(f"$CHECKPOINT_DIR/checkpoint-{step}")).',
+            "  # Spot: a managed job restarts here after a preemption; resume from the newest",
+            "  # checkpoint (save one every $CHECKPOINT_EVERY_MINUTES minutes into",
+            '  # "$CHECKPOINT_DIR/checkpoint-<step>" with accelerator.save_state).',
             '  LATEST=$(ls -1d "$CHECKPOINT_DIR"/checkpoint-* 2>/dev/null | sort -V '
             "| tail -n1 || true)",
             '  if [ -n "$LATEST" ]; then',
@@ -144,19 +182,20 @@ def _task_yaml(spec: LaunchSpec) -> str:
         '    --main_process_ip "$MAIN_IP" \\',
         '    --main_process_port "$MAIN_PROCESS_PORT" \\',
         '    "$TRAIN_SCRIPT" $TRAIN_ARGS \\',
-        '    --data_path "$DATA_PATH" --output_dir "$CHECKPOINT_DIR" $RESUME_ARGS',
+        *(f"    {arg} \\" for arg in _script_args(spec)),
+        "    $RESUME_ARGS",
     ]
     return "\n".join(lines) + "\n"
 
 
 def _accelerate_yaml(spec: LaunchSpec) -> str:
     lines = [
-        f"# Hugging Face Accelerate config for gpufit option {spec.rank}: "
-        + _one_line(spec.strategy),
-        "# Keys as documented by Accelerate (package_reference/cli.md, usage_guides/fsdp.md,",
-        "# usage_guides/deepspeed.md); `accelerate launch --config_file accelerate.yaml`.",
+        f"# Hugging Face Accelerate config for gpufit option {spec.rank}: " + one_line(spec.engine),
+        f"# Priced as: {one_line(spec.strategy)}",
+        "# Keys as Accelerate 1.15.0 reads them (config_args.py ClusterConfig; nested keys are",
+        "# `accelerate launch` arguments); `accelerate launch --config_file accelerate.yaml`.",
         "compute_environment: LOCAL_MACHINE",
-        f"distributed_type: {spec.distributed_type}",
+        f"distributed_type: {_q(spec.distributed_type)}",  # quoted: a bare NO reads as false
         f"num_machines: {spec.nodes}",
         f"num_processes: {spec.total_gpus}  # all GPUs of all machines",
         "machine_rank: 0  # overridden at launch: --machine_rank $SKYPILOT_NODE_RANK",
@@ -168,7 +207,23 @@ def _accelerate_yaml(spec: LaunchSpec) -> str:
         "use_cpu: false",
         "debug: false",
     ]
-    if spec.distributed_type == "FSDP":
+    if spec.distributed_type == "FSDP" and spec.fsdp_version == 2:
+        lines += [
+            "fsdp_config:",
+            "  fsdp_version: 2",
+            f"  fsdp_reshard_after_forward: {_q(spec.fsdp_reshard_after_forward)}",
+            f"  fsdp_offload_params: {_q(spec.fsdp_offload_params)}",
+            f"  fsdp_activation_checkpointing: {_q(spec.activation_checkpointing)}",
+            "  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP",
+            "  fsdp_state_dict_type: SHARDED_STATE_DICT",
+            "  fsdp_cpu_ram_efficient_loading: true",
+            "parallelism_config:  # dp_replicate × dp_shard × tp × cp = num_processes",
+            f"  parallelism_config_dp_replicate_size: {spec.dp_replicate}",
+            f"  parallelism_config_dp_shard_size: {spec.dp_shard}",
+            f"  parallelism_config_tp_size: {spec.tp}",
+            f"  parallelism_config_cp_size: {spec.cp}",
+        ]
+    elif spec.distributed_type == "FSDP":
         lines += [
             "fsdp_config:",
             "  fsdp_version: 1",
@@ -187,7 +242,7 @@ def _accelerate_yaml(spec: LaunchSpec) -> str:
             f"  zero_stage: {spec.zero_stage}",
             f"  offload_optimizer_device: {spec.offload_optimizer_device}",
             f"  offload_param_device: {spec.offload_param_device}",
-            "  gradient_accumulation_steps: 1  # set to your global batch / (micro-batch × GPUs)",
+            f"  gradient_accumulation_steps: {spec.grad_accum}  # the plan's global batch",
             f"  zero3_init_flag: {_q(spec.zero_stage == 3)}",
         ]
         if spec.nodes > 1:
@@ -200,90 +255,21 @@ def _accelerate_yaml(spec: LaunchSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _readme(spec: LaunchSpec, query: str) -> str:
-    kind = "spot" if spec.spot else "on-demand"
-    cluster = re.sub(r"[^a-z0-9]+", "-", spec.model.lower()).strip("-") or "gpufit"
-    lines = [
-        f"# Launch files for gpufit option {spec.rank}",
-        "",
-        f"Question: {_one_line(query)}",
-        "",
-        f"- Where: {spec.provider} `{spec.instance_type}` ({kind}), {spec.region}"
-        + (f" / {spec.zone}" if spec.zone else ""),
-        f"- Layout: {spec.nodes} node(s) × {spec.gpus_per_node} {spec.accelerator} "
-        f"= {spec.total_gpus} GPUs; {spec.strategy}",
-        f"- Memory per GPU: {spec.memory_per_gpu_gib:.1f} of {spec.usable_gib_per_gpu:.1f} GiB "
-        "usable",
-        f"- Expected: {spec.expected_hours:.1f} h, ${spec.expected_cost_usd:,.2f}"
-        + (
-            f" (up to {spec.pessimistic_hours:.1f} h, ${spec.pessimistic_cost_usd:,.2f} "
-            "at the pessimistic end of the spot range)"
-            if spec.spot
-            else ""
-        ),
-        f"- Checkpoint: {spec.checkpoint_gib:.1f} GiB, in the bucket "
-        f"`{spec.checkpoint_bucket}` mounted at `{CHECKPOINT_DIR}`",
-    ]
-    if spec.checkpoint_interval_hours is not None:
-        lines.append(
-            f"- Spot checkpoint interval: every {_minutes(spec.checkpoint_interval_hours)} "
-            "minutes (`CHECKPOINT_EVERY_MINUTES` in task.yaml)"
-        )
-    lines += [
-        f"- Disk: {spec.disk_size_gib} GiB per node (environment, base weights, data, two "
-        "checkpoints)",
-        "",
-        "## Fill in",
-        "",
-        "1. Put your training script in this directory as `train.py` (or set `TRAIN_SCRIPT`), "
-        "with a `requirements.txt` if it needs more than accelerate/transformers/datasets. "
-        "It receives `--data_path`, `--output_dir` and, when resuming, "
-        "`--resume_from_checkpoint`; save with `accelerator.save_state` into "
-        "`$CHECKPOINT_DIR/checkpoint-<step>`.",
-        "2. Say where the data is: `--env DATA_PATH=s3://your-bucket/data` (or edit task.yaml).",
-        "3. If the bucket name is taken, change `name:` under `file_mounts` in task.yaml.",
-        "",
-        "## Launch",
-        "",
-        "```",
-        f"sky launch -c {cluster} task.yaml --env DATA_PATH=s3://your-bucket/data",
-        "```",
-    ]
-    if spec.spot:
-        lines += [
-            "",
-            "On spot, a managed job restarts the task after a preemption (it resumes from the "
-            "latest checkpoint):",
-            "",
-            "```",
-            f"sky jobs launch -n {cluster} task.yaml --env DATA_PATH=s3://your-bucket/data",
-            "```",
-        ]
-    if spec.model_split:
-        lines += [
-            "",
-            f"This plan splits the model ({spec.model_split}). Accelerate's FSDP and DeepSpeed "
-            "settings in accelerate.yaml cover only the data-parallel part: run the split with a "
-            "framework that implements it (Megatron-LM or NeMo, torchtitan, or Accelerate's "
-            "Megatron-LM plugin) at these degrees.",
-        ]
-    if spec.cloud is None:
-        lines += [
-            "",
-            f"SkyPilot has no `{_one_line(spec.provider)}` cloud, so task.yaml pins only the "
-            "GPUs; SkyPilot picks a cloud that has them.",
-        ]
-    lines += [
-        "",
-        "Figures are gpufit's estimates at the time of the answer; prices move.",
-    ]
-    return "\n".join(lines) + "\n"
-
-
 def launch_files(spec: LaunchSpec, *, query: str = "") -> LaunchFiles:
-    """The three launch files of a spec (``query`` is quoted in the README only)."""
+    """The three launch files of a spec (``query`` is quoted in the README only).
+
+    Raises:
+        WorkloadError: no framework gpufit writes configs for runs the plan as priced
+            (``spec.unsupported`` says what is missing).
+    """
+    if spec.unsupported:
+        raise WorkloadError(
+            f"gpufit cannot write launch files for option {spec.rank}. {spec.unsupported}",
+            hint="Try another --option, or ask for a plan without a model split "
+            "(drop `tp`/`pp`/`3d parallel`).",
+        )
     return LaunchFiles(
         task_yaml=_task_yaml(spec),
         accelerate_yaml=_accelerate_yaml(spec),
-        readme=_readme(spec, query),
+        readme=readme(spec, query),
     )

@@ -32,6 +32,7 @@ __all__ = [
     "Generation",
     "StepTime",
     "compute_efficiency",
+    "default_batch_tokens",
     "dense_tflops",
     "fp8_speedup",
     "generation",
@@ -212,6 +213,13 @@ CPU_ADAM_PARAMS_PER_S = 1.5e9
 # (Llama 2: 4M; GPT-3 1.3B: 1M), fine-tunes ~128K (NeMo SFT/LoRA GBS 32 × 4096)
 PRETRAIN_BATCH_TOKENS = 1_048_576
 FINETUNE_BATCH_TOKENS = 131_072
+
+
+def default_batch_tokens(method: Method) -> int:
+    """Tokens in one optimizer step when the workload gives no global batch."""
+    return PRETRAIN_BATCH_TOKENS if method is Method.PRETRAIN else FINETUNE_BATCH_TOKENS
+
+
 # Llama 3 paper §3.3.4: 466 interruptions in 54 days on 16,384 H100s, >90 % effective
 # training time → 2.2e-5 interruptions per GPU-hour, each losing ~0.3 h (restart + lost work)
 FAILURES_PER_GPU_HOUR = 466 / (54 * 24 * 16_384)
@@ -363,9 +371,7 @@ def step_time(
     w_store = (params - _block_linear_params(m)) * w_bytes + _block_linear_params(m) * (
         0.5 if method is Method.QLORA else w_bytes
     )
-    batch = global_batch_tokens or (
-        PRETRAIN_BATCH_TOKENS if method is Method.PRETRAIN else FINETUNE_BATCH_TOKENS
-    )
+    batch = global_batch_tokens or default_batch_tokens(method)
     accum = max(batch / (per_gpu_tokens * gpus / replica), 1.0)
     sharding = strategy.sharding
     comm_s = split_s = bubble_s = 0.0

@@ -14,7 +14,14 @@ from bot.render.blocks import decode_launch_value, render_notice
 from bot.render.launch import render_launch_files
 from bot.render.limits import Message
 from bot.services import Services
-from recommender import launch_files, launch_spec, offers_for_key, parse_workload, recommend
+from recommender import (
+    launch_command,
+    launch_files,
+    launch_spec,
+    offers_for_key,
+    parse_workload,
+    recommend,
+)
 
 __all__ = ["MAX_TOP", "launch_message"]
 
@@ -46,5 +53,8 @@ async def launch_message(services: Services, value: str) -> Message:
             f"Option {rank} is no longer offered: prices were refreshed since this answer. "
             "Ask again for the current options."
         )
-    files = launch_files(launch_spec(workload, option), query=query)
-    return render_launch_files(option, files, query=query)
+    spec = launch_spec(workload, option)
+    if spec.unsupported:  # no framework gpufit writes configs for runs this plan as priced
+        return render_notice(f"No launch files for option {rank}. {spec.unsupported}")
+    files = launch_files(spec, query=query)
+    return render_launch_files(option, files, query=query, command=launch_command(spec))

@@ -35,7 +35,7 @@ def _code_sections(name: str, text: str) -> list[Block]:
     return out
 
 
-def render_launch_files(option: Option, files: LaunchFiles, *, query: str) -> Message:
+def render_launch_files(option: Option, files: LaunchFiles, *, query: str, command: str) -> Message:
     """An option's ``task.yaml`` and ``accelerate.yaml`` as code blocks, with how to use them."""
     o = option.offer
     e = escape_mrkdwn
@@ -46,8 +46,8 @@ def render_launch_files(option: Option, files: LaunchFiles, *, query: str) -> Me
         _section(
             f"*{e(o.provider)} {e(o.instance_type)}* ({kind}) × {option.nodes} · "
             f"{e(layout_text(option.plan))}\n"
-            f"Save these next to your training script, then `sky launch -c NAME task.yaml "
-            f"--env DATA_PATH=...`. The README (what to fill in, the plan's figures) comes with "
+            f"Save these next to your training script, then `{e(command)}`. The README (what "
+            "to fill in, resuming, the plan's figures) comes with "
             f'`gpufit launch "…" --option {option.rank}`.'
         ),
     ]

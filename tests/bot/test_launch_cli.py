@@ -39,7 +39,10 @@ def test_writes_the_three_files_of_option_one(tmp_path: Path) -> None:
     assert task["resources"]["use_spot"] is option["spot"]
     assert task["num_nodes"] == option["nodes"]
     readme = (target / "README.md").read_text()
-    assert "sky launch -c" in readme
+    # a spot option leads with a managed job (it recovers from preemptions), on demand not
+    command = "sky jobs launch -n" if option["spot"] else "sky launch -c"
+    assert command in readme
+    assert f"`{command}" in text
     # The README prints the estimate to 0.1 GiB, the JSON to 0.01: the same figure.
     shown = re.search(r"Memory per GPU: ([0-9.]+) of", readme)
     assert shown is not None
@@ -111,3 +114,22 @@ def test_a_question_with_a_deadline_can_be_launched(tmp_path: Path) -> None:
     code = main(["launch", "7B lora on 1B tokens by friday", "--dir", str(tmp_path / "d")], out=out)
     assert code == 0
     assert (tmp_path / "d" / "task.yaml").exists()
+
+
+def test_a_plan_no_supported_framework_runs_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """TP8 × PP2: nothing is written, and the message names what is missing (exit 2)."""
+    query = "llama-3-70b pretrain on 100B tokens tp 8 pp 2"
+    code, _ = run_cli("launch", query, "--dir", str(tmp_path / "x"))
+    assert code == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "cannot write launch files for option 1" in err
+    assert "no pipeline parallelism" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "x").exists()
+    code, text = run_cli("ask", query, "--json")
+    assert code == EXIT_OK
+    launch = json.loads(text)["options"][0]["launch"]
+    assert launch["model_split"] == "TP8 × PP2"
+    assert "no pipeline parallelism" in launch["unsupported"]

@@ -3,66 +3,19 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from recommender.launch import (
-    MIN_DISK_GIB,
-    LaunchSpec,
-    _distributed,
-    disk_size_gib,
-    launch_spec,
-    skypilot_accelerator,
-)
+from recommender.launch import LaunchSpec, _distributed, launch_spec
+from recommender.launch_skypilot import MIN_DISK_GIB, disk_size_gib, skypilot_accelerator
 from recommender.launch_text import LaunchFiles, launch_files
 from recommender.offers import Fabric
 from recommender.ranking import Option, recommend
 from recommender.workload import HardwareRequest, Offload, Precision, Sharding, Workload
 from tests.factories import H100_OD, H100_SPOT, NOW, catalog, offer, workload
-
-# The keys Accelerate's config files accept, from its source and docs: the oracle the
-# generated accelerate.yaml is checked against.
-#: ``ClusterConfig`` fields (with ``BaseConfig``'s) of accelerate/commands/config/config_args.py
-#: (huggingface/accelerate@002dd35): a config file with any other top-level key is refused.
-ACCELERATE_TOP_LEVEL_KEYS = frozenset(
-    {
-        "compute_environment", "distributed_type", "mixed_precision", "use_cpu", "debug",
-        "num_processes", "machine_rank", "num_machines", "gpu_ids", "main_process_ip",
-        "main_process_port", "rdzv_backend", "same_network", "main_training_function",
-        "enable_cpu_affinity", "fp8_config", "deepspeed_config", "fsdp_config", "tp_config",
-        "megatron_lm_config", "ipex_config", "mpirun_config", "downcast_bf16", "tpu_name",
-        "tpu_zone", "tpu_use_cluster", "tpu_use_sudo", "command_file", "commands", "tpu_vm",
-        "tpu_env", "dynamo_config",
-    }
-)  # fmt: skip
-#: ``fsdp_config`` keys: the FSDP arguments of ``accelerate launch`` (package_reference/cli.md,
-#: usage_guides/fsdp.md) and concept_guides/fsdp1_vs_fsdp2.md (``fsdp_version``,
-#: ``fsdp_reshard_after_forward``, ``fsdp_activation_checkpointing``).
-ACCELERATE_FSDP_KEYS = frozenset(
-    {
-        "fsdp_version", "fsdp_sharding_strategy", "fsdp_reshard_after_forward",
-        "fsdp_offload_params", "fsdp_min_num_params", "fsdp_auto_wrap_policy",
-        "fsdp_transformer_layer_cls_to_wrap", "fsdp_backward_prefetch",
-        "fsdp_backward_prefetch_policy", "fsdp_forward_prefetch", "fsdp_state_dict_type",
-        "fsdp_use_orig_params", "fsdp_sync_module_states", "fsdp_cpu_ram_efficient_loading",
-        "fsdp_activation_checkpointing",
-    }
-)  # fmt: skip
-#: ``deepspeed_config`` keys Accelerate's DeepSpeed plugin reads (usage_guides/deepspeed.md).
-ACCELERATE_DEEPSPEED_KEYS = frozenset(
-    {
-        "zero_stage", "gradient_accumulation_steps", "gradient_clipping",
-        "offload_optimizer_device", "offload_optimizer_nvme_path", "offload_param_device",
-        "offload_param_nvme_path", "zero3_init_flag", "zero3_save_16bit_model",
-        "deepspeed_moe_layer_cls_names", "deepspeed_hostfile", "deepspeed_exclusion_filter",
-        "deepspeed_inclusion_filter", "deepspeed_multinode_launcher", "deepspeed_config_file",
-    }
-)  # fmt: skip
-
-SKYPILOT_AWS = Path(__file__).resolve().parents[1] / "feeds/data/skypilot_aws.csv"
+from tests.recommender.launch_checks import check_accelerate
 
 
 def _first(w: Workload, *offers: Any) -> Option:
@@ -184,7 +137,7 @@ def test_strategy_maps_onto_accelerate(
 @pytest.mark.parametrize(
     "fixed",
     [
-        {"sharding": Sharding.DDP},
+        {"sharding": Sharding.DDP, "model": "Llama 3.2 1B"},
         {"sharding": Sharding.ZERO2},
         {"sharding": Sharding.ZERO3, "checkpointing": True},
         {"sharding": Sharding.FSDP, "checkpointing": True},
@@ -192,13 +145,10 @@ def test_strategy_maps_onto_accelerate(
         {"sharding": Sharding.FSDP, "offload": Offload.PARAMS},
     ],
 )
-def test_accelerate_yaml_uses_only_documented_keys(fixed: dict[str, Any]) -> None:
+def test_accelerate_yaml_uses_only_keys_accelerate_reads(fixed: dict[str, Any]) -> None:
     w = workload(**fixed)
     _, files = _files(w, H100_OD, offer(ram_gib=2048.0, instance_type="p5.48xlarge-ram"))
-    acc = _load(files.accelerate_yaml)
-    assert set(acc) <= ACCELERATE_TOP_LEVEL_KEYS
-    assert set(acc.get("fsdp_config", {})) <= ACCELERATE_FSDP_KEYS
-    assert set(acc.get("deepspeed_config", {})) <= ACCELERATE_DEEPSPEED_KEYS
+    acc = check_accelerate(files.accelerate_yaml)
     if acc["distributed_type"] == "FSDP":
         cfg = acc["fsdp_config"]
         assert cfg["fsdp_auto_wrap_policy"] == "TRANSFORMER_BASED_WRAP"
@@ -275,50 +225,9 @@ def test_skypilot_accelerator_names() -> None:
     assert skypilot_accelerator("V100-SXM-32GB") == "V100-32GB"
 
 
-def test_skypilot_parses_the_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SkyPilot's own task parser accepts task.yaml (``pip install -e .[launch-test]``).
-
-    SkyPilot checks the instance type against its catalog, which it downloads; offline, it
-    reads the copy under ``~/.sky/catalogs``, so a HOME with the test AWS catalog is used.
-    """
-    home = tmp_path / "home"
-    catalog_dir = home / ".sky/catalogs/v8/aws"
-    catalog_dir.mkdir(parents=True)
-    (catalog_dir / "vms.csv").write_text((SKYPILOT_AWS).read_text())
-    monkeypatch.setenv("HOME", str(home))
-    sky = pytest.importorskip("sky")
-    p4d = offer(instance_type="p4d.24xlarge", gpu_id="A100-SXM-40GB", price_usd_per_hour=21.96)
-    p4d_spot = offer(
-        instance_type="p4d.24xlarge",
-        gpu_id="A100-SXM-40GB",
-        price_usd_per_hour=8.12,
-        spot=True,
-        zone="use1-az1",
-    )
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    for w, o in (
-        (workload(), p4d_spot),
-        (workload(hardware=HardwareRequest("A100-SXM-40GB", 16)), p4d),
-    ):
-        _, files = _files(w, o)
-        for name, text in files.by_name().items():
-            (work / name).write_text(text)
-        (work / "train.py").write_text("print('hi')\n")
-        config = _load(files.task_yaml)
-        task = sky.Task.from_yaml_config(_load(files.task_yaml))  # it pops keys
-        assert task.num_nodes == config["num_nodes"]
-        (resources,) = task.resources
-        assert resources.use_spot is config["resources"]["use_spot"]
-        assert resources.instance_type == "p4d.24xlarge"
-        assert resources.accelerators == {"A100": 8}
-        assert "/checkpoints" in task.storage_mounts
-
-
-def test_a_model_split_is_named_and_its_limits_said() -> None:
-    """A plan that splits the model (TP/PP) says so in the spec and the README: Accelerate's
-    FSDP/DeepSpeed settings express only the data-parallel part."""
+def test_a_model_split_of_the_bundled_catalog_is_refused_by_name() -> None:
+    """A real question whose best plan is TP8 × PP2: the spec names the split and why no
+    supported framework runs it; the plain plan has neither."""
     from recommender import parse_workload
     from recommender.feeds import bundled_catalog
 
@@ -326,8 +235,8 @@ def test_a_model_split_is_named_and_its_limits_said() -> None:
     option = recommend(w, bundled_catalog(), now=NOW).options[0]
     spec = launch_spec(w, option)
     assert spec.model_split == "TP8 × PP2"
-    assert "splits the model (TP8 × PP2)" in launch_files(spec).readme
+    assert spec.unsupported.startswith("This plan splits the model TP8 × PP2")
     plain_w = workload()
     plain = launch_spec(plain_w, _first(plain_w, offer()))
     assert plain.model_split == ""
-    assert "splits the model" not in launch_files(plain).readme
+    assert plain.unsupported == ""

@@ -41,6 +41,7 @@ from recommender.hardware import precision_on
 from recommender.launch_setup import requirements
 from recommender.launch_skypilot import disk_size_gib, skypilot_accelerator, skypilot_cloud
 from recommender.model_states import FULL_SHARDING
+from recommender.plan import Plan
 from recommender.steptime import default_batch_tokens
 from recommender.strategies import Strategy
 from recommender.workload import Method, Objective, Offload, Precision, Sharding, Workload
@@ -196,8 +197,17 @@ _ACCELERATE_SPLITS = (
 )
 
 
-def unsupported_reason(workload: Workload, strategy: Strategy) -> str:
-    """Why no framework gpufit writes configs for runs ``strategy`` as priced ("" if one does).
+def _dp_split(plan: Plan) -> tuple[int, int]:
+    """(replicate, shard) of the data-parallel ranks of a split plan under FSDP2: HSDP
+    replicates across nodes and shards inside each; FSDP and ZeRO shard over them all."""
+    dp = plan.strategy.parallel.dp(plan.gpus)
+    hsdp = plan.strategy.sharding is Sharding.HSDP and dp % plan.nodes == 0
+    replicate = plan.nodes if hsdp else 1
+    return replicate, dp // replicate
+
+
+def unsupported_reason(workload: Workload, plan: Plan) -> str:
+    """Why no framework gpufit writes configs for runs ``plan`` as priced ("" if one does).
 
     Accelerate runs every plan that does not split the model. A split (TP/CP) runs under
     Accelerate's ``parallelism_config`` with FSDP2; pipeline and expert parallelism it does
@@ -206,6 +216,7 @@ def unsupported_reason(workload: Workload, strategy: Strategy) -> str:
     release ships together (core_v0.13.0-0.19.0: the former never, the latter gone from
     0.18.0), so gpufit writes no config for it rather than one that cannot start.
     """
+    strategy = plan.strategy
     par = strategy.parallel
     if par.trivial:
         return ""
@@ -227,6 +238,14 @@ def unsupported_reason(workload: Workload, strategy: Strategy) -> str:
             f"the data-parallel ranks: {_ACCELERATE_SPLITS}, and FSDP2 shards {kept}, which "
             "this plan keeps whole on every rank (a different layout from the one priced). "
             "Megatron-LM runs it (DDP, or its distributed optimizer for ZeRO-1)."
+        )
+    replicate, shard = _dp_split(plan)
+    if replicate > 1 and shard == 1:
+        return (
+            f"This plan runs {degrees} with each node a whole replica (HSDP with nothing "
+            f"left to shard inside a node): {_ACCELERATE_SPLITS}, and its parallelism "
+            "config refuses tensor/context parallelism beside pure replication "
+            "(dp_replicate > 1 needs dp_shard > 1)."
         )
     if strategy.offload is Offload.OPTIMIZER:
         return (
@@ -260,14 +279,14 @@ def _engine(
     return f"FSDP {fsdp}" + (", parameters on the CPU" if fsdp_off else "")
 
 
-def _batch(workload: Workload, plan_gpus: int, strategy: Strategy) -> tuple[int, int, int]:
-    """(data-parallel ranks, gradient accumulation, global batch in sequences): the step
+def _batch(workload: Workload, plan_gpus: int, strategy: Strategy) -> tuple[int, int]:
+    """(gradient accumulation, global batch in sequences): the step
     model's global batch (:func:`recommender.steptime.default_batch_tokens`) in whole
     micro-batches of ``micro_batch`` sequences on each data-parallel rank."""
     dp = strategy.parallel.dp(plan_gpus)
     per_step = workload.micro_batch * workload.seq_len * dp
     accum = max(1, round(default_batch_tokens(workload.method) / per_step))
-    return dp, accum, workload.micro_batch * dp * accum
+    return accum, workload.micro_batch * dp * accum
 
 
 #: vLLM loads the policy's weights in 16 bits for generation (its own copy, beside training's).
@@ -308,14 +327,12 @@ def launch_spec(workload: Workload, option: Option) -> LaunchSpec:
     s = plan.strategy
     par = s.parallel
     dist, fsdp, fsdp_off, stage, opt_dev, param_dev = _distributed(s.sharding, s.offload, plan.gpus)
-    unsupported = unsupported_reason(workload, s)
+    unsupported = unsupported_reason(workload, plan)
     fsdp_version: int | None = 1 if dist == "FSDP" else None
     replicate = shard = 1
     engine = _engine(dist, fsdp, fsdp_off, stage, opt_dev, param_dev)
     if not par.trivial and not unsupported:  # FSDP2 with Accelerate's parallelism config
-        dp = par.dp(plan.gpus)
-        replicate = plan.nodes if s.sharding is Sharding.HSDP and dp % plan.nodes == 0 else 1
-        shard = dp // replicate
+        replicate, shard = _dp_split(plan)
         dist, fsdp, fsdp_version, stage, opt_dev, param_dev = "FSDP", None, 2, None, "none", "none"
         fsdp_off = s.offload is Offload.PARAMS
         engine = (
@@ -323,7 +340,7 @@ def launch_spec(workload: Workload, option: Option) -> LaunchSpec:
             f"{replicate} × {shard} data-parallel ranks (replicated × sharded) with "
             f"{par.describe_degrees()}" + (", parameters on the CPU" if fsdp_off else "")
         )
-    dp, accum, global_batch = _batch(workload, plan.gpus, s)
+    accum, global_batch = _batch(workload, plan.gpus, s)
     generation, vllm_share = _generation(workload, option)
     spot = option.spot
     packages = requirements(

@@ -120,9 +120,11 @@ class TestLaunchFilesButton:
     """ "Launch files": the clicked option's task.yaml and accelerate.yaml as code blocks."""
 
     @staticmethod
-    async def _launch_value(app: AsyncApp, fake: FakeSlack, rank: int = 1) -> str:
-        """The value of option ``rank``'s launch button on the real answer to QUERY."""
-        await _click(app, fake, "gpufit_spot_only")
+    async def _launch_value(
+        app: AsyncApp, fake: FakeSlack, rank: int = 1, query: str = QUERY
+    ) -> str:
+        """The value of option ``rank``'s launch button on the real answer to ``query``."""
+        await _click(app, fake, "gpufit_spot_only", query)
         [hook] = await fake.wait_for("hook")
         for block in hook.body["blocks"]:
             if block.get("block_id") == f"launch_{rank}":
@@ -195,3 +197,15 @@ class TestLaunchFilesButton:
         await _click(app, fake_slack, "gpufit_launch", '{"q": "x", "n": 9, "t": 1}')
         [hook] = await fake_slack.wait_for("hook")
         assert "out of date" in json.dumps(hook.body["blocks"])
+
+    async def test_a_plan_no_supported_framework_runs_gets_a_notice_naming_the_gap(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        query = "llama-3-70b pretrain on 100B tokens tp 8 pp 2"
+        value = await self._launch_value(app, fake_slack, query=query)
+        await _click(app, fake_slack, "gpufit_launch", value)
+        hooks = await fake_slack.wait_for("hook", count=2)
+        text = json.dumps(hooks[-1].body["blocks"])
+        assert "No launch files for option 1" in text
+        assert "no pipeline parallelism" in text
+        assert "task.yaml" not in text

@@ -5,8 +5,9 @@
   ``load_config_from_file`` refuses a top-level key that is not a ``ClusterConfig`` field,
   and ``accelerate launch`` copies each nested key onto the launch argument of that name
   (``fsdp_config`` keys prefixed ``fsdp_``), so a nested key that names no argument would be
-  silently ignored; a parallelism config needs FSDP2 (``_validate_launch_command``) and its
-  sizes must multiply to the processes. Installing accelerate itself would pull torch.
+  silently ignored; a parallelism config needs FSDP2 (``_validate_launch_command``), its
+  sizes must multiply to the processes, and TP/CP cannot sit beside pure replication
+  (``ParallelismConfig.__post_init__``). Installing accelerate itself would pull torch.
 * task.yaml: SkyPilot's own parser (``sky.Task.from_yaml_config``) when the ``launch-test``
   extra is installed, with a HOME that holds the test AWS catalog (SkyPilot checks instance
   types against it; offline it reads ``~/.sky/catalogs``).
@@ -53,6 +54,9 @@ def check_accelerate(text: str) -> dict[str, Any]:
         sizes = [par[f"parallelism_config_{k}_size"] for k in ("dp_replicate", "dp_shard", "tp")]
         sizes.append(par["parallelism_config_cp_size"])
         assert math.prod(sizes) == doc["num_processes"]
+        # ParallelismConfig.__post_init__ refuses TP/CP beside pure replication
+        replicate, shard, tp, cp = sizes
+        assert not ((tp > 1 or cp > 1) and replicate > 1 and shard == 1)
     return doc
 
 

@@ -216,6 +216,18 @@ def test_tensor_parallel_plans_no_framework_runs_are_refused(
         launch_files(spec)
 
 
+def test_hsdp_with_whole_replicas_per_node_is_refused() -> None:
+    """TP8 on 8-GPU nodes under HSDP leaves one rank per node to shard over: Accelerate's
+    ParallelismConfig refuses TP beside pure replication."""
+    w = workload(
+        sharding=Sharding.HSDP, tensor_parallel=8, hardware=HardwareRequest("A100-SXM-40GB", 16)
+    )
+    option = _option(Kind(w, P4D))
+    assert option.plan.strategy.sharding is Sharding.HSDP
+    spec = launch_spec(w, option)
+    assert "dp_replicate > 1 needs dp_shard > 1" in spec.unsupported
+
+
 def test_lora_and_qlora_install_peft_and_bitsandbytes() -> None:
     lora, files, _ = _files("LoRA")
     assert "peft==0.21.2" in lora.packages.split()

@@ -4,7 +4,7 @@ other pinned packages hold, and every one of them accepts the set-up's Python.
 The requirements are PyPI's metadata of the pinned releases (``data/launch_pins_requirements
 .json`` names its source); this checks them offline. A resolve of the whole pinned set
 (``pip install --dry-run`` of all nine pins) takes about a minute against PyPI, too slow and
-networked for the suite: docs/launch.md gives the command.
+networked for the suite: README.md's Launch section gives the command.
 """
 
 from __future__ import annotations

@@ -331,7 +331,9 @@ def launch_spec(workload: Workload, option: Option) -> LaunchSpec:
     fsdp_version: int | None = 1 if dist == "FSDP" else None
     replicate = shard = 1
     engine = _engine(dist, fsdp, fsdp_off, stage, opt_dev, param_dev)
-    if not par.trivial and not unsupported:  # FSDP2 with Accelerate's parallelism config
+    if unsupported:
+        engine = ""  # nothing runs it: no engine to name
+    elif not par.trivial:  # FSDP2 with Accelerate's parallelism config
         replicate, shard = _dp_split(plan)
         dist, fsdp, fsdp_version, stage, opt_dev, param_dev = "FSDP", None, 2, None, "none", "none"
         fsdp_off = s.offload is Offload.PARAMS

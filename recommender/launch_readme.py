@@ -7,9 +7,10 @@ launch`` on demand), how resuming works, and for several nodes the fabric they n
 
 Fabric settings are SkyPilot's (docs.skypilot.co/en/latest/reference/yaml-spec.html,
 ``resources.network_tier``; examples/aws_efa, examples/gcp_gpu_direct_tcpx and
-examples/nebius_infiniband in skypilot-org/skypilot): ``network_tier: best`` enables EFA on
-AWS VMs, GPUDirect-TCPX on GCP A3 VMs and InfiniBand on Nebius; AWS instances with several
-EFA interfaces also need ``aws.use_internal_ips: true`` in SkyPilot's own config.
+examples/nebius_infiniband in skypilot-org/skypilot, its CoreWeave page): ``network_tier:
+best`` enables EFA on AWS VMs, GPUDirect-TCPX on GCP A3 VMs and InfiniBand on Nebius and
+CoreWeave; elsewhere the README asks for nodes on one InfiniBand fabric. AWS instances with
+several EFA interfaces also need ``aws.use_internal_ips: true`` in SkyPilot's own config.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ _FABRIC_BY_CLOUD = {
     "aws": "EFA (Elastic Fabric Adapter)",
     "gcp": "GPUDirect-TCPX (A3 VMs)",
     "nebius": "InfiniBand",
+    "coreweave": "InfiniBand",
 }
 
 
@@ -75,10 +77,10 @@ def fabric_text(spec: LaunchSpec) -> str:
             " on A3 VMs (`a3-highgpu-8g`, `a3-edgegpu-8g`); see SkyPilot's "
             "`examples/gcp_gpu_direct_tcpx` for the NCCL settings it documents."
         )
-    if spec.cloud == "nebius":
-        return text + " on Nebius VMs and Nebius Kubernetes."
+    if spec.cloud in ("nebius", "coreweave"):
+        return text + f" on {spec.cloud.title()} (VMs or its Kubernetes clusters)."
     return text + (
-        f" on AWS, GCP and Nebius; SkyPilot documents no such setting for "
+        f" on AWS, GCP, Nebius and CoreWeave; SkyPilot documents no such setting for "
         f"{one_line(spec.provider)}: choose nodes on one InfiniBand fabric there."
     )
 
@@ -209,7 +211,7 @@ def readme(spec: LaunchSpec, query: str) -> str:
         lines += ["", "On demand nothing preempts the run: a plain cluster launch is enough."]
     lines += _resume_lines(spec)
     if spec.nodes > 1:
-        lines += ["", "## Between the nodes", "", fabric_text(spec) + "."]
+        lines += ["", "## Between the nodes", "", fabric_text(spec)]
     if spec.cloud is None:
         lines += [
             "",

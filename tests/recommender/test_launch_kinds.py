@@ -296,3 +296,20 @@ def test_spot_leads_with_managed_jobs_and_passes_the_interval() -> None:
     assert "sky jobs launch" not in od_files.readme
     assert "--checkpoint_every_minutes" not in od_files.task_yaml
     assert on_demand.checkpoint_interval_hours is None
+
+
+@pytest.mark.parametrize(
+    ("provider", "fabric"),
+    [("aws", "EFA"), ("gcp", "GPUDirect-TCPX"), ("nebius", "InfiniBand"), ("lambda", "InfiniBand")],
+)
+def test_multi_node_readme_states_the_fabric_each_cloud_needs(provider: str, fabric: str) -> None:
+    w = workload(sharding=Sharding.FSDP, hardware=HardwareRequest("A100-SXM-40GB", 16))
+    spec = launch_spec(w, _option(Kind(w, offer(provider=provider, gpu_id="A100-SXM-40GB"))))
+    assert spec.nodes == 2
+    files = launch_files(spec)
+    assert load(files.task_yaml)["resources"]["network_tier"] == "best"
+    between = files.readme[files.readme.index("## Between the nodes") :]
+    assert f"need {fabric}" in between
+    assert ".." not in between
+    if provider == "lambda":
+        assert "SkyPilot documents no such setting for lambda" in between

@@ -283,6 +283,9 @@ def uvicorn_config(asgi: Starlette, *, host: str, port: int) -> uvicorn.Config:
         port=port,
         # h11 always, whatever else is installed: the pure-Python parser uvicorn ships with.
         http="h11",
+        # no websockets: gpufit serves none, and importing an installed `websockets` (the
+        # launch-test extra brings one) warns that its legacy module is deprecated
+        ws="none",
         limit_concurrency=LIMIT_CONCURRENCY,
         timeout_keep_alive=KEEP_ALIVE_S,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,

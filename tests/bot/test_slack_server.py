@@ -249,7 +249,9 @@ async def _draining(
         services, app, verifier=VERIFIER, draining=lambda: any(s.draining for s in servers)
     )
     port = free_port()
-    config = uvicorn.Config(asgi, host="127.0.0.1", port=port, log_config=None, lifespan="off")
+    config = uvicorn.Config(
+        asgi, host="127.0.0.1", port=port, log_config=None, lifespan="off", ws="none"
+    )
     server = DrainingServer(config, drain_grace_s=grace_s)
     servers.append(server)
     task = await started(server)

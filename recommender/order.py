@@ -218,7 +218,7 @@ def fastest_and_cheapest(
     fastest = min(quick, key=lambda p: (p.wall_hours, p.expected_cost_usd), default=None)
     if fastest is not None and fastest.wall_hours > _FASTER_SHARE * first.wall_hours:
         fastest = None
-    cheap = [p for p in ranked if sensible(p)]
+    cheap = [p for p in ranked if sensible(p) and p.offer != first.offer]
     cheapest = min(cheap, key=lambda p: unit(p.expected_cost_usd, p.tokens), default=None)
     if cheapest is not None and unit(cheapest.expected_cost_usd, cheapest.tokens) > (
         _CHEAPER_SHARE * first_unit

@@ -247,9 +247,10 @@ def recommend(
     if top < 1:
         raise ValueError("top must be at least 1")
     rules = {**rules, OWNED_PROVIDER: OWNED_RULE}
-    objective = objective_of(workload)
-    # Owned GPUs are the team's own: rented offers may be any GPU (to meet a deadline).
+    # Owned GPUs are the team's own: rented offers may be any GPU (to meet a deadline), and
+    # are chosen and ranked as the question would rank them without the owned GPUs.
     rented = replace(workload, hardware=None, owned=False) if workload.owned else workload
+    objective = objective_of(rented)
     # One search per question: plans and rates per instance shape live as long as it.
     search = LayoutSearch(rented)
     fitted = fitted_groups(rented, catalog, search)
@@ -272,7 +273,7 @@ def recommend(
     owned_fits = owned is not None and owned[1].fits
     if owned is not None and owned_fits:
         if owned[0].meets_deadline:
-            candidates = []  # the team's GPUs do it in time: nothing to rent
+            candidates, groups = [], []  # the team's GPUs do it in time: nothing to rent
         candidates.append(owned[0])
     sure = sure_cost(candidates, objective)
     ranked = rank(candidates, objective, sure)
@@ -331,7 +332,7 @@ def recommend(
         alternative=alternative,
         notes=tuple(notes),
         work=work,
-        objective=objective,
+        objective=objective_of(workload),
         fastest=fastest_option,
         cheapest=cheapest_option,
         empty_reasons=empty,

@@ -293,7 +293,8 @@ def choose_nodes(
       score worse than the best.
 
     Counts beyond the chosen one are priced while they cost at most
-    :data:`FASTEST_COST_FACTOR` × the chosen one, for the answer's fastest sensible plan.
+    :data:`FASTEST_COST_FACTOR` × the chosen one and the count before took longer than
+    :data:`~recommender.scaling.MIN_HOURS_TO_SCALE`, for the answer's fastest sensible plan.
     """
     priced: list[tuple[Plan, Economics]] = []
 
@@ -320,9 +321,11 @@ def choose_nodes(
     for scaled in scaling.counts():
         econ = econ_of(scaled)
         if chosen is not None:
+            # Past the chosen count: faster only while it costs little more, and never to
+            # save time on a run that already takes under MIN_HOURS_TO_SCALE.
             if cost(econ) > FASTEST_COST_FACTOR * cost(chosen[1]):
                 break
-            if not deadline and chosen[1].wall_hours <= MIN_HOURS_TO_SCALE:
+            if priced[-1][1].wall_hours <= MIN_HOURS_TO_SCALE:
                 break
             priced.append((scaled.plan, econ))
             if not deadline:

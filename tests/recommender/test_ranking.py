@@ -172,6 +172,7 @@ class TestBudget:
         """Over budget on a full fine-tune, gpufit points at LoRA/QLoRA for the same work:
         with a budget between the cheapest LoRA run and the cheapest full run of 100M tokens,
         the answer is over budget and names the adapter method that fits."""
+
         def cheapest(rec: Recommendation) -> float:
             return min(o.expected_cost_usd for o in (*rec.options, rec.cheapest) if o)
 

@@ -156,7 +156,7 @@ def _why(option: Option, rec: Recommendation) -> str:
 
 def _option_text(option: Option, rec: Recommendation) -> str:
     o = option.offer
-    kind = "spot" if o.spot else "on-demand"
+    kind = o.kind
     e = escape_mrkdwn
     per = per_btok_text(option.usd_per_btok)
     finish = finish_text(option, rec.hours_basis)
@@ -388,7 +388,7 @@ def render_prices(
     if not ranked:
         blocks.append(_section(f"No offer for {e(gpu.name)} in the current price data."))
     for i, o in enumerate(ranked, start=1):
-        kind = "spot" if o.spot else "on-demand"
+        kind = o.kind
         zone = f" ({e(o.zone)})" if o.zone else ""
         blocks.append(
             _section(

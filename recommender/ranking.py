@@ -45,6 +45,7 @@ from recommender.owned import OWNED_RULE, owned_offer
 from recommender.selection import (
     MAX_NODES,
     Priced,
+    PricedGroup,
     fitted_groups,
     priced_offers,
 )
@@ -308,6 +309,7 @@ def recommend(
         any_safe=any_safe,
         objective=objective,
         owned_plan=None if owned is None else owned[1],
+        unbounded=_unbounded(priced_w, groups, chosen, objective, catalog, rules, now, target),
     )
     # The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
     # for what can be rented (``gpufit estimate`` lists every known GPU).
@@ -337,6 +339,26 @@ def recommend(
         cheapest=cheapest_option,
         empty_reasons=empty,
     )
+
+
+def _unbounded(
+    workload: Workload,
+    groups: list[PricedGroup],
+    chosen: list[Option],
+    objective: PlanObjective,
+    catalog: Catalog,
+    rules: Mapping[str, BillingRule],
+    now: datetime,
+    target: float | None,
+) -> Option | None:
+    """With a budget and set work, the plan that would come first without the budget, when
+    it is not the first: what the plan within the budget gives up."""
+    if objective.kind is not ObjectiveKind.CHEAPEST_WITHIN_BUDGET or not chosen or not groups:
+        return None
+    best = min((g.best for g in groups), key=lambda p: rank_key(p, objective))
+    if best.offer == chosen[0].offer and best.plan.nodes == chosen[0].nodes:
+        return None
+    return _option(workload, best, catalog, rules, now, target_hours=target)
 
 
 def _build(

@@ -200,11 +200,10 @@ def _deadline_day(m: re.Match[str], now: datetime) -> datetime:
         return date if date >= today else date.replace(year=today.year + 1)
     if groups.get("dom"):  # "the 15th": this month's, or next month's when it has passed
         day = int(groups["dom"])
-        date = today.replace(day=day) if day >= today.day else None
-        if date is None:
-            first_next = (today.replace(day=28) + timedelta(days=4)).replace(day=1)
-            date = first_next.replace(day=day)
-        return date
+        if day >= today.day:
+            return today.replace(day=day)
+        first_next = (today.replace(day=28) + timedelta(days=4)).replace(day=1)
+        return first_next.replace(day=day)
     if groups.get("iso"):
         y, mo, d = (int(x) for x in groups["iso"].split("-"))
         return today.replace(year=y, month=mo, day=d)

@@ -21,8 +21,9 @@ from recommender.launch import LaunchSpec, launch_spec
 from recommender.launch_readme import launch_command
 from recommender.launch_text import LaunchFiles, launch_files
 from recommender.models import Architecture, lookup_model
+from recommender.objective import ObjectiveKind, PlanObjective
 from recommender.offers import Fabric, Offer, SourceInfo, offers_for_key
-from recommender.parse import parse_workload
+from recommender.parse import parse_workload, reads_calendar
 from recommender.ranking import (
     Alternative,
     BudgetGap,
@@ -65,11 +66,13 @@ __all__ = [
     "LaunchSpec",
     "Method",
     "NoFeasibleOptionError",
+    "ObjectiveKind",
     "Offer",
     "Offload",
     "Optimizer",
     "Option",
     "Plan",
+    "PlanObjective",
     "Precision",
     "PriceFeedError",
     "Recommendation",
@@ -94,6 +97,7 @@ __all__ = [
     "normalize",
     "offers_for_key",
     "parse_workload",
+    "reads_calendar",
     "recommend",
     "try_normalize",
 ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from recommender.launch import LaunchSpec
+from recommender.offers import OWNED_PROVIDER
 
 __all__ = ["CHECKPOINT_DIR", "cluster_name", "fabric_text", "launch_command", "one_line", "readme"]
 
@@ -212,7 +213,17 @@ def readme(spec: LaunchSpec, query: str) -> str:
     lines += _resume_lines(spec)
     if spec.nodes > 1:
         lines += ["", "## Between the nodes", "", fabric_text(spec)]
-    if spec.cloud is None:
+    if spec.provider == OWNED_PROVIDER:
+        lines += [
+            "",
+            "## Your own GPUs",
+            "",
+            "task.yaml runs on your machines, not rented ones: `infra: ssh` is a SkyPilot SSH "
+            "Node Pool. List the machines in `~/.sky/ssh_node_pools.yaml` and run `sky ssh "
+            'up` first (SkyPilot: "Deploy SkyPilot on existing machines"); `ssh/<pool>` '
+            "picks one pool, `k8s` your Kubernetes cluster instead.",
+        ]
+    elif spec.cloud is None:
         lines += [
             "",
             f"SkyPilot has no `{one_line(spec.provider)}` cloud, so task.yaml pins only the "

@@ -26,6 +26,7 @@ from recommender.launch_readme import (
     readme,
 )
 from recommender.launch_setup import PYTHON
+from recommender.offers import OWNED_PROVIDER
 
 __all__ = ["CHECKPOINT_DIR", "CONFIG_PATH", "MAIN_PROCESS_PORT", "LaunchFiles", "launch_files"]
 
@@ -102,7 +103,12 @@ def _task_yaml(spec: LaunchSpec) -> str:
         f"num_nodes: {spec.nodes}",
         "resources:",
     ]
-    if spec.cloud is None:
+    if spec.provider == OWNED_PROVIDER:  # never rent what the team owns
+        lines.append(
+            '  infra: "ssh"  # your machines as an SSH Node Pool (`sky ssh up`); ssh/<pool> '
+            "names one"
+        )
+    elif spec.cloud is None:
         lines.append(
             f"  # SkyPilot has no {one_line(spec.provider)!r} cloud: any cloud with these GPUs"
         )

@@ -313,3 +313,23 @@ def test_multi_node_readme_states_the_fabric_each_cloud_needs(provider: str, fab
     assert ".." not in between
     if provider == "lambda":
         assert "SkyPilot documents no such setting for lambda" in between
+
+
+def test_owned_gpus_run_on_the_teams_machines_never_rented(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recommender.offers import OWNED_PROVIDER
+    from recommender.parse import parse_workload
+
+    w = parse_workload("llama 3 8b full finetune on 1B tokens, we already have 8x A100", now=NOW)
+    rec = recommend(w, catalog(P4D), now=NOW)
+    (option,) = [o for o in rec.options if o.offer.provider == OWNED_PROVIDER]
+    files = launch_files(launch_spec(w, option))
+    resources = load(files.task_yaml)["resources"]
+    assert resources["infra"] == "ssh"
+    assert not {"cloud", "region", "instance_type"} & set(resources)
+    assert "sky ssh up" in files.readme
+    monkeypatch.chdir(tmp_path)
+    sky_task = skypilot_task(files.task_yaml, tmp_path / "home", monkeypatch)
+    (parsed,) = sky_task.resources
+    assert type(parsed.cloud).__name__ == "SSH"

@@ -237,7 +237,8 @@ def unsupported_reason(workload: Workload, plan: Plan) -> str:
             f"This plan runs {degrees} with {strategy.describe().split(' with ')[-1]} over "
             f"the data-parallel ranks: {_ACCELERATE_SPLITS}, and FSDP2 shards {kept}, which "
             "this plan keeps whole on every rank (a different layout from the one priced). "
-            "Megatron-LM runs it (DDP, or its distributed optimizer for ZeRO-1)."
+            "Megatron-LM runs it (DDP, or its distributed optimizer for ZeRO-1); add "
+            '"fsdp" to the question for a plan FSDP2 runs.'
         )
     replicate, shard = _dp_split(plan)
     if replicate > 1 and shard == 1:
@@ -280,16 +281,17 @@ def _engine(
 
 
 def _batch(workload: Workload, plan_gpus: int, strategy: Strategy) -> tuple[int, int]:
-    """(gradient accumulation, global batch in sequences): the step
-    model's global batch (:func:`recommender.steptime.default_batch_tokens`) in whole
-    micro-batches of ``micro_batch`` sequences on each data-parallel rank."""
+    """(gradient accumulation, global batch in sequences): the step model's global batch
+    (:func:`recommender.steptime.default_batch_tokens`) in whole micro-batches of
+    ``micro_batch`` sequences on each data-parallel rank, at least one each."""
     dp = strategy.parallel.dp(plan_gpus)
     per_step = workload.micro_batch * workload.seq_len * dp
     accum = max(1, round(default_batch_tokens(workload.method) / per_step))
     return accum, workload.micro_batch * dp * accum
 
 
-#: vLLM loads the policy's weights in 16 bits for generation (its own copy, beside training's).
+#: Bytes per parameter of vLLM's own copy of the policy: its default ``dtype="auto"`` loads a
+#: bf16/fp16 checkpoint in 16 bits (vLLM engine arguments), beside training's copy.
 VLLM_WEIGHT_BYTES = 2
 #: vLLM's ``gpu_memory_utilization`` is rounded up to this step (ours: a readable setting).
 VLLM_UTILIZATION_STEP = 0.05

@@ -80,6 +80,10 @@ def _script_args(spec: LaunchSpec) -> list[str]:
         args.append(f"--use_peft --lora_r {spec.lora_rank} --lora_target_modules {targets}")
     if spec.method == "qlora":
         args.append("--load_in_4bit --bnb_4bit_quant_type nf4 --use_bnb_nested_quant")
+        if spec.distributed_type == "FSDP" or spec.zero_stage == 3:
+            # sharded 4-bit weights need a storage dtype the other parameters share (PEFT
+            # docs: "FSDP with QLoRA", "DeepSpeed ZeRO-3 with QLoRA")
+            args.append("--bnb_4bit_quant_storage bfloat16")
     if spec.num_generations:
         args.append(f"--num_generations {spec.num_generations}")
     if spec.generation == "vllm":

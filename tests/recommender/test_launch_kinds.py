@@ -241,6 +241,8 @@ def test_lora_and_qlora_install_peft_and_bitsandbytes() -> None:
     assert "--load_in_4bit --bnb_4bit_quant_type nf4 --use_bnb_nested_quant" in task["run"]
     assert '"bitsandbytes==0.50.2"' in task["setup"]
     assert "trl" not in qlora.packages  # plain SFT needs no TRL trainer
+    sharded = qlora.distributed_type == "FSDP" or qlora.zero_stage == 3
+    assert ("--bnb_4bit_quant_storage bfloat16" in task["run"]) is sharded
 
 
 def test_dpo_installs_trl_without_vllm() -> None:

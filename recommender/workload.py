@@ -14,6 +14,7 @@ from enum import StrEnum
 from recommender.models import Architecture
 
 __all__ = [
+    "MAX_TOKENS",
     "HardwareRequest",
     "LossKernel",
     "MemorySavers",
@@ -26,6 +27,11 @@ __all__ = [
     "SpotPolicy",
     "Workload",
 ]
+
+
+#: The largest token budget a workload may carry: 1e15 tokens, ~65× the 15T of the largest
+#: published pretraining runs (Llama 3, §3.1), so a larger figure is a typo or a unit error.
+MAX_TOKENS = 1e15
 
 
 class Method(StrEnum):
@@ -245,7 +251,7 @@ class Workload:
             raise ValueError("micro-batch must be between 1 and 65536")
         if self.duration_hours is not None and not 0 < self.duration_hours <= 24 * 366:
             raise ValueError("duration must be between a minute and a year")
-        if self.tokens is not None and not 0 < self.tokens <= 1e15:
+        if self.tokens is not None and not 0 < self.tokens <= MAX_TOKENS:
             raise ValueError("token budget must be positive and below 1e15")
         if self.budget_usd is not None and not 0 < self.budget_usd <= 1e9:
             raise ValueError("budget must be positive and below $1B")

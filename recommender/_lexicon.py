@@ -394,3 +394,54 @@ PARALLEL_FIELDS: dict[str, str] = {
     "vpp": "vp",
     "virtual pipeline": "vp",
 }
+
+
+# ------------------------------------------------------------------ frameworks (issue #36)
+
+#: Framework words → :class:`~recommender.workload.Framework` values. DeepSpeed is also read
+#: from "deepspeed zero 3" (the ZeRO rule); a trainer that drives DeepSpeed (TRL, Axolotl)
+#: takes precedence over it, as its config fills DeepSpeed's "auto" values.
+FRAMEWORK_WORDS: dict[str, str] = {
+    "torchtune": "torchtune",
+    "torch tune": "torchtune",
+    "trl": "hf",
+    "hf trainer": "hf",
+    "huggingface trainer": "hf",
+    "hugging face trainer": "hf",
+    "transformers trainer": "hf",
+    "sfttrainer": "hf",
+    "sft trainer": "hf",
+    "dpotrainer": "hf",
+    "grpotrainer": "hf",
+    "axolotl": "axolotl",
+    "unsloth": "unsloth",
+    "litgpt": "litgpt",
+    "lit gpt": "litgpt",
+    "deepspeed": "deepspeed",
+    "deep speed": "deepspeed",
+    "megatron": "megatron",
+    "megatron lm": "megatron",
+    "megatron core": "megatron",
+    "nemo": "megatron",
+    "torchtitan": "torchtitan",
+    "torch titan": "torchtitan",
+    "llm foundry": "llm-foundry",
+    "llmfoundry": "llm-foundry",
+}
+_FW_ALT = "|".join(
+    re.escape(w).replace(r"\ ", "[- ]") for w in sorted(FRAMEWORK_WORDS, key=len, reverse=True)
+)
+FRAMEWORK = rf"(?:(?:with|using|via|in|on) )?(?P<fw>{_FW_ALT})(?:[- ](?:recipes?|defaults?))?"
+#: Turning a framework's default saver off: "plain loss", "no compile", "no offload of
+#: activations", "no optimizer in backward".
+PLAIN_LOSS = rf"(?:plain|standard|unchunked|no[- ]chunked)[- ]{_CE}"
+NO_COMPILE = r"(?:no|without)[- ](?:torch[.-]?)?compiled?"
+NO_ACTIVATION_OFFLOAD = r"(?:no|without)[- ]activations?[- ]offload(?:ing)?"
+NO_OPTIMIZER_IN_BACKWARD = r"(?:no|without)[- ]optimi[sz]er[- ](?:step[- ])?in[- ](?:backward|bwd)"
+#: DPO/KTO with the reference log-probs computed before training (TRL
+#: ``precompute_ref_log_probs``): no reference model in memory.
+PRECOMPUTED_REFERENCE = _either(
+    r"precompute[sd]?[- ](?:the[- ])?ref(?:erence)?[- ]?(?:model[- ])?"
+    r"(?:log[- ]?probs?|logps|log[- ]probabilit(?:y|ies)|outputs)",
+    r"precomputed[- ]ref(?:erence)?(?:[- ]model)?",
+)

@@ -40,6 +40,7 @@ from recommender._rulekit import (
     _sets,
     _whole,
 )
+from recommender._rules_framework import FRAMEWORK_RULES
 from recommender._scan import Tokens, tokenize
 from recommender.errors import WorkloadError
 from recommender.gpus import normalize, try_normalize
@@ -191,16 +192,6 @@ def _zero(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     if m.group(0).startswith(("deepspeed", "ds")) and st.framework is None:
         st.framework = Framework.DEEPSPEED
     return True
-
-
-def _framework(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    """A framework name. DeepSpeed under a trainer that drives it (TRL, Axolotl) leaves the
-    trainer as the framework: its config fills DeepSpeed's "auto" values."""
-    named = Framework(lex.FRAMEWORK_WORDS[m["fw"].replace("-", " ")])
-    if st.framework in (None, named, Framework.DEEPSPEED):
-        st.framework = named if named is not Framework.DEEPSPEED else st.framework or named
-        return True
-    return named is Framework.DEEPSPEED
 
 
 def _parallel_degree(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -356,14 +347,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("compile", _rx(lex.COMPILE, _sets("compile", True))),
     _Rule("activation offload", _rx(lex.ACTIVATION_OFFLOAD, _sets("activation_offload", True))),
     _Rule("objective", _rx(lex.OBJECTIVE, _objective)),
-    _Rule("framework", _rx(lex.FRAMEWORK, _framework)),
-    _Rule("plain loss", _rx(lex.PLAIN_LOSS, _sets("loss", LossKernel.PLAIN))),
-    _Rule("no compile", _rx(lex.NO_COMPILE, _sets("compile", False))),
-    _Rule("no act offload", _rx(lex.NO_ACTIVATION_OFFLOAD, _sets("activation_offload", False))),
-    _Rule(
-        "no opt in bwd", _rx(lex.NO_OPTIMIZER_IN_BACKWARD, _sets("optimizer_in_backward", False))
-    ),
-    _Rule("precomputed ref", _rx(lex.PRECOMPUTED_REFERENCE, _sets("precomputed_reference", True))),
+    *FRAMEWORK_RULES,
     _Rule("group size", _rx(lex.GROUP_SIZE, _group_size)),
     _Rule("N completions", _rx(lex.GROUP_COMPLETIONS, _group_size)),
     _Rule("adamw 8bit", _rx(lex.ADAMW_8BIT, _optimizer(Optimizer.ADAMW_8BIT))),

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from recommender import _lexicon as lex
 from recommender.errors import WorkloadError
-from recommender.frameworks import NO_FRAMEWORK, describe
+from recommender.frameworks import NO_FRAMEWORK, allocation_notes, describe
 from recommender.frameworks import defaults as framework_defaults
 from recommender.models import Architecture
 from recommender.posttrain import SPECS
@@ -168,8 +168,12 @@ def _apply_framework(st: Draft, method: Method, objective: Objective, *, chose_m
     """Fill what the user did not state with the named framework's defaults for the method
     (:mod:`recommender.frameworks`); the one line that says which, and how to change them."""
     fw = st.framework
+    hidden = st.model.hidden if st.model is not None else 0
+    allocs = allocation_notes(
+        fw, zero3=st.sharding is Sharding.ZERO3, fp8=st.precision == "fp8", hidden=hidden
+    )
     if fw is None:
-        return NO_FRAMEWORK
+        return "; ".join([NO_FRAMEWORK, *allocs])
     multi = (st.gpu_count or 1) > 1
     d = framework_defaults(fw, method, objective, multi_gpu=multi)
     applied: list[str] = [f"{method.label} (4-bit base)"] if chose_method else []
@@ -210,11 +214,14 @@ def _apply_framework(st: Draft, method: Method, objective: Objective, *, chose_m
             applied.append(f"LoRA r={d.lora_rank}")
         if st.lora_targets is None and d.lora_targets is not None:
             st.lora_targets = d.lora_targets
-            where = "q,k,v,o" if d.lora_targets == "attention" else "all linear layers"
+            where = "attention" if d.lora_targets == "attention" else "all linear layers"
             applied.append(f"LoRA on {where}")
     if st.sharding is None and d.sharding is not None and multi:
         st.sharding = d.sharding
         applied.append(d.sharding.value.upper())
+    if st.sharding is Sharding.ZERO3 or st.precision == "fp8":
+        zero3 = st.sharding is Sharding.ZERO3
+        applied += allocation_notes(fw, zero3=zero3, fp8=st.precision == "fp8", hidden=hidden)
     return describe(fw, applied, d.source)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from recommender.fp8 import recipe as fp8_recipe
 from recommender.workload import (
     Framework,
     LossKernel,
@@ -31,8 +32,16 @@ from recommender.workload import (
     Precision,
     Sharding,
 )
+from recommender.zero3 import zero3_config
 
-__all__ = ["NO_FRAMEWORK", "Defaults", "defaults", "describe", "fp32_main_grads"]
+__all__ = [
+    "NO_FRAMEWORK",
+    "Defaults",
+    "allocation_notes",
+    "defaults",
+    "describe",
+    "fp32_main_grads",
+]
 
 #: The one line an answer carries when no framework was named.
 NO_FRAMEWORK = (
@@ -266,6 +275,23 @@ def describe(framework: Framework, applied: list[str], source: str) -> str:
         f"{framework.label} defaults ({source}): {what}; say any of them otherwise "
         "(e.g. `no checkpointing`, `plain loss`, `no compile`, `batch 4`, `seq 4k`) to change"
     )
+
+
+def allocation_notes(
+    framework: Framework | None, *, zero3: bool, fp8: bool, hidden: int
+) -> list[str]:
+    """What the framework allocates that the answer should name: DeepSpeed ZeRO-3's bucket
+    sizes (:mod:`recommender.zero3`) and the FP8 recipe (:mod:`recommender.fp8`)."""
+    out: list[str] = []
+    if zero3:
+        cfg = zero3_config(framework, hidden)
+        out.append(
+            f"ZeRO-3 buffers per {cfg.source} (reduce bucket {cfg.reduce_bucket:.3g}, prefetch "
+            f"{cfg.prefetch_bucket:.3g}, max live {cfg.max_live:.3g} elements)"
+        )
+    if fp8:
+        out.append(f"FP8 as {fp8_recipe(framework).value}")
+    return out
 
 
 #: Frameworks that keep an fp32 main gradient beside the 16-bit weights under mixed

@@ -63,12 +63,14 @@ def zero3_config(framework: Framework | None, hidden: int) -> ZeroConfig:
     Axolotl (Axolotl's shipped config also sets max live to 0), DeepSpeed's own defaults
     otherwise."""
     if framework in (Framework.HF, Framework.AXOLOTL):
-        live = 0.0 if framework is Framework.AXOLOTL else MAX_LIVE
+        axolotl = framework is Framework.AXOLOTL
         return ZeroConfig(
             reduce_bucket=float(hidden * hidden),
             prefetch_bucket=HF_PREFETCH_FRACTION * hidden * hidden,
-            max_live=live,
-            source="transformers HfTrainerDeepSpeedConfig auto values",
+            max_live=0.0 if axolotl else MAX_LIVE,
+            source="Axolotl zero3_bf16.json with transformers' auto values"
+            if axolotl
+            else "transformers' auto values (HfTrainerDeepSpeedConfig)",
         )
     return ZeroConfig(REDUCE_BUCKET, PREFETCH_BUCKET, MAX_LIVE, "DeepSpeedZeroConfig defaults")
 

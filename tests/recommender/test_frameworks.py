@@ -302,3 +302,19 @@ def test_megatron_keeps_fp32_main_gradients() -> None:
     assert mem.model_states_gib == pytest.approx(w.model.params * 18 / GIB)
     zero1 = estimate_memory(w, replace(s, sharding=Sharding.ZERO1), **EIGHT)
     assert zero1.model_states_gib == pytest.approx(w.model.params * (6 + 12 / 8) / GIB)
+
+
+def test_the_line_names_zero3_buffers_and_the_fp8_recipe() -> None:
+    """What the framework allocates is assumed too, and said: DeepSpeed's own bucket sizes,
+    TRL's "auto" ones, and the FP8 recipe (torchao without a framework, TE under Megatron)."""
+    ds = _line("deepspeed zero3 llama 3 8b full finetune on 8x H100")
+    assert "reduce bucket 5e+08, prefetch 5e+07, max live 1e+09 elements" in ds
+    trl = _line("llama 3 70b lora trl deepspeed zero 3 on 8x H100")
+    assert f"reduce bucket {8192**2:.3g}" in trl
+    assert "auto values" in trl
+    assert "FP8 as Transformer Engine" in _line("llama 3 8b pretrain megatron fp8")
+    plain = parse_workload("llama 3 8b pretrain fp8 on 8x H100").assumed
+    assert any(
+        a.startswith(NO_FRAMEWORK) and a.endswith("FP8 as torchao float8 (torchtitan)")
+        for a in plain
+    )

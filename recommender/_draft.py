@@ -175,7 +175,8 @@ def _apply_framework(st: Draft, method: Method, objective: Objective, *, chose_m
     if fw is None:
         return "; ".join([NO_FRAMEWORK, *allocs])
     multi = (st.gpu_count or 1) > 1
-    d = framework_defaults(fw, method, objective, multi_gpu=multi)
+    params = float(st.model.params) if st.model is not None else 0.0
+    d = framework_defaults(fw, method, objective, multi_gpu=multi, params=params)
     applied: list[str] = [f"{method.label} (4-bit base)"] if chose_method else []
     if st.precision is None and d.precision is not None:
         st.precision = _PRECISION_WORD[d.precision]
@@ -219,6 +220,9 @@ def _apply_framework(st: Draft, method: Method, objective: Objective, *, chose_m
     if st.sharding is None and d.sharding is not None and multi:
         st.sharding = d.sharding
         applied.append(d.sharding.value.upper())
+    if st.offload is None and d.offload is not None and multi:
+        st.offload = d.offload
+        applied.append("parameters and optimizer offloaded to the CPU")
     if st.sharding is Sharding.ZERO3 or st.precision == "fp8":
         zero3 = st.sharding is Sharding.ZERO3
         applied += allocation_notes(fw, zero3=zero3, fp8=st.precision == "fp8", hidden=hidden)

@@ -28,6 +28,7 @@ from recommender.workload import (
     LossKernel,
     Method,
     Objective,
+    Offload,
     Optimizer,
     Precision,
     Sharding,
@@ -73,30 +74,41 @@ class Defaults:
     lora_targets: str | None = None
     #: Sharding on more than one GPU (the framework's distributed recipe).
     sharding: Sharding | None = None
+    offload: Offload | None = None
 
 
 _TUNE = "pytorch/torchtune recipes/configs/llama3_1/"  # snapshot bd2a0fc
+# torchtune's distributed LoRA recipes up to 32B turn checkpointing off (llama3_1/8B_lora,
+# llama3_2/3B_lora, qwen2_5/32B_lora); those of 70B and more keep it (llama3_1/70B_lora,
+# qwen2_5/72B_lora, 405B_qlora), and the 70B full recipe offloads to the CPU
+# (70B_full.yaml fsdp_cpu_offload: True); ours: the split between the two sizes.
+_TUNE_LARGE_PARAMS = 50e9
+# llama3_1/405B_qlora.yaml: batch_size 1 (the others 2); ours: the split.
+_TUNE_HUGE_PARAMS = 200e9
 _TRL = "huggingface/trl trl/trainer/sft_config.py, dpo_config.py"  # snapshot f2cd577
 _AXO = "axolotl-ai-cloud/axolotl examples/llama-3/"  # snapshot 067b021
 
 
-def _torchtune(method: Method, objective: Objective, multi: bool) -> Defaults:
+def _torchtune(method: Method, objective: Objective, multi: bool, params: float) -> Defaults:
     """torchtune (snapshot bd2a0fc): ``dtype: bf16`` (pure bf16), ``batch_size: 2``,
     ``LinearCrossEntropyLoss`` (8 output chunks, counted as the chunked loss),
     ``enable_activation_checkpointing: True`` (False only in the distributed LoRA recipe),
     LoRA rank 8 on q/v/output_proj and the MLP; the single-device full recipe uses
     ``bitsandbytes.optim.PagedAdamW8bit`` with ``optimizer_in_bwd: True``; distributed
-    recipes shard with FSDP2; the DPO recipes use ``batch_size: 4``, ``max_seq_len: 1024``."""
+    recipes shard with FSDP2; the DPO recipes use ``batch_size: 4``, ``max_seq_len: 1024``;
+    70B and larger recipes keep checkpointing on under LoRA and offload full fine-tunes."""
     peft = not method.trains_all_weights
+    large = params >= _TUNE_LARGE_PARAMS
     full_single = method.trains_all_weights and not multi
     dpo = objective is not Objective.SFT
+    size = "70B" if large else "8B"
     if dpo:
-        recipe = "8B_lora_dpo.yaml" if peft else "8B_full_dpo.yaml"
+        recipe = f"{size}_lora_dpo.yaml" if peft else f"{size}_full_dpo.yaml"
     elif peft:
         kind = "qlora" if method is Method.QLORA else "lora"
-        recipe = f"8B_{kind}.yaml" if multi else f"8B_{kind}_single_device.yaml"
+        recipe = f"{size}_{kind}.yaml" if multi else f"8B_{kind}_single_device.yaml"
     else:
-        recipe = "8B_full.yaml" if multi else "8B_full_single_device.yaml"
+        recipe = f"{size}_full.yaml" if multi else "8B_full_single_device.yaml"
     return Defaults(
         source=_TUNE + recipe,
         precision=Precision.BF16_TRUE,
@@ -104,12 +116,13 @@ def _torchtune(method: Method, objective: Objective, multi: bool) -> Defaults:
         paged_optimizer=full_single and not dpo,
         optimizer_in_backward=full_single and not dpo,
         seq_len=1024 if dpo else None,
-        micro_batch=4 if dpo else 2,
-        checkpointing=not (peft and multi and not dpo),
+        micro_batch=4 if dpo else (1 if params >= _TUNE_HUGE_PARAMS else 2),
+        checkpointing=not (peft and multi and not dpo and not large),
         loss=LossKernel.CHUNKED,
         lora_rank=8 if peft else None,
         lora_targets="all" if peft else None,
         sharding=Sharding.FSDP if multi else None,
+        offload=Offload.PARAMS if multi and large and not peft and not dpo else None,
     )
 
 
@@ -250,12 +263,18 @@ _ROWS_FIXED: dict[Framework, Defaults] = {
 
 
 def defaults(
-    framework: Framework, method: Method, objective: Objective, *, multi_gpu: bool
+    framework: Framework,
+    method: Method,
+    objective: Objective,
+    *,
+    multi_gpu: bool,
+    params: float = 0.0,
 ) -> Defaults:
     """The framework's defaults for ``method`` and ``objective`` (``multi_gpu``: the user named
-    more than one GPU, which picks the distributed recipe where a framework has two)."""
+    more than one GPU, which picks the distributed recipe where a framework has two;
+    ``params``: the model's size, where recipes differ by it)."""
     if framework is Framework.TORCHTUNE:
-        return _torchtune(method, objective, multi_gpu)
+        return _torchtune(method, objective, multi_gpu, params)
     if framework is Framework.HF:
         return _hf(method, objective)
     if framework is Framework.AXOLOTL:

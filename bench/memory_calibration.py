@@ -139,7 +139,8 @@ def _case(row: dict[str, str], *, before: bool) -> Case:
         framework=Framework(row["framework"]) if row["framework"] else None,
     )
     parallel = _parallel(row["parallel"])
-    strategy = Strategy(Sharding(row["sharding"]), Offload(row["offload"]), ckpt != "none", parallel)
+    sharding, offload = Sharding(row["sharding"]), Offload(row["offload"])
+    strategy = Strategy(sharding, offload, ckpt != "none", parallel)
     published = float(row["published_gib"]) if row["published_gib"] else None
     return Case(
         name=row["case"],

@@ -26,7 +26,7 @@ ECC_RESERVED_FRACTION = 1 / 16
 ECC_GDDR_GPUS = frozenset({"T4", "L4", "A10", "A10G", "A40", "L40", "L40S"})
 
 # Safety margin, set from the estimate's measured error (docs/estimator.md, "Uncertainty and
-# the safety margin": 45 published cases): outside QLoRA, 80 % of the underestimates are
+# the safety margin": 45 calibration cases): outside QLoRA, 83 % of the underestimates are
 # within −16 %; a plan that leaves 15 % free can be 1/0.85 − 1 = 17.6 % low and still fit. The
 # 2 GiB floor covers small GPUs and small jobs, where fixed costs (CUDA context 0.3-0.4 GiB,
 # NCCL buffers, allocator slack) dominate the error.

@@ -10,7 +10,12 @@ reduce-scattered. How much is gathered at once is a property of the implementati
   embedding) and prefetches the next: FSDP1 ``limit_all_gathers=True`` allows two in flight
   and ``backward_prefetch=BACKWARD_PRE`` fetches the next one early; FSDP2 prefetches one
   unit in forward and backward by default (torch.distributed.fsdp ``fully_shard`` docs). The
-  unit's unsharded gradient exists before its reduce-scatter.
+  unit's unsharded gradient exists before its reduce-scatter. FSDP2 (torchtune, torchtitan)
+  also copies it into one reduce-scatter input buffer in the reduce dtype and frees the
+  gradients only after the copy (``_fsdp_collectives.foreach_reduce``:
+  ``reduce_scatter_input = torch.empty(..., dtype=reduce_dtype)``): torchtitan reduces in
+  fp32 (``mixed_precision_reduce = "float32"``), torchtune in the bf16 it trains in; FSDP1
+  (Accelerate, llm-foundry) reduce-scatters its flat gradient in place.
 * **DeepSpeed ZeRO-3** gathers module by module and keeps what it fetched until the count of
   gathered elements passes ``stage3_max_live_parameters`` (default 1e9; a parameter reused
   within ``stage3_max_reuse_distance``, also 1e9, is not released), prefetches up to
@@ -46,6 +51,10 @@ PREFETCH_BUCKET = 5e7  # stage3_prefetch_bucket_size, elements
 MAX_LIVE = 1e9  # stage3_max_live_parameters, elements
 # transformers integrations/deepspeed.py fills "auto": reduce h², prefetch 0.9·h².
 HF_PREFETCH_FRACTION = 0.9
+# FSDP2 frameworks, and torchtitan's fp32 reduce dtype (torchtitan/config/configs.py
+# mixed_precision_reduce = "float32"); torchtune sets no reduce dtype: its training dtype.
+FSDP2_FRAMEWORKS = frozenset({Framework.TORCHTUNE, Framework.TORCHTITAN})
+TORCHTITAN_REDUCE_BYTES = 4.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +90,8 @@ class WorkingSet:
     parallelism divides them)."""
 
     weights: float  # gathered parameters: the unit in use, the live and prefetched ones
-    grads: float  # the unit's unsharded gradient before its reduce-scatter
-    buckets: float  # the contiguous reduce bucket (DeepSpeed)
+    grads: float  # the unit's unsharded gradient (and FSDP2's reduce-scatter copy of it)
+    buckets: float  # DeepSpeed's contiguous reduce bucket, the same size on every rank
 
 
 def working_set(
@@ -100,12 +109,17 @@ def working_set(
     """The working set of ``sharding`` for model ``m``: ``block`` parameters per decoder
     block held at ``block_bytes`` each (NF4 under QLoRA), the embedding at ``embed_bytes``;
     ``grad_bytes`` per trained parameter's gradient, none when only adapters train
-    (``trains_base`` False); the reduce bucket in the compute dtype (``compute_bytes``)."""
+    (``trains_base`` False); DeepSpeed's reduce bucket in the compute dtype
+    (``compute_bytes``), FSDP2's reduce-scatter input in its reduce dtype."""
     embedding = m.vocab * m.hidden
     if sharding is not Sharding.ZERO3:  # FSDP / HSDP: a unit in use and one prefetched
         unit = max(block, embedding)
         unit_bytes = block_bytes if unit == block else embed_bytes
-        grads = unit * grad_bytes if trains_base else 0.0
+        staging = 0.0  # FSDP2's reduce-scatter input, beside the gradient until copied
+        if framework in FSDP2_FRAMEWORKS:
+            titan = framework is Framework.TORCHTITAN
+            staging = TORCHTITAN_REDUCE_BYTES if titan else grad_bytes
+        grads = unit * (grad_bytes + staging) if trains_base else 0.0
         return WorkingSet(unit * unit_bytes + block * block_bytes, grads, 0.0)
     cfg = zero3_config(framework, m.hidden)
     # DeepSpeed gathers per module: the largest is the embedding/LM head or one MLP matrix.

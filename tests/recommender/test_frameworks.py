@@ -247,6 +247,16 @@ def test_deepspeed_working_set_holds_max_live_parameters_and_buckets() -> None:
     assert fsdp.buckets == 0
 
 
+def test_fsdp2_frameworks_copy_the_gradient_for_the_reduce_scatter() -> None:
+    """FSDP2's foreach_reduce copies a unit's unsharded gradients into a reduce-scatter input
+    in the reduce dtype: fp32 in torchtitan, bf16 in torchtune; FSDP1 (no framework) none."""
+    m = model("Llama 3 8B")
+    unit = m.vocab * m.hidden  # the untied LM head is the largest unit
+    assert _ws(m, Sharding.FSDP).grads == unit * 2
+    assert _ws(m, Sharding.FSDP, Framework.TORCHTUNE).grads == unit * (2 + 2)
+    assert _ws(m, Sharding.FSDP, Framework.TORCHTITAN).grads == unit * (2 + 4)
+
+
 def test_axolotl_releases_each_module() -> None:
     m = model("Llama 3 70B")
     ax = _ws(m, Sharding.ZERO3, Framework.AXOLOTL)

@@ -79,6 +79,12 @@ def test_framework_is_read_from_text(phrase: str, framework: Framework) -> None:
 def test_deepspeed_zero_stage_names_the_framework_and_the_stage() -> None:
     w = parse_workload("deepspeed zero 3 llama 3 8b full finetune on 8x H100")
     assert (w.framework, w.sharding) == (Framework.DEEPSPEED, Sharding.ZERO3)
+    o = parse_workload("llama 3 70b full finetune deepspeed zero-3 offload optimizer")
+    assert (o.framework, o.sharding, o.offload) == (
+        Framework.DEEPSPEED,
+        Sharding.ZERO3,
+        Offload.OPTIMIZER,
+    )
 
 
 @pytest.mark.parametrize("text", ["trl deepspeed zero3", "deepspeed zero3 with trl"])

@@ -220,7 +220,8 @@ def _apply_framework(st: Draft, method: Method, objective: Objective, *, chose_m
     if st.sharding is None and d.sharding is not None and multi:
         st.sharding = d.sharding
         applied.append(d.sharding.value.upper())
-    if st.offload is None and d.offload is not None and multi:
+    full = (Sharding.ZERO3, Sharding.FSDP, Sharding.HSDP)
+    if st.offload is None and d.offload is not None and multi and st.sharding in full:
         st.offload = d.offload
         applied.append("parameters and optimizer offloaded to the CPU")
     if st.sharding is Sharding.ZERO3 or st.precision == "fp8":

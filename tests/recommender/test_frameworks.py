@@ -131,6 +131,9 @@ def test_torchtune_large_recipes_checkpoint_and_offload() -> None:
     full = parse_workload("llama 3.1 70b full finetune torchtune on 8x A100-80GB")
     assert (full.sharding, full.offload) == (Sharding.FSDP, Offload.PARAMS)
     assert parse_workload("llama 3.1 405b qlora torchtune on 8x A100-80GB").micro_batch == 1
+    # a stated DDP keeps the recipe's parameter offload out (it needs full sharding)
+    ddp = parse_workload("llama 3.1 70b full finetune torchtune ddp on 8x A100-80GB")
+    assert (ddp.sharding, ddp.offload) == (Sharding.DDP, None)
 
 
 def test_trl_defaults() -> None:

@@ -15,6 +15,7 @@ from recommender.models import Architecture
 
 __all__ = [
     "MAX_TOKENS",
+    "Framework",
     "HardwareRequest",
     "LossKernel",
     "MemorySavers",
@@ -123,6 +124,35 @@ class Objective(StrEnum):
         return {Objective.SFT: "SFT", Objective.SIMPO: "SimPO"}.get(self, self.value.upper())
 
 
+class Framework(StrEnum):
+    """The training framework the user named; its documented defaults for the method are
+    applied where the user states nothing (:mod:`recommender.frameworks`)."""
+
+    TORCHTUNE = "torchtune"
+    HF = "hf"  # Hugging Face Trainer / TRL (SFTTrainer, DPOTrainer, GRPOTrainer)
+    AXOLOTL = "axolotl"
+    UNSLOTH = "unsloth"
+    LITGPT = "litgpt"
+    DEEPSPEED = "deepspeed"  # DeepSpeed's own engine and config defaults
+    MEGATRON = "megatron"  # Megatron-LM / NeMo (Megatron-Core)
+    TORCHTITAN = "torchtitan"
+    LLM_FOUNDRY = "llm-foundry"
+
+    @property
+    def label(self) -> str:
+        return {
+            Framework.TORCHTUNE: "torchtune",
+            Framework.HF: "HF Trainer/TRL",
+            Framework.AXOLOTL: "Axolotl",
+            Framework.UNSLOTH: "Unsloth",
+            Framework.LITGPT: "LitGPT",
+            Framework.DEEPSPEED: "DeepSpeed",
+            Framework.MEGATRON: "Megatron-LM/NeMo",
+            Framework.TORCHTITAN: "torchtitan",
+            Framework.LLM_FOUNDRY: "llm-foundry",
+        }[self]
+
+
 class LossKernel(StrEnum):
     """How the cross-entropy over the vocabulary is computed."""
 
@@ -224,6 +254,11 @@ class Workload:
     savers: MemorySavers = NO_SAVERS
     #: Post-training objective (issue #20 item 4); ``SFT`` for plain training.
     objective: Objective = Objective.SFT
+    #: DPO/IPO/KTO with the reference log-probs computed before training (TRL
+    #: ``precompute_ref_log_probs=True``): no reference model is held while training.
+    precomputed_reference: bool = False
+    #: The framework the user named (``None``: not stated; :mod:`recommender.frameworks`).
+    framework: Framework | None = None
     #: GRPO: completions sampled per prompt (TRL GRPOConfig.num_generations default 8).
     group_size: int = 8
     #: Model-parallel degrees the user fixed (``tp 8``, ``pp 4``, ``cp 2``, ``ep 8``, ``vp 5``);

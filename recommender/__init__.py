@@ -32,6 +32,8 @@ from recommender.ranking import (
     Work,
     recommend,
 )
+from recommender.steptime import TimeBreakdown
+from recommender.throughput import Network, time_breakdown
 from recommender.topology import Plan
 from recommender.units import hours_text
 from recommender.workload import (
@@ -63,6 +65,7 @@ __all__ = [
     "LaunchFiles",
     "LaunchSpec",
     "Method",
+    "Network",
     "NoFeasibleOptionError",
     "Offer",
     "Offload",
@@ -78,6 +81,7 @@ __all__ = [
     "SourceInfo",
     "SpotPolicy",
     "StoreError",
+    "TimeBreakdown",
     "UnknownGpuError",
     "Work",
     "Workload",
@@ -93,5 +97,6 @@ __all__ = [
     "offers_for_key",
     "parse_workload",
     "recommend",
+    "time_breakdown",
     "try_normalize",
 ]

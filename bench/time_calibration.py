@@ -204,13 +204,16 @@ def main(argv: list[str]) -> None:
     cases = load_cases()
     rows = [(c, estimate(c), estimate_flat(c)) for c in cases]
     if markdown:
-        print("| case | published tok/s/GPU | estimated | error | old flat | old error |")
-        print("|---|---|---|---|---|---|")
+        head = "| case | set | conf. | published tok/s/GPU | estimated | error | old flat error |"
+        print(head + " source |")
+        print("|---|---|---|---|---|---|---|---|")
     for c, est, flat in rows:
         e, fe = error(est, c.published), error(flat, c.published)
         if markdown:
-            cells = f"{c.published:,.0f} | {est:,.0f} | {e:+.0%} | {flat:,.0f} | {fe:+.0%}"
-            print(f"| {c.name} | {cells} |")
+            kind = "validation" if c.validation else "calibration"
+            conf = "high" if c.high_confidence else "low"
+            cells = f"{c.published:,.0f} | {est:,.0f} | {e:+.0%} | {fe:+.0%}"
+            print(f"| {c.name} | {kind} | {conf} | {cells} | {c.source} |")
         else:
             cells = f"{c.published:10.0f} {est:10.0f} {e:+6.0%}   flat {flat:9.0f} {fe:+6.0%}"
             print(f"{c.name:32s} {cells}")

@@ -10,9 +10,11 @@ import pytest
 from bench.time_calibration import Case, estimate, load_cases
 from recommender.efficiency import ATTENTION_RELATIVE_RATE, compute_efficiency
 from recommender.gpus import GpuSpec, IntraNode, get_gpu
+from recommender.layouts import evaluate
 from recommender.links import cross_pod_factor
 from recommender.offers import Fabric
 from recommender.parallelism import Parallel
+from recommender.parse import parse_workload
 from recommender.steptime import (
     StepTime,
     fp8_speedup,
@@ -21,6 +23,7 @@ from recommender.steptime import (
     step_time,
 )
 from recommender.strategies import Strategy
+from recommender.throughput import Network, train_hours
 from recommender.workload import Method, Offload, Precision, Sharding, Workload
 from tests.factories import model, workload
 
@@ -252,3 +255,15 @@ def test_high_confidence_runs(cases: dict[str, Case]) -> None:
     high = _errors(cases, lambda c: c.high_confidence)
     assert sum(abs(e) <= 0.35 for e in high) / len(high) >= 0.80
     assert sum(not 0.5 <= 1 + e <= 2.0 for e in high) <= 1
+
+
+def test_a_16384_gpu_run_is_answered_within_twice_its_published_gpu_hours() -> None:
+    """The product's own path (parse → layout → rate, global batch by the rule): Llama 3.1
+    405B on 16,384 H100 for 15.6T tokens took 30.84M GPU-hours (model card; Dubey et al.
+    2024 §3.3). Before the batch rule (1M tokens fixed) it came out ×5.7."""
+    w = parse_workload("pretrain llama 3.1 405b on 16384x H100 15.6T tokens seq 8k")
+    plan = evaluate(w, H100, gpus=16_384)
+    assert plan.fits
+    hours = train_hours(w, plan, Network.typical(IntraNode.NVLINK, fast_fabric=True))
+    assert hours is not None
+    assert 0.5 <= hours * plan.gpus / 30.84e6 <= 2.0

@@ -7,6 +7,11 @@ pipeline full:
 * by size, ~N^(1/3): GPT-3 (Brown et al. 2020, Table 2.1) 0.5M tokens at 125M-760M, 1M at
   1.3B-2.7B, 2M at 6.7B-13B, 3.2M at 175B; LLaMA and Llama 2 4M tokens at 7B-70B (Touvron
   et al. 2023a §2.3, 2023b §2.2); Pythia 2M at 70M-12B (Biderman et al. 2023);
+* a mixture of experts ×E/k, so each of its E experts (k per token) sees as many tokens per
+  step as a dense layer: DeepSeekMoE 16B (2.8B active, 64 experts, top 6) ran 4,608 × 4,096
+  = 18.9M tokens (Dai et al. 2024 §5.1), DeepSeek-V2-Lite the same, DeepSeek-V2 (21B, 160,
+  top 6) 37.7M and DeepSeek-V3 (37B, 256, top 8) 63M, against 1.4-3.5M for dense models of
+  their active size by the rule above;
 * by cluster: a 1F1B pipeline of p stages idles (p−1)/m of its work for m micro-batches per
   optimizer step (Narayanan et al. 2021 §2.2.1), and published runs keep m several times p
   as they add GPUs: Falcon 180B m = 4p (4,096 A100, TP8 PP8 DP64, 2,048 sequences; model
@@ -16,7 +21,8 @@ pipeline full:
   schedule to shrink the bubble instead (Dubey et al. 2024 §3.3.2, §3.4.1);
 * capped: dense runs at Llama 3's 16M tokens, mixtures of experts at DeepSeek-V3's 63M, or
   the compute-optimal batch of DeepSeek LLM's scaling law when the token budget makes it
-  larger: B_opt = 0.292·C^0.3271 tokens for C = 6·N·D FLOPs (DeepSeek-AI 2024a §3.1).
+  larger: B_opt = 0.292·C^0.3271 tokens for C = 6·N·D FLOPs (DeepSeek-AI 2024a §3.1); without
+  a budget, D is Chinchilla's compute-optimal 20 tokens per parameter (Hoffmann et al. 2022).
 
 Fine-tuning keeps a fixed batch: NeMo's SFT and LoRA recipes use 32 packed sequences of
 4,096 tokens (NeMo 24.07 performance summary), whatever the cluster.
@@ -50,25 +56,28 @@ MAX_MOE_BATCH_TOKENS = 15_360 * 4_096
 MICROBATCHES_PER_STAGE = 4
 # DeepSeek LLM (2024) §3.1: B_opt = 0.292 · C^0.3271, C in FLOPs, B in tokens
 BOPT_COEFF, BOPT_EXPONENT = 0.292, 0.3271
+# Chinchilla: ~20 training tokens per parameter is compute-optimal (Hoffmann et al. 2022)
+CHINCHILLA_TOKENS_PER_PARAM = 20.0
 # NeMo 24.07 SFT/LoRA: global batch 32 × 4,096 packed tokens (performance summary)
 FINETUNE_BATCH_TOKENS = 131_072
 
 
 def size_batch_tokens(model: Architecture) -> float:
-    """The batch a run of this size starts from, by its active parameters."""
-    return float(
-        SIZE_BATCH_TOKENS * (model.active_params / SIZE_BATCH_PARAMS) ** SIZE_BATCH_EXPONENT
-    )
+    """The batch a run of this size starts from, by its active parameters (×E/k for a
+    mixture of experts)."""
+    dense = SIZE_BATCH_TOKENS * (model.active_params / SIZE_BATCH_PARAMS) ** SIZE_BATCH_EXPONENT
+    if model.experts > 1:
+        dense *= model.experts / model.experts_per_token
+    return float(dense)
 
 
 def ceiling_tokens(model: Architecture, tokens: float | None) -> float:
     """The largest batch assumed: the published ceiling, or the compute-optimal batch of a
-    run of ``tokens`` when that is larger."""
+    run of ``tokens`` (a Chinchilla-optimal run without them) when that is larger."""
     ceiling = MAX_MOE_BATCH_TOKENS if model.experts > 1 else MAX_DENSE_BATCH_TOKENS
-    if tokens:
-        flops = 6.0 * model.active_params * tokens
-        ceiling = max(ceiling, BOPT_COEFF * flops**BOPT_EXPONENT)
-    return ceiling
+    budget = tokens or CHINCHILLA_TOKENS_PER_PARAM * model.active_params
+    flops = 6.0 * model.active_params * budget
+    return float(max(ceiling, BOPT_COEFF * flops**BOPT_EXPONENT))
 
 
 def pretrain_batch_tokens(

@@ -322,6 +322,11 @@ def step_time(
     split = NO_SPLIT
     ranks = gpus  # the data-parallel group (FSDP shards over dp·cp)
     if not par.trivial:
+        # tp·cp rings run side by side, one per rank in the node, each on its own rail:
+        # across nodes each gets its share of the node's NICs, at most its NVLink rate
+        node_bw = node_nic_gbs(gpu, gpus_per_node=gpn, fabric=fabric, fabric_gbps=fabric_gbps)
+        rails = min(par.tp * par.cp, gpn)
+        ring_bw = min(intra_bw, node_bw * 1e9 / rails) if nodes > 1 else intra_bw
         split = split_traffic(
             workload,
             par,
@@ -329,18 +334,11 @@ def step_time(
             gpus_per_node=gpn,
             nodes=nodes,
             intra_bw=intra_bw,
-            span_bw=span_bw / min(par.tp * par.cp, gpn),
-            nic_bw=node_nic_gbs(gpu, gpus_per_node=gpn, fabric=fabric, fabric_gbps=fabric_gbps)
-            * 1e9
-            / gpn,
+            span_bw=ring_bw,
+            nic_bw=node_bw * 1e9 / gpn,
         )
         trained, w_store, ranks = trained / mp, w_store / mp, dp * par.cp
-        # tp·cp data-parallel rings run side by side, one per rank in the node: across
-        # nodes each gets its share of the node's NICs; inside a node, NVLink
-        if ranks * par.tp <= gpn:
-            span_bw = intra_bw
-        else:
-            span_bw = min(intra_bw, span_bw / min(par.tp * par.cp, gpn))
+        span_bw = intra_bw if ranks * par.tp <= gpn else ring_bw
     span_bw *= cross_pod_factor(fabric, gpus=gpus, ranks=ranks)
     if ranks > 1:
         ring = (ranks - 1) / ranks

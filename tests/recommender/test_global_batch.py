@@ -52,3 +52,18 @@ def test_16384_gpu_requests_are_accepted() -> None:
     assert w.hardware.count == 16_384
     with pytest.raises(ValueError, match="between 1 and"):
         HardwareRequest(gpu_id=None, count=MAX_GPU_COUNT + 1)
+
+
+@pytest.mark.parametrize(
+    ("name", "published"),
+    [
+        ("DeepSeek V2 Lite", 4608 * 4096),  # DeepSeek-V2 report: V2-Lite 4,608 × 4,096
+        ("DeepSeek V2", 9216 * 4096),  # final batch 9,216 × 4,096
+        ("DeepSeek V3", 15_360 * 4096),  # final batch 15,360 × 4,096 (the MoE ceiling)
+    ],
+)
+def test_moe_batches_follow_deepseeks(name: str, published: float) -> None:
+    """Experts see dense-like tokens per step: the size rule ×E/k, within ×2 of DeepSeek's."""
+    m = model(name)
+    batch = min(size_batch_tokens(m), ceiling_tokens(m, None))
+    assert published / 2 <= batch <= published * 2

@@ -6,7 +6,11 @@ tokens/s per GPU, the estimate, and the error, then median |error| and the share
 ±35 % for the whole set, for the published runs alone and for the llm-foundry rows.
 Figures only: nothing here is timed or asserted.
 
-    .venv/bin/python -m bench.time_calibration [--markdown]
+    .venv/bin/python -m bench.time_calibration [--markdown] [--product]
+
+``--product`` costs each pretraining case as the product answers it instead: the layout search
+picks the strategy for the case's GPU and count (not the published TP/PP/EP), and the global
+batch comes from the rule of ``recommender/global_batch.py`` (not the published one).
 """
 
 from __future__ import annotations
@@ -19,12 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recommender.gpus import IntraNode, get_gpu
+from recommender.layouts import evaluate
 from recommender.models import Architecture, Block, lookup_model
 from recommender.offers import Fabric
 from recommender.parallelism import NO_PARALLEL, Parallel
 from recommender.steptime import step_time
 from recommender.strategies import Strategy
-from recommender.throughput import peak_tflops
+from recommender.throughput import Network, peak_tflops, plan_step
 from recommender.workload import Method, Offload, Optimizer, Precision, Sharding, Workload
 
 CASES = Path(__file__).resolve().parent.parent / "tests/recommender/data/time_calibration.csv"
@@ -126,6 +131,18 @@ def _nodes(case: Case) -> int:
     return max(-(-case.gpus // case.gpus_per_node), 1)
 
 
+def estimate_product(case: Case) -> tuple[float, str] | None:
+    """The product's tokens/s per GPU for ``case``: searched layout, the batch by the rule
+    (``None`` when the search finds no layout that fits)."""
+    gpu = get_gpu(case.gpu_id)
+    plan = evaluate(case.workload, gpu, gpus=case.gpus, gpus_per_node=case.gpus_per_node)
+    if not plan.fits:
+        return None
+    step = plan_step(case.workload, plan, Network(gpu.intra_node, case.fabric))
+    rate = step.tokens_per_second if case.end_to_end else step.steady_tokens_per_second
+    return rate / case.gpus, plan.strategy.describe(plan.gpus)
+
+
 def estimate(case: Case) -> float:
     """The step-time model's tokens/s per GPU for ``case``."""
     gpu = get_gpu(case.gpu_id)
@@ -199,7 +216,34 @@ GROUPS: dict[str, Callable[[Case], bool]] = {
 }
 
 
+def product(cases: list[Case]) -> None:
+    """Print the product path's error per pretraining case and the group summaries."""
+    rows = []
+    for c in cases:
+        if c.workload.method is not Method.PRETRAIN:
+            continue
+        got = estimate_product(c)
+        if got is None:
+            print(f"{c.name:32s} no layout fits")
+            continue
+        e = error(got[0], c.published)
+        rows.append((c, e))
+        print(f"{c.name:32s} {c.published:10.0f} {got[0]:10.0f} {e:+6.0%}   {got[1]}")
+    print()
+    for label, keep in GROUPS.items():
+        errs = [e for c, e in rows if keep(c)]
+        if errs:
+            med, share = summary(errs)
+            print(
+                f"{label:22s} n={len(errs):3d}  product path: median |err| {med:.0%}, "
+                f"within ±35 % {share:.0%}, outside ×2 {outside_twice(errs)}"
+            )
+
+
 def main(argv: list[str]) -> None:
+    if "--product" in argv:
+        product(load_cases())
+        return
     markdown = "--markdown" in argv
     cases = load_cases()
     rows = [(c, estimate(c), estimate_flat(c)) for c in cases]

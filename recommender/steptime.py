@@ -6,12 +6,16 @@ at small batches, e.g. LoRA at micro-batch 1) and the sharding/offload traffic o
 actual links. The slower of compute and traffic sets the pace and a share of the faster
 one stays exposed (collectives steal SMs and memory bandwidth; the first gather and the
 last reduce-scatter overlap nothing). QLoRA adds its NF4 dequantisation, the optimizer step
-is amortised over the micro-steps of one global batch, and large clusters lose time to
-failures (goodput). Every constant names its source; "ours" marks a judgement.
+is amortised over the micro-steps of one global batch (stated, or the published-runs rule
+of :mod:`recommender.global_batch`, which also sets the micro-batches in flight and so the
+pipeline bubble), and large clusters lose time to failures (goodput). A micro-step is never
+shorter than launching its kernels. :meth:`StepTime.breakdown` says where the time goes.
+Every constant names its source; "ours" marks a judgement.
 
 Calibrated on tokens/s of published runs (``bench/time_calibration.py``,
-``tests/recommender/data/time_calibration.csv``); hardware FLOPs (with recompute) are
-divided by HFU-style efficiencies, so recomputation is counted exactly once.
+``tests/recommender/data/time_calibration.csv``: a calibration set, and a validation set
+never tuned on); hardware FLOPs (with recompute) are divided by HFU-style efficiencies, so
+recomputation is counted exactly once.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from recommender.strategies import Strategy
 from recommender.workload import Method, Offload, Precision, Sharding, Workload
 
 __all__ = [
+    "FINETUNE_BATCH_TOKENS",
     "Generation",
     "StepTime",
     "TimeBreakdown",
@@ -52,6 +57,7 @@ __all__ = [
     "fp8_speedup",
     "generation",
     "goodput",
+    "link_gbs",
     "step_time",
 ]
 

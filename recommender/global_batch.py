@@ -20,9 +20,10 @@ pipeline full:
   §3.2); Llama 3 405B ran m = p = 16 at 16,384 H100 (16M tokens) with an interleaved
   schedule to shrink the bubble instead (Dubey et al. 2024 §3.3.2, §3.4.1);
 * capped: dense runs at Llama 3's 16M tokens, mixtures of experts at DeepSeek-V3's 63M, or
-  the compute-optimal batch of DeepSeek LLM's scaling law when the token budget makes it
-  larger: B_opt = 0.292·C^0.3271 tokens for C = 6·N·D FLOPs (DeepSeek-AI 2024a §3.1); without
-  a budget, D is Chinchilla's compute-optimal 20 tokens per parameter (Hoffmann et al. 2022).
+  the compute-optimal batch of DeepSeek LLM's scaling law when that is larger: B_opt =
+  0.292·C^0.3271 tokens for C = 6·N·D FLOPs (DeepSeek-AI 2024a §3.1), D taken as Chinchilla's
+  compute-optimal 20 tokens per parameter (Hoffmann et al. 2022) so that the rate of a layout
+  does not depend on the work asked of it.
 
 Fine-tuning keeps a fixed batch: NeMo's SFT and LoRA recipes use 32 packed sequences of
 4,096 tokens (NeMo 24.07 performance summary), whatever the cluster.
@@ -71,28 +72,22 @@ def size_batch_tokens(model: Architecture) -> float:
     return float(dense)
 
 
-def ceiling_tokens(model: Architecture, tokens: float | None) -> float:
+def ceiling_tokens(model: Architecture) -> float:
     """The largest batch assumed: the published ceiling, or the compute-optimal batch of a
-    run of ``tokens`` (a Chinchilla-optimal run without them) when that is larger."""
+    Chinchilla-optimal run of this model when that is larger."""
     ceiling = MAX_MOE_BATCH_TOKENS if model.experts > 1 else MAX_DENSE_BATCH_TOKENS
-    budget = tokens or CHINCHILLA_TOKENS_PER_PARAM * model.active_params
-    flops = 6.0 * model.active_params * budget
+    flops = 6.0 * model.active_params * CHINCHILLA_TOKENS_PER_PARAM * model.active_params
     return float(max(ceiling, BOPT_COEFF * flops**BOPT_EXPONENT))
 
 
 def pretrain_batch_tokens(
-    model: Architecture,
-    *,
-    pipelines: int,
-    microbatch_tokens: float,
-    stages: int,
-    tokens: float | None = None,
+    model: Architecture, *, pipelines: int, microbatch_tokens: float, stages: int
 ) -> float:
-    """Global batch of a pretraining run of ``tokens`` on ``pipelines`` data-parallel
-    replicas of ``stages`` pipeline stages: the size rule, grown so each pipeline gets
+    """Global batch of a pretraining run on ``pipelines`` data-parallel replicas of
+    ``stages`` pipeline stages: the size rule, grown so each pipeline gets
     ``MICROBATCHES_PER_STAGE`` micro-batches of ``microbatch_tokens`` per stage (one without
     a pipeline), at most the ceiling; never less than one micro-batch per replica."""
     one_round = pipelines * microbatch_tokens
     fill = one_round * (MICROBATCHES_PER_STAGE * stages if stages > 1 else 1)
     wanted = max(size_batch_tokens(model), fill)
-    return max(min(wanted, ceiling_tokens(model, tokens)), one_round)
+    return max(min(wanted, ceiling_tokens(model)), one_round)

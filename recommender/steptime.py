@@ -318,7 +318,6 @@ def step_time(
             pipelines=max(int(pipelines), 1),
             microbatch_tokens=per_gpu_tokens,
             stages=par.pp,
-            tokens=workload.tokens,
         )
     else:
         batch = float(FINETUNE_BATCH_TOKENS)

@@ -26,9 +26,7 @@ def test_batch_grows_with_the_cluster_and_fills_the_pipeline() -> None:
     """More data-parallel pipelines get a larger batch: each keeps 4 micro-batches per stage."""
     m = model("Llama 3.1 405B")
     small = pretrain_batch_tokens(m, pipelines=8, microbatch_tokens=8192, stages=16)
-    large = pretrain_batch_tokens(
-        m, pipelines=128, microbatch_tokens=8192, stages=16, tokens=15.6e12
-    )
+    large = pretrain_batch_tokens(m, pipelines=128, microbatch_tokens=8192, stages=16)
     assert small < large
     assert large / (128 * 8192) >= 16  # m ≥ p: the 1F1B pipeline is full
 
@@ -36,13 +34,13 @@ def test_batch_grows_with_the_cluster_and_fills_the_pipeline() -> None:
 def test_batch_is_capped_but_never_below_one_micro_batch_per_replica() -> None:
     m = model("Llama 2 7B")
     capped = pretrain_batch_tokens(m, pipelines=2048, microbatch_tokens=4096, stages=8)
-    assert capped == ceiling_tokens(m, None) == 16_777_216  # Llama 3's final batch
+    assert capped == ceiling_tokens(m) == 16_777_216  # Llama 3's final batch
     huge = pretrain_batch_tokens(m, pipelines=16_384, microbatch_tokens=4096, stages=1)
     assert huge == 16_384 * 4096
 
 
 def test_mixtures_of_experts_get_deepseek_v3s_ceiling() -> None:
-    assert ceiling_tokens(model("DeepSeek V3"), None) == 15_360 * 4096
+    assert ceiling_tokens(model("DeepSeek V3")) == 15_360 * 4096
 
 
 def test_16384_gpu_requests_are_accepted() -> None:
@@ -65,5 +63,5 @@ def test_16384_gpu_requests_are_accepted() -> None:
 def test_moe_batches_follow_deepseeks(name: str, published: float) -> None:
     """Experts see dense-like tokens per step: the size rule ×E/k, within ×2 of DeepSeek's."""
     m = model(name)
-    batch = min(size_batch_tokens(m), ceiling_tokens(m, None))
+    batch = min(size_batch_tokens(m), ceiling_tokens(m))
     assert published / 2 <= batch <= published * 2

@@ -106,10 +106,10 @@ def goodput(gpus: int, *, end_to_end: bool = True) -> float:
     return failures * RUN_EFFICIENCY if end_to_end else failures
 
 
-# Every kernel costs a launch whatever its size: ~5 µs on the host with CUDA's runtime API
-# ("Getting Started with CUDA Graphs", NVIDIA blog 2019: 2-4 µs of launch each, more with
-# PyTorch's dispatcher); a decoder block runs ~30 kernels forward and twice that backward in
-# eager PyTorch (ours: counted from a Llama block's ops). Below that the GPU waits.
+# Every kernel costs a launch whatever its size: a few µs each on the host ("Getting Started
+# with CUDA Graphs", NVIDIA developer blog 2019), more through PyTorch's dispatcher (ours:
+# 5 µs); a decoder block runs ~30 kernels forward and twice that backward in eager PyTorch
+# (ours: counted from a Llama block's ops). A micro-step shorter than that waits on the host.
 KERNEL_LAUNCH_S = 5e-6
 KERNELS_PER_LAYER_PASS = 30
 

@@ -302,7 +302,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("by friday", _rx(words.DEADLINE, lang.h_deadline)),
     _Rule("time is worth $N/day", _rx(words.TIME_VALUE, lang.h_time_value)),
     _Rule("no rush", _rx(words.NO_RUSH, _sets("time_value", 0.0))),
-    _Rule("we already have", lang.owned(_hardware)),
+    _Rule("we already have", lang.owned(_hardware, lang.nodes(_hardware))),
     _Rule("周五前", _rx(words.DEADLINE_CJK, lang.h_deadline)),
     _Rule("€N", _rx(words.MONEY_SYMBOL, lang.h_money)),
     _Rule("N eur", _rx(words.MONEY_CURRENCY, lang.h_money)),

@@ -46,6 +46,7 @@ from recommender.errors import WorkloadError
 from recommender.gpus import normalize, try_normalize
 from recommender.models import infer_architecture, lookup_family, lookup_model
 from recommender.workload import (
+    MAX_GPU_COUNT,
     Framework,
     LossKernel,
     Method,
@@ -282,7 +283,7 @@ def _hardware(toks: Tokens, i: int, st: Draft) -> int:
     if end < n and norm[end] in lex.GPU_WORDS:
         end += 1
     raw = toks.raw[i:end]
-    whole = None if count is None else _whole(count, 1, 4096, raw, "The GPU count")
+    whole = None if count is None else _whole(count, 1, MAX_GPU_COUNT, raw, "The GPU count")
     if not (_ok(st.gpu_id, gpu_id or st.gpu_id) and _ok(st.gpu_count, whole or st.gpu_count)):
         return 0
     st.gpu_id, st.gpu_count = gpu_id or st.gpu_id, whole or st.gpu_count

@@ -14,6 +14,7 @@ from enum import StrEnum
 from recommender.models import Architecture
 
 __all__ = [
+    "MAX_GPU_COUNT",
     "MAX_TOKENS",
     "Framework",
     "HardwareRequest",
@@ -209,6 +210,12 @@ class SpotPolicy(StrEnum):
     NEVER = "never"  # the job cannot be interrupted
 
 
+#: The largest cluster a request may name: 65,536 GPUs, room above the largest published
+#: pretraining run (Llama 3 405B on 16,384 H100, Dubey et al. 2024 §3.3) and Meta's two
+#: 24,576-GPU clusters ("Building Meta's GenAI infrastructure", 2024) (ours: 2^16)
+MAX_GPU_COUNT = 65_536
+
+
 @dataclass(frozen=True, slots=True)
 class HardwareRequest:
     """Hardware the user named: ``on 8x H100`` (gpu + count), ``single gpu`` (count only)."""
@@ -219,8 +226,8 @@ class HardwareRequest:
     def __post_init__(self) -> None:
         if self.gpu_id is None and self.count is None:
             raise ValueError("a hardware request names a GPU, a count or both")
-        if self.count is not None and not 1 <= self.count <= 4096:
-            raise ValueError("GPU count must be between 1 and 4096")
+        if self.count is not None and not 1 <= self.count <= MAX_GPU_COUNT:
+            raise ValueError(f"GPU count must be between 1 and {MAX_GPU_COUNT}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,13 +36,13 @@ from typing import Any
 
 from recommender.costing import Option
 from recommender.economics import checkpoint_gib
+from recommender.global_batch import default_batch_tokens
 from recommender.gpus import get_gpu
 from recommender.hardware import precision_on
 from recommender.launch_setup import requirements
 from recommender.launch_skypilot import disk_size_gib, skypilot_accelerator, skypilot_cloud
 from recommender.model_states import FULL_SHARDING
 from recommender.plan import Plan
-from recommender.steptime import default_batch_tokens
 from recommender.strategies import Strategy
 from recommender.workload import Method, Objective, Offload, Precision, Sharding, Workload
 
@@ -282,11 +282,12 @@ def _engine(
 
 def _batch(workload: Workload, plan_gpus: int, strategy: Strategy) -> tuple[int, int]:
     """(gradient accumulation, global batch in sequences): the step model's global batch
-    (:func:`recommender.steptime.default_batch_tokens`) in whole micro-batches of
+    (:func:`recommender.global_batch.default_batch_tokens`) in whole micro-batches of
     ``micro_batch`` sequences on each data-parallel rank, at least one each."""
     dp = strategy.parallel.dp(plan_gpus)
     per_step = workload.micro_batch * workload.seq_len * dp
-    accum = max(1, round(default_batch_tokens(workload.method) / per_step))
+    target = default_batch_tokens(workload, strategy.parallel, plan_gpus)
+    accum = max(1, round(target / per_step))
     return accum, workload.micro_batch * dp * accum
 
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from recommender.errors import WorkloadError
+from recommender.global_batch import FINETUNE_BATCH_TOKENS, default_batch_tokens
 from recommender.launch import LaunchSpec, launch_spec
 from recommender.launch_text import LaunchFiles, launch_files
 from recommender.ranking import Option, recommend
-from recommender.steptime import FINETUNE_BATCH_TOKENS, PRETRAIN_BATCH_TOKENS
 from recommender.workload import (
     HardwareRequest,
     Method,
@@ -122,17 +122,22 @@ def test_every_file_passes_its_readers_checks(
 
 
 def test_global_batch_is_the_step_models() -> None:
-    """The tokens per optimizer step the files ask for are the step model's default global
-    batch, to within one micro-batch of every data-parallel rank."""
-    for name in ("FSDP", "single GPU", "TP multi-node"):
-        spec, _, option = _files(name)
-        target = FINETUNE_BATCH_TOKENS
-        dp = option.plan.strategy.parallel.dp(option.plan.gpus)
-        per_micro_step = spec.micro_batch * spec.seq_len * dp
-        assert abs(spec.global_batch * spec.seq_len - target) <= per_micro_step / 2
+    """The tokens per optimizer step the files ask for are the step model's global batch
+    (:func:`recommender.global_batch.default_batch_tokens`), to within half a micro-batch of
+    every data-parallel rank; pretraining's grows with the cluster."""
     pre = workload(method=Method.PRETRAIN, tokens=1e9)
-    spec = launch_spec(pre, _option(Kind(pre, P4D)))
-    assert spec.global_batch * spec.seq_len == PRETRAIN_BATCH_TOKENS  # 2048 × 512
+    for name, w, o in [
+        *((n, KINDS[n].workload, KINDS[n].offer) for n in ("FSDP", "single GPU", "TP multi-node")),
+        ("pretrain", pre, P4D),
+    ]:
+        option = _option(Kind(w, o))
+        spec = launch_spec(w, option)
+        par = option.plan.strategy.parallel
+        target = default_batch_tokens(w, par, option.plan.gpus)
+        if name != "pretrain":
+            assert target == FINETUNE_BATCH_TOKENS
+        per_micro_step = spec.micro_batch * spec.seq_len * par.dp(option.plan.gpus)
+        assert abs(spec.global_batch * spec.seq_len - target) <= per_micro_step / 2
 
 
 def test_single_gpu_and_fsdp() -> None:

@@ -83,6 +83,18 @@ class Draft:
     epochs: float | None = None
     notes: list[str] = field(default_factory=list)
     cjk: bool = False
+    # Post-training as practitioners write it (issue #32; recommender._rules_post).
+    completion_len: int | None = None
+    generation_gpus: int | None = None
+    engine: str | None = None
+    framework: str | None = None
+    reward_params: float | None = None
+    packing: bool | None = None
+    precomputed_reference: bool = False
+    async_rollouts: bool = False
+    global_batch: int | None = None
+    grad_accum: int | None = None
+    steps: int | None = None
 
 
 _DEFAULT_PRECISION = {
@@ -239,6 +251,14 @@ def finish(st: Draft, text: str) -> Workload:
             savers=_savers(st),
             objective=objective,
             group_size=st.group_size or 8,
+            completion_len=st.completion_len,
+            generation_gpus=st.generation_gpus or 0,
+            engine=st.engine,
+            framework=st.framework,
+            reward_params=st.reward_params,
+            packing=st.packing,
+            precomputed_reference=st.precomputed_reference,
+            async_rollouts=st.async_rollouts,
             tensor_parallel=st.tp,
             pipeline_parallel=st.pp,
             context_parallel=st.cp,

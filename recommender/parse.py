@@ -26,6 +26,7 @@ from datetime import datetime
 
 from recommender import _fuzzy
 from recommender import _lexicon as lex
+from recommender import _rules_post as post
 from recommender import _rules_lang as lang
 from recommender import _words as words
 from recommender._draft import Draft, finish
@@ -294,6 +295,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("tp N", _rx(lex.PARALLEL_DEGREE, _parallel_degree)),
     _Rule("3d parallel", _rx(lex.PARALLEL_SEARCH, _parallel_search)),  # "3d" is not 3 days
     _Rule("family + new size", lang.family_shape),
+    *post.RULES,  # practitioners' post-training and fine-tuning settings (issue #32)
     _Rule("N samples", _rx(words.DATASET, lang.h_dataset)),
     _Rule("N tokens each", _rx(words.EXAMPLE_LENGTH, lang.h_example_length)),
     _Rule("N epochs", _rx(words.EPOCHS, lang.h_epochs)),
@@ -410,6 +412,7 @@ def parse_workload(text: str, now: datetime | None = None) -> Workload:
         st.notes[:0] = [note for i, note in zip(fixes, read, strict=True) if i not in unknown]
         toks = fixed
     lang.ask_back(toks, unknown, lambda t, i: _readable(t, i, now))
+    post.settle(st)
     lang.settle(st)
     return finish(st, text)
 

@@ -17,9 +17,10 @@ divided by HFU-style efficiencies, so recomputation is counted exactly once.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from recommender import finetune_speed
 from recommender.gpus import GpuSpec, IntraNode
 from recommender.models import Architecture
 from recommender.offers import Fabric
@@ -248,6 +249,11 @@ class StepTime:
     goodput: float
     split_s: float = 0.0  # tensor/expert-parallel collectives on the critical path
     bubble_s: float = 0.0  # pipeline bubble, amortised per micro-step
+    #: Fine-tunes and post-training (recommender.finetune_speed.micro_step): the busy time
+    #: scales when GPUs are set aside for generation; rollouts, per-pass overheads and the
+    #: run's fixed cost add to it.
+    posttrain_scale: float = 1.0
+    posttrain_s: float = 0.0
 
     @property
     def busy_s(self) -> float:
@@ -259,7 +265,11 @@ class StepTime:
 
     @property
     def seconds(self) -> float:
-        return (self.busy_s + self.serial_s) / self.goodput
+        return self._step_s / self.goodput
+
+    @property
+    def _step_s(self) -> float:
+        return self.busy_s * self.posttrain_scale + self.serial_s + self.posttrain_s
 
     @property
     def tokens_per_second(self) -> float:
@@ -269,7 +279,7 @@ class StepTime:
     @property
     def steady_tokens_per_second(self) -> float:
         """Between checkpoints and evaluations: what throughput benchmarks report."""
-        return self.tokens * self.goodput / RUN_EFFICIENCY / (self.busy_s + self.serial_s)
+        return self.tokens * self.goodput / RUN_EFFICIENCY / self._step_s
 
 
 _ADAPTERS = (Method.LORA, Method.QLORA)
@@ -421,7 +431,7 @@ def step_time(
             comm_s += 2 * w_store / max(shard, 1) / (HOST_GBS * 1e9)
     if par.pp > 1:  # the 1F1B bubble over the accum micro-batches of one optimizer step
         bubble_s = bubble_share(par, accum) * (max(compute_s, weights_s) + dequant_s + split_s)
-    return StepTime(
+    step = StepTime(
         tokens=per_gpu_tokens * gpus / replica,
         compute_s=compute_s,
         weights_s=weights_s,
@@ -432,3 +442,15 @@ def step_time(
         split_s=split_s,
         bubble_s=bubble_s,
     )
+    # ---- the one hook for fine-tunes and post-training (issue #32): per-pass overheads,
+    # rollouts on shared or set-aside GPUs, the run's fixed cost (recommender.finetune_speed)
+    scale, added = finetune_speed.micro_step(
+        workload,
+        gpu,
+        gpus=gpus,
+        stages=par.pp,
+        tokens=step.tokens,
+        busy_s=step.busy_s,
+        flops_rate=peak * compute_efficiency(gpu, m.hidden),
+    )
+    return replace(step, posttrain_scale=scale, posttrain_s=added)

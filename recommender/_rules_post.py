@@ -1,0 +1,294 @@
+"""Parser rules for fine-tunes and post-training as practitioners write them (issue #32).
+
+LoRA alpha and target modules, 8-bit bases, per-device batch, gradient accumulation and
+global batch, max length and packing, steps, reward-model sizes, completion lengths, GPUs set
+aside for a vLLM engine, the framework's name. A number that is understood but does not
+change the estimate (alpha, learning rate, beta, warmup) is shown as read, never refused.
+
+:data:`RULES` go into :mod:`recommender.parse`'s table ahead of the general phrases;
+:func:`settle` turns steps, prompts × samples per prompt and preference pairs into the
+sequences the policy trains, before :func:`recommender._rules_lang.settle` makes tokens.
+"""
+
+from __future__ import annotations
+
+import re
+
+from recommender._draft import Draft
+from recommender._rulekit import Handler, _bad, _number, _rx, _Rule, _set, _sets, _whole
+from recommender.rollout import DEFAULT_PROMPT_TOKENS
+from recommender.workload import Method, Objective
+
+__all__ = ["FRAMEWORKS", "RULES", "settle"]
+
+_N = r"(?P<n>[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?) ?(?P<k>k)?"
+_OF = r"(?: of| is| to)?"
+_S = r"[-_ ]"
+_GPUS = r"(?:gpus?|cards?|devices?)"
+_GEN = r"(?:vllm|generation|generator|inference|rollout|sampling|sampler)"
+
+#: Framework words → the canonical name :attr:`Workload.framework` holds.
+FRAMEWORKS: dict[str, str] = {
+    "trl": "trl",
+    "openrlhf": "openrlhf",
+    "verl": "verl",
+    "deepspeed chat": "deepspeed-chat",
+    "deepspeed-chat": "deepspeed-chat",
+    "ds chat": "deepspeed-chat",
+    "dschat": "deepspeed-chat",
+    "torchtune": "torchtune",
+    "axolotl": "axolotl",
+    "unsloth": "unsloth",
+    "llama factory": "llama-factory",
+    "llamafactory": "llama-factory",
+    "llama-factory": "llama-factory",
+    "open r1": "open-r1",
+    "open-r1": "open-r1",
+    "openr1": "open-r1",
+    "alignment handbook": "trl",
+    "alignment-handbook": "trl",
+    "litgpt": "litgpt",
+    "nemo": "nemo",
+    "nemo aligner": "nemo",
+}
+_FRAMEWORK = r"(?P<f>" + "|".join(re.escape(k) for k in sorted(FRAMEWORKS, key=len, reverse=True))
+_FRAMEWORK += r")(?:'s)?"
+
+#: Settings practitioners state that do not change time or memory: read and shown.
+_READ_ONLY = (
+    rf"(?P<what>(?:lora{_S})?alpha|(?:lora{_S})?dropout|lr|learning{_S}rate|beta|"
+    rf"warm{_S}?up(?:{_S}(?:ratio|steps))?|weight{_S}decay|kl(?:{_S}coef(?:ficient)?)?|"
+    rf"gamma|temperature|clip(?:{_S}range)?|seed|eval{_S}steps|save{_S}steps|"
+    rf"logging{_S}steps){_OF} ?(?P<v>-?[0-9.]+(?:e[+-]?[0-9]+)?)"
+)
+
+
+def _int(m: re.Match[str], raw: tuple[str, ...], what: str, high: float = 1e9) -> int:
+    value = _number(m["n"], raw) * (1024 if m.groupdict().get("k") else 1)
+    return _whole(value, 1, high, raw, what)
+
+
+def _count(attr: str, what: str, high: float = 1e9) -> Handler:
+    return lambda m, raw, st: _set(st, attr, _int(m, raw, what, high))
+
+
+def _read_only(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    st.notes.append(f"read {' '.join(raw)!r}: understood, it does not change the estimate")
+    return True
+
+
+def _framework(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    return _set(st, "framework", FRAMEWORKS[m["f"]])
+
+
+def _split_gpus(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    """``6 training GPUs + 2 vLLM GPUs``: 8 GPUs, 2 of them generating."""
+    train = _whole(_number(m["t"], raw), 1, 4096, raw, "The GPU count")
+    gen = _whole(_number(m["g"], raw), 1, 4096, raw, "The GPU count")
+    if not (_set(st, "gpu_count", train + gen) and _set(st, "generation_gpus", gen)):
+        return False
+    st.notes.append(f"{train + gen} GPUs: {train} train, {gen} generate (vLLM)")
+    return True
+
+
+def _gen_gpus(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    gen = _whole(_number(m["g"] or m["g2"], raw), 1, 4096, raw, "The GPU count")
+    return _set(st, "generation_gpus", gen)
+
+
+def _reward(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    size = m["sz"] or m["sz2"]
+    params = _number(size[:-1], raw) * (1e9 if size[-1] == "b" else 1e6)
+    if not 1e6 <= params <= 1e13:
+        raise _bad(raw, "A reward model must have between 1M and 10T parameters")
+    return _set(st, "reward_params", params)
+
+
+def _eight_bit(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    st.notes.append(
+        f"read {' '.join(raw)!r}: an 8-bit base is priced as LoRA on a 16-bit base "
+        "(say `4-bit` for QLoRA)"
+    )
+    return _set(st, "method", Method.LORA) if st.method is None else True
+
+
+def _targets(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    mlp = any(p in m["mods"] for p in ("gate", "up", "down"))
+    return _set(st, "lora_targets", "all" if mlp else "attention")
+
+
+def _rlvr(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    if not _set(st, "objective", Objective.GRPO):
+        return False
+    st.notes.append("RLVR: priced as GRPO (sampled groups, a verifiable reward, no critic)")
+    return True
+
+
+_MODS = r"(?:q|k|v|o|gate|up|down)[-_]proj"
+
+
+def _each(name: str, patterns: tuple[str, ...], handle: Handler) -> tuple[_Rule, ...]:
+    """One rule per pattern (a regex may not name a group twice)."""
+    return tuple(_Rule(name, _rx(p, handle)) for p in patterns)
+
+
+RULES: tuple[_Rule, ...] = (
+    _Rule(
+        "N train + M vllm gpus",
+        _rx(
+            rf"(?P<t>[0-9]+) (?:training|train|trainer|learner|actor|policy) {_GPUS}"
+            rf"(?: (?:and|plus|with))? (?P<g>[0-9]+) {_GEN}(?: engine)? {_GPUS}",
+            _split_gpus,
+        ),
+    ),
+    _Rule(
+        "M vllm gpus",
+        _rx(
+            rf"(?P<g>[0-9]+) {_GEN} {_GPUS}|(?P<g2>[0-9]+) {_GPUS} for {_GEN}(?: engine)?",
+            _gen_gpus,
+        ),
+    ),
+    _Rule("framework", _rx(_FRAMEWORK, _framework)),
+    _Rule("vllm", _rx(r"vllm(?: engine| generation| rollouts?)?", _sets("engine", "vllm"))),
+    _Rule(
+        "hf generate",
+        _rx(r"(?:hf|transformers|huggingface)[- ]generate|model\.generate", _sets("engine", "hf")),
+    ),
+    *_each(
+        "completion length",
+        (
+            rf"(?:max{_S})?(?:completion|response|generation|generate|output|answer)"
+            rf"(?:{_S}max)?(?:{_S}len(?:gth)?)?(?:{_S}tokens)?{_OF} ?{_N}(?: tokens)?",
+            rf"{_N}(?:{_S}tokens?)? (?:completions?|responses?|generated|generation)"
+            r"(?: tokens| length)?",
+            rf"generate{_S}max{_S}len ?{_N}",
+        ),
+        _count("completion_len", "A completion length", 10_000_000),
+    ),
+    _Rule(
+        "max length",
+        _rx(
+            rf"(?:max{_S}(?:seq(?:uence)?{_S})?length|max_seq_len|cutoff{_S}len(?:gth)?|"
+            rf"model{_S}max{_S}length|block{_S}size|max{_S}len|sequence{_S}len(?:gth)?"
+            rf"|max{_S}prompt{_S}len(?:gth)?|seq{_S}length){_OF} ?{_N}",
+            _count("seq_len", "A sequence length", 10_000_000),
+        ),
+    ),
+    _Rule(
+        "per-device batch",
+        _rx(
+            rf"(?:per{_S}device{_S}(?:train{_S})?batch(?:{_S}size)?|"
+            rf"(?:micro{_S})?batch{_S}size{_S}per{_S}(?:gpu|device)|per{_S}gpu{_S}batch"
+            rf"(?:{_S}size)?|micro{_S}batch{_S}size|train{_S}micro{_S}batch{_S}size"
+            rf"(?:{_S}per{_S}gpu)?){_OF} ?{_N}",
+            _count("micro_batch", "Micro-batch", 65_536),
+        ),
+    ),
+    _Rule(
+        "grad accum",
+        _rx(
+            rf"(?:grad(?:ient)?{_S}?acc(?:um(?:ulation)?)?(?:{_S}steps)?|gas){_OF} ?{_N}",
+            _count("grad_accum", "Gradient accumulation", 1e6),
+        ),
+    ),
+    _Rule(
+        "N grad accum",
+        _rx(
+            rf"{_N} (?:gradient|grad) accumulation(?: steps)?",
+            _count("grad_accum", "Gradient accumulation", 1e6),
+        ),
+    ),
+    _Rule(
+        "global batch",
+        _rx(
+            rf"(?:(?:global|effective|total|train|rollout)(?:{_S}train)?{_S}batch(?:{_S}size)?"
+            rf"|gbs){_OF} ?{_N}",
+            _count("global_batch", "A global batch", 1e9),
+        ),
+    ),
+    *_each(
+        "steps",
+        (
+            rf"{_N} (?:training |train |optimizer |gradient )?(?:steps|iterations|iters|updates)",
+            rf"(?:max{_S})?(?:steps|iterations|iters){_OF} ?{_N}",
+        ),
+        _count("steps", "A step count", 1e9),
+    ),
+    _Rule(
+        "no packing", _rx(r"(?:no|without) (?:sample )?packing|padding", _sets("packing", False))
+    ),
+    _Rule(
+        "packing",
+        _rx(r"(?:sample |sequence )?packing|packed(?: sequences)?", _sets("packing", True)),
+    ),
+    _Rule(
+        "reward model size",
+        _rx(
+            r"(?:[a-z0-9.]+-)?(?P<sz>[0-9.]+[mb]) (?:reward|critic|rm)(?: model)?"
+            r"|(?:reward|critic)(?: model)?(?: of)? (?:[a-z0-9.]+-)?(?P<sz2>[0-9.]+[mb])",
+            _reward,
+        ),
+    ),
+    _Rule(
+        "precomputed reference",
+        _rx(
+            rf"precomput(?:e|ed)(?:{_S}ref(?:erence)?)?(?:{_S}log{_S}?probs?)?",
+            _sets("precomputed_reference", True),
+        ),
+    ),
+    _Rule(
+        "async",
+        _rx(r"async(?:hronous)?(?: rollouts?| generation| rl)?", _sets("async_rollouts", True)),
+    ),
+    _Rule("rlvr", _rx(r"rlvr", _rlvr)),
+    _Rule(
+        "8-bit base",
+        _rx(r"(?:8[- ]?bit|int8|load[-_ ]in[-_ ]8[-_ ]?bit)(?: base| quantized)?", _eight_bit),
+    ),
+    _Rule(
+        "target modules", _rx(rf"(?:target{_S}modules? )?(?P<mods>{_MODS}(?: {_MODS})*)", _targets)
+    ),
+    _Rule("read only", _rx(_READ_ONLY, _read_only)),
+    _Rule("a × b", _rx(r"x", lambda m, raw, st: True)),  # "1000 prompts x 8 samples"
+)
+
+
+def settle(st: Draft) -> None:
+    """Steps, prompts × samples and pairs → the sequences the policy trains (``examples``),
+    each step stated; runs before :func:`recommender._rules_lang.settle` makes tokens."""
+    objective = st.objective or Objective.SFT
+    rollouts = objective in (Objective.GRPO, Objective.PPO)
+    if st.completion_len is not None and st.seq_len is None and rollouts:
+        st.seq_len = st.completion_len + DEFAULT_PROMPT_TOKENS
+        st.notes.append(
+            f"seq {st.seq_len}: {st.completion_len} completion + {DEFAULT_PROMPT_TOKENS} "
+            "prompt tokens (say `max length 1024` to change)"
+        )
+    if st.steps is not None and st.examples is None:
+        per_step, said = _per_step(st)
+        st.examples = float(st.steps * per_step)
+        st.notes.append(f"{st.steps:,} steps × {per_step:,} {said} per step")
+        if st.epochs is not None:
+            st.notes.append("the steps already count every epoch: epochs not applied again")
+            st.epochs = None
+    if st.examples is None:
+        return
+    if rollouts:
+        if st.example_len is None:
+            st.example_len = st.seq_len or 2048
+        group = (st.group_size or 8) if objective is Objective.GRPO else 1
+        if group > 1:
+            st.examples *= group
+            st.notes.append(f"× {group} samples per prompt = {st.examples:,.0f} rollouts")
+    elif objective in (Objective.DPO, Objective.IPO, Objective.ORPO, Objective.SIMPO):
+        st.examples *= 2
+        st.notes.append(f"each pair trains chosen + rejected: {st.examples:,.0f} sequences")
+
+
+def _per_step(st: Draft) -> tuple[int, str]:
+    """Examples (prompts, for rollouts) one optimizer step takes."""
+    if st.global_batch is not None:
+        return st.global_batch, "(the global batch)"
+    gpus = max((st.gpu_count or 1) - (st.generation_gpus or 0), 1)
+    micro, accum = st.micro_batch or 1, st.grad_accum or 1
+    return micro * accum * gpus, f"({micro} per device × {accum} accumulated × {gpus} GPUs)"

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from recommender.errors import WorkloadError
+from recommender.finetune_speed import run_overhead_s
 from recommender.gpus import get_gpu
 from recommender.parse import parse_workload
 from recommender.posttrain import SPECS
@@ -91,6 +92,8 @@ def run(case: Case) -> Result:
         return Result(case, None, None, "does not fit")
     network = Network.typical(gpu.intra_node, fast_fabric=True)
     whole = train_hours(workload, plan, network)
+    assert whole is not None
+    whole += run_overhead_s(workload, gpus) / 3600  # as recommender.economics adds it
     hours = whole
     if case.name.startswith("litgpt_"):  # a steady-state table: no start, load or save
         step = plan_step(replace(workload, tokens=None), plan, network)

@@ -159,8 +159,8 @@ RULES: tuple[_Rule, ...] = (
         (
             rf"(?:max{_S})?(?:completion|response|generation|generate|output|answer)"
             rf"(?:{_S}max)?(?:{_S}len(?:gth)?)?(?:{_S}tokens)?{_OF} ?{_N}(?: tokens)?",
-            rf"{_N}(?:{_S}tokens?)? (?:completions?|responses?|generated|generation)"
-            r"(?: tokens| length)?",
+            rf"{_N}{_S}?tok(?:en)?s? (?:completions?|responses?|generations?)",
+            rf"{_N} (?:completion|response|generation|generated) tok(?:en)?s",
             rf"generate{_S}max{_S}len ?{_N}",
         ),
         _count("completion_len", "A completion length", 10_000_000),
@@ -243,7 +243,11 @@ RULES: tuple[_Rule, ...] = (
     _Rule("rlvr", _rx(r"rlvr", _rlvr)),
     _Rule(
         "8-bit base",
-        _rx(r"(?:8[- ]?bit|int8|load[-_ ]in[-_ ]8[-_ ]?bit)(?: base| quantized)?", _eight_bit),
+        _rx(
+            r"(?:8[- ]?bit|int8|load[-_ ]in[-_ ]8[-_ ]?bit)(?: base| quantized)?"
+            r"(?! (?:adam|optim|paged|lion))",
+            _eight_bit,
+        ),
     ),
     _Rule(
         "target modules", _rx(rf"(?:target{_S}modules? )?(?P<mods>{_MODS}(?: {_MODS})*)", _targets)
@@ -271,6 +275,12 @@ def settle(st: Draft) -> None:
         if st.epochs is not None:
             st.notes.append("the steps already count every epoch: epochs not applied again")
             st.epochs = None
+    for what, value in (
+        ("global batch", st.global_batch),
+        ("gradient accumulation", st.grad_accum),
+    ):
+        if value is not None and st.steps is None:
+            st.notes.append(f"read {what} {value}: understood, it does not change the estimate")
     if st.examples is None:
         return
     if rollouts:

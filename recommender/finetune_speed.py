@@ -17,8 +17,8 @@ by something else:
   (:mod:`recommender.rollout`). Frameworks run generation and training one after the other
   unless the rollouts are asynchronous; GPUs set aside for a vLLM engine sit idle while the
   others train, and still count in the GPU-hours (they are part of the layout).
-* **A run's fixed cost.** Loading the weights, starting the engines and saving the result,
-  amortised over the run's tokens.
+* **A run's fixed cost.** Loading the weights, starting the engines and saving the result:
+  :func:`run_overhead_s`, added to a token budget's hours by :mod:`recommender.economics`.
 
 :func:`micro_step` is the one hook :mod:`recommender.steptime` calls; :func:`time_range` is
 the spread every fine-tune and post-training estimate carries (``bench/posttrain_calibration.py``).
@@ -79,11 +79,12 @@ def micro_step(
     tokens: float,
     busy_s: float,
     flops_rate: float,
+    dequant_s: float = 0.0,
 ) -> tuple[float, float]:
     """(scale on the micro-step's busy time, seconds added to it) for fine-tunes and
     post-training; ``(1, 0)`` for pretraining. ``tokens`` is what the layout trains per
     micro-step, ``stages`` the pipeline stages, ``busy_s`` its compute/traffic time, ``flops_rate`` one GPU's achievable
-    FLOP/s."""
+    FLOP/s, ``dequant_s`` the NF4 dequantisation inside ``busy_s``."""
     if workload.method is Method.PRETRAIN:
         return 1.0, 0.0
     passes = flops_multiplier(workload)  # each model's pass launches its own kernels
@@ -93,7 +94,9 @@ def micro_step(
     if SPECS[workload.objective].generates and 0 < workload.generation_gpus < gpus:
         gen = workload.generation_gpus
     scale = gpus / (gpus - gen)  # training runs on the GPUs left
-    overhead = max(cpu - busy_s * scale, 0.0)  # the CPU's pace, where it is the slower
+    # the CPU's pace, where it is the slower; NF4 dequantisation adds to either (LitGPT's
+    # QLoRA rows: +1.3 min per 1k micro-batch-1 steps for Llama 2 7B, as the GPU's time)
+    overhead = max(cpu - (busy_s - dequant_s) * scale, 0.0)
     added = overhead
     if SPECS[workload.objective].generates:
         rollout = decode_seconds(
@@ -106,8 +109,6 @@ def micro_step(
         )
         train = busy_s * scale + overhead
         added += max(rollout - train, 0.0) if workload.async_rollouts else rollout
-    if workload.tokens:
-        added += run_overhead_s(workload, gpus) * tokens / workload.tokens
     return scale, added
 
 

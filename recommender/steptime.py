@@ -452,5 +452,6 @@ def step_time(
         tokens=step.tokens,
         busy_s=step.busy_s,
         flops_rate=peak * compute_efficiency(gpu, m.hidden),
+        dequant_s=dequant_s,
     )
     return replace(step, posttrain_scale=scale, posttrain_s=added)

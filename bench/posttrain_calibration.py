@@ -121,21 +121,16 @@ def main(argv: list[str]) -> None:
     for r in results:
         c = r.case
         if r.estimate is None or r.floor is None:
-            print(
-                f"| {c.name} | {c.split} | {c.hours:.3g} | — | {r.why} | |"
-                if md
-                else f"{c.name:22s} {c.split}  {c.hours:9.3g} h  not answered: {r.why}"
-            )
+            line = f"| {c.name} | {c.split} | {c.hours:.3g} | — | {r.why} | |"
+            print(line if md else f"{c.name:22s} {c.split}  {c.hours:9.3g} h  {r.why}")
             continue
         ratio = r.estimate / c.hours
+        cells = (c.name, c.split, f"{c.hours:.3g}", f"{r.estimate:.3g}", f"×{ratio:.2f}")
         if md:
-            print(
-                f"| {c.name} | {c.split} | {c.hours:.3g} | {r.estimate:.3g} | ×{ratio:.2f} | {r.floor:.3g} |"
-            )
+            print("| " + " | ".join(cells) + f" | {r.floor:.3g} |")
         else:
-            print(
-                f"{c.name:22s} {c.split}  {c.hours:9.3g} h  est {r.estimate:9.3g} h  ×{ratio:5.2f}  floor {r.floor:8.3g} h"
-            )
+            print(f"{cells[0]:22s} {c.split}  {c.hours:9.3g} h  est {r.estimate:9.3g} h  ", end="")
+            print(f"×{ratio:5.2f}  floor {r.floor:8.3g} h")
     print()
     for split in ("cal", "val", "all"):
         part = [r for r in results if split in ("all", r.case.split)]

@@ -90,8 +90,8 @@ class Draft:
     framework: str | None = None
     reward_params: float | None = None
     packing: bool | None = None
-    precomputed_reference: bool = False
-    async_rollouts: bool = False
+    precomputed_reference: bool | None = None
+    async_rollouts: bool | None = None
     global_batch: int | None = None
     grad_accum: int | None = None
     steps: int | None = None
@@ -257,8 +257,8 @@ def finish(st: Draft, text: str) -> Workload:
             framework=st.framework,
             reward_params=st.reward_params,
             packing=st.packing,
-            precomputed_reference=st.precomputed_reference,
-            async_rollouts=st.async_rollouts,
+            precomputed_reference=bool(st.precomputed_reference),
+            async_rollouts=bool(st.async_rollouts),
             tensor_parallel=st.tp,
             pipeline_parallel=st.pp,
             context_parallel=st.cp,

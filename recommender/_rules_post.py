@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from recommender._draft import Draft
-from recommender._rulekit import Handler, _bad, _number, _rx, _Rule, _set, _sets, _whole
+from recommender._rulekit import Handler, _bad, _number, _Rule, _rx, _set, _sets, _whole
 from recommender.rollout import DEFAULT_PROMPT_TOKENS
 from recommender.workload import Method, Objective
 
@@ -146,6 +146,13 @@ RULES: tuple[_Rule, ...] = (
         _rx(
             rf"(?P<g>[0-9]+) {_GEN} {_GPUS}|(?P<g2>[0-9]+) {_GPUS} for {_GEN}(?: engine)?",
             _gen_gpus,
+        ),
+    ),
+    _Rule(
+        "N samples per prompt",
+        _rx(
+            rf"{_N} (?:samples|completions|generations|rollouts|responses|answers) per prompt",
+            _count("group_size", "A GRPO group size", 1024),
         ),
     ),
     _Rule("framework", _rx(_FRAMEWORK, _framework)),

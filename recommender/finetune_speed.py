@@ -26,10 +26,15 @@ the spread every fine-tune and post-training estimate carries (``bench/posttrain
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from recommender.gpus import GpuSpec
 from recommender.posttrain import SPECS, flops_multiplier
 from recommender.rollout import decode_seconds, engine
 from recommender.workload import Method, Objective, Workload
+
+if TYPE_CHECKING:  # steptime calls this module: the type only, to avoid a cycle
+    from recommender.steptime import StepTime
 
 __all__ = ["PER_LAYER_S", "micro_step", "run_overhead_s", "time_range"]
 
@@ -71,24 +76,16 @@ def _overhead_share(workload: Workload) -> float:
 
 
 def micro_step(
-    workload: Workload,
-    gpu: GpuSpec,
-    *,
-    gpus: int,
-    stages: int = 1,
-    tokens: float,
-    busy_s: float,
-    flops_rate: float,
-    dequant_s: float = 0.0,
+    workload: Workload, gpu: GpuSpec, step: StepTime, *, gpus: int, pp: int, rate: float
 ) -> tuple[float, float]:
     """(scale on the micro-step's busy time, seconds added to it) for fine-tunes and
-    post-training; ``(1, 0)`` for pretraining. ``tokens`` is what the layout trains per
-    micro-step, ``stages`` the pipeline stages, ``busy_s`` its compute/traffic time, ``flops_rate`` one GPU's achievable
-    FLOP/s, ``dequant_s`` the NF4 dequantisation inside ``busy_s``."""
+    post-training; ``(1, 0)`` for pretraining. ``step`` is the micro-step as FLOPs, reads
+    and traffic set it, ``pp`` the pipeline stages, ``rate`` one GPU's achievable FLOP/s."""
+    tokens, busy_s, dequant_s = step.tokens, step.busy_s, step.dequant_s
     if workload.method is Method.PRETRAIN:
         return 1.0, 0.0
     passes = flops_multiplier(workload)  # each model's pass launches its own kernels
-    layers = workload.model.layers / max(stages, 1)  # a pipeline stage runs its share
+    layers = workload.model.layers / max(pp, 1)  # a pipeline stage runs its share
     cpu = layers * PER_LAYER_S * passes * _overhead_share(workload)
     gen = 0
     if SPECS[workload.objective].generates and 0 < workload.generation_gpus < gpus:
@@ -105,7 +102,7 @@ def micro_step(
             sequences=tokens / workload.seq_len,
             gen_gpus=gen or gpus,
             dedicated=bool(gen),
-            flops_rate=flops_rate,
+            flops_rate=rate,
         )
         train = busy_s * scale + overhead
         added += max(rollout - train, 0.0) if workload.async_rollouts else rollout

@@ -26,8 +26,8 @@ from datetime import datetime
 
 from recommender import _fuzzy
 from recommender import _lexicon as lex
-from recommender import _rules_post as post
 from recommender import _rules_lang as lang
+from recommender import _rules_post as post
 from recommender import _words as words
 from recommender._draft import Draft, finish
 from recommender._rulekit import (

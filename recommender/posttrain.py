@@ -72,24 +72,28 @@ def _dense_bytes(workload: Workload) -> float:
     return 4.0 if workload.precision is Precision.FP32 else 2.0
 
 
-def extra_models(workload: Workload, frozen_base: float) -> tuple[float, bool]:
-    """(bytes of frozen models beyond the policy, whether a second trained model exists).
+def extra_models(workload: Workload, frozen_base: float) -> tuple[float, float]:
+    """(bytes of frozen models beyond the policy, size of a second trained model as a share
+    of the policy: PPO's value model, 0 when there is none).
 
     ``frozen_base`` is the bytes of the policy's own frozen base under LoRA/QLoRA (0 in full
     training): a PEFT value model sits on a base of its own. The reward model is held like the
-    policy's base (NF4 under QLoRA), the reference in the compute dtype.
+    policy's base (NF4 under QLoRA), the reference in the compute dtype. The reward and value
+    models are the policy's size unless the text gave theirs (DeepSpeed-Chat pairs a 13B
+    actor with a 350M reward model that also initialises the critic).
     """
     spec = SPECS[workload.objective]
     peft = not workload.method.trains_all_weights
+    ratio = _reward_ratio(workload)
     dense = workload.model.params * _dense_bytes(workload)
     frozen = 0.0
     if spec.reference and not peft:
         frozen += dense
     if spec.reward:
-        frozen += frozen_base if peft else dense
+        frozen += (frozen_base if peft else dense) * ratio
     if spec.value and peft:
-        frozen += frozen_base
-    return frozen, spec.value
+        frozen += frozen_base * ratio
+    return frozen, ratio if spec.value else 0.0
 
 
 def generation_sequences(workload: Workload) -> int:

@@ -249,11 +249,8 @@ class StepTime:
     goodput: float
     split_s: float = 0.0  # tensor/expert-parallel collectives on the critical path
     bubble_s: float = 0.0  # pipeline bubble, amortised per micro-step
-    #: Fine-tunes and post-training (recommender.finetune_speed.micro_step): the busy time
-    #: scales when GPUs are set aside for generation; rollouts, per-pass overheads and the
-    #: run's fixed cost add to it.
-    posttrain_scale: float = 1.0
-    posttrain_s: float = 0.0
+    posttrain_scale: float = 1.0  # GPUs set aside for rollouts (recommender.finetune_speed)
+    posttrain_s: float = 0.0  # rollouts, the CPU's pace (recommender.finetune_speed)
 
     @property
     def busy_s(self) -> float:
@@ -442,16 +439,7 @@ def step_time(
         split_s=split_s,
         bubble_s=bubble_s,
     )
-    # ---- the one hook for fine-tunes and post-training (issue #32): per-pass overheads,
-    # rollouts on shared or set-aside GPUs, the run's fixed cost (recommender.finetune_speed)
-    scale, added = finetune_speed.micro_step(
-        workload,
-        gpu,
-        gpus=gpus,
-        stages=par.pp,
-        tokens=step.tokens,
-        busy_s=step.busy_s,
-        flops_rate=peak * compute_efficiency(gpu, m.hidden),
-        dequant_s=dequant_s,
-    )
+    # the one hook for fine-tunes and post-training (issue #32, recommender.finetune_speed)
+    rate = peak * compute_efficiency(gpu, m.hidden)
+    scale, added = finetune_speed.micro_step(workload, gpu, step, gpus=gpus, pp=par.pp, rate=rate)
     return replace(step, posttrain_scale=scale, posttrain_s=added)

@@ -85,6 +85,7 @@ class Draft:
     cjk: bool = False
     # Post-training as practitioners write it (issue #32; recommender._rules_post).
     completion_len: int | None = None
+    prompt_len: int | None = None
     generation_gpus: int | None = None
     engine: str | None = None
     framework: str | None = None

@@ -177,8 +177,15 @@ RULES: tuple[_Rule, ...] = (
         _rx(
             rf"(?:max{_S}(?:seq(?:uence)?{_S})?length|max_seq_len|cutoff{_S}len(?:gth)?|"
             rf"model{_S}max{_S}length|block{_S}size|max{_S}len|sequence{_S}len(?:gth)?"
-            rf"|max{_S}prompt{_S}len(?:gth)?|seq{_S}length){_OF} ?{_N}",
+            rf"|seq{_S}length){_OF} ?{_N}",
             _count("seq_len", "A sequence length", 10_000_000),
+        ),
+    ),
+    _Rule(
+        "prompt length",
+        _rx(
+            rf"(?:max{_S})?prompt{_S}(?:max{_S})?len(?:gth)?{_OF} ?{_N}",
+            _count("prompt_len", "A prompt length", 10_000_000),
         ),
     ),
     _Rule(
@@ -270,11 +277,15 @@ def settle(st: Draft) -> None:
     objective = st.objective or Objective.SFT
     rollouts = objective in (Objective.GRPO, Objective.PPO)
     if st.completion_len is not None and st.seq_len is None and rollouts:
-        st.seq_len = st.completion_len + DEFAULT_PROMPT_TOKENS
+        prompt, said = st.prompt_len, "stated"
+        if prompt is None:
+            prompt, said = DEFAULT_PROMPT_TOKENS, "assumed; say `max prompt length 512`"
+        st.seq_len = st.completion_len + prompt
         st.notes.append(
-            f"seq {st.seq_len}: {st.completion_len} completion + {DEFAULT_PROMPT_TOKENS} "
-            "prompt tokens (say `max length 1024` to change)"
+            f"seq {st.seq_len}: {st.completion_len} completion + {prompt} prompt tokens ({said})"
         )
+    elif st.prompt_len is not None:
+        st.notes.append(f"read prompt length {st.prompt_len}: within the sequence length")
     if st.steps is not None and st.examples is None:
         per_step, said = _per_step(st)
         st.examples = float(st.steps * per_step)

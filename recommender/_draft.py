@@ -12,6 +12,7 @@ from datetime import datetime
 
 from recommender import _lexicon as lex
 from recommender.errors import WorkloadError
+from recommender.finetune_speed import objective_range
 from recommender.models import Architecture
 from recommender.posttrain import SPECS
 from recommender.workload import (
@@ -206,6 +207,12 @@ def finish(st: Draft, text: str) -> Workload:
     method = _method(st, assumed)
     precision = _precision(st, method, assumed)
     objective = _objective(st, method, assumed)
+    if method is not Method.PRETRAIN:
+        low, high = objective_range(objective, method)
+        assumed.append(
+            f"time: ×{low:g} to ×{high:g} of the estimate, a fine-tune's range (the "
+            "pessimistic hours use its top)"
+        )
     if st.optimizer is None:
         assumed.append("optimizer: AdamW")
     if st.seq_len is None:

@@ -36,7 +36,7 @@ from recommender.workload import Method, Objective, Workload
 if TYPE_CHECKING:  # steptime calls this module: the type only, to avoid a cycle
     from recommender.steptime import StepTime
 
-__all__ = ["PER_LAYER_S", "micro_step", "run_overhead_s", "time_range"]
+__all__ = ["PER_LAYER_S", "micro_step", "objective_range", "run_overhead_s", "time_range"]
 
 #: CPU time of one eager forward + backward pass per layer (LitGPT resource tables above:
 #: 4.0-4.8 ms a layer; their mean)
@@ -76,17 +76,19 @@ def _overhead_share(workload: Workload) -> float:
 
 
 def micro_step(
-    workload: Workload, gpu: GpuSpec, step: StepTime, *, gpus: int, pp: int, rate: float
+    workload: Workload, gpu: GpuSpec, step: StepTime, *, gpus: int, split: bool, rate: float
 ) -> tuple[float, float]:
     """(scale on the micro-step's busy time, seconds added to it) for fine-tunes and
     post-training; ``(1, 0)`` for pretraining. ``step`` is the micro-step as FLOPs, reads
-    and traffic set it, ``pp`` the pipeline stages, ``rate`` one GPU's achievable FLOP/s."""
+    and traffic set it, ``split`` whether the layout splits the model (tensor/pipeline
+    parallel: Megatron-class stacks, whose fused kernels the eager CPU figure does not
+    describe), ``rate`` one GPU's achievable FLOP/s."""
     tokens, busy_s, dequant_s = step.tokens, step.busy_s, step.dequant_s
     if workload.method is Method.PRETRAIN:
         return 1.0, 0.0
     passes = flops_multiplier(workload)  # each model's pass launches its own kernels
-    layers = workload.model.layers / max(pp, 1)  # a pipeline stage runs its share
-    cpu = layers * PER_LAYER_S * passes * _overhead_share(workload)
+    cpu = 0.0 if split else workload.model.layers * PER_LAYER_S * passes
+    cpu *= _overhead_share(workload)
     gen = 0
     if SPECS[workload.objective].generates and 0 < workload.generation_gpus < gpus:
         gen = workload.generation_gpus
@@ -123,10 +125,15 @@ def run_overhead_s(workload: Workload, gpus: int) -> float:
 def time_range(workload: Workload) -> tuple[float, float]:
     """(low, high) multipliers on the estimated time; ``(1, 1)`` for pretraining, whose
     spread belongs to :mod:`recommender.steptime`."""
-    if workload.method is Method.PRETRAIN:
+    return objective_range(workload.objective, workload.method)
+
+
+def objective_range(objective: Objective, method: Method) -> tuple[float, float]:
+    """:func:`time_range` from the objective and method alone (the parser states it)."""
+    if method is Method.PRETRAIN:
         return 1.0, 1.0
-    if SPECS[workload.objective].generates:
+    if SPECS[objective].generates:
         return _RANGES["rollout"]
-    if workload.objective is not Objective.SFT:
+    if objective is not Objective.SFT:
         return _RANGES["preference"]
     return _RANGES["sft"]

@@ -441,5 +441,6 @@ def step_time(
     )
     # the one hook for fine-tunes and post-training (issue #32, recommender.finetune_speed)
     rate = peak * compute_efficiency(gpu, m.hidden)
-    scale, added = finetune_speed.micro_step(workload, gpu, step, gpus=gpus, pp=par.pp, rate=rate)
+    split = not par.trivial
+    scale, added = finetune_speed.micro_step(workload, gpu, step, gpus=gpus, split=split, rate=rate)
     return replace(step, posttrain_scale=scale, posttrain_s=added)

@@ -137,9 +137,11 @@ def economics(
     if preemption is not None and computed is None and preemption.elapsed_hours > 0:
         # A fixed run length on spot: preemptions and waits eat into the compute done.
         tokens *= hours / preemption.elapsed_hours
-    if computed is not None:
-        # Fine-tunes and post-training carry a time range (issue #32): the pessimistic
-        # hours use its top (recommender.finetune_speed.time_range).
+    if computed is not None and workload.deadline_hours is not None:
+        # Fine-tunes and post-training carry a time range (issue #32): a deadline is judged
+        # at its top (recommender.finetune_speed.time_range). Without a deadline the range
+        # is stated with the answer but stays out of the pessimistic hours, which rank
+        # options against each other (one multiplier for all options of a workload).
         extra = hours * (time_range(workload)[1] - 1)
         pess_wall, pess_run = pess_wall + extra, pess_run + extra
     billed = billed_hours(rule, run)

@@ -249,8 +249,10 @@ class TestRanges:
     def test_pretraining_keeps_its_own(self) -> None:
         assert time_range(workload(method=Method.PRETRAIN)) == (1.0, 1.0)
 
-    def test_pessimistic_hours_use_the_top(self) -> None:
-        w = replace(workload(tokens=5e8), objective=Objective.GRPO, completion_len=512)
+    def test_a_deadlines_pessimistic_hours_use_the_top(self) -> None:
+        w = replace(
+            workload(tokens=5e8, duration_hours=100.0), objective=Objective.GRPO, completion_len=512
+        )
         p = plan(w)
         tph = plan_step(w, p, NVLINK).tokens_per_second * 3600
         econ = economics(w, p, rule=RULES["aws"], spot=False, tokens_per_hour=tph)

@@ -214,8 +214,8 @@ def finish(st: Draft, text: str) -> Workload:
     if method is not Method.PRETRAIN:
         low, high = objective_range(objective, method)
         assumed.append(
-            f"time: ×{low:g} to ×{high:g} of the estimate, a fine-tune's range (the "
-            "pessimistic hours use its top)"
+            f"time: ×{low:g} to ×{high:g} of the estimate, a fine-tune's range (a "
+            "deadline is judged at its top)"
         )
     if st.optimizer is None:
         assumed.append("optimizer: AdamW")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from recommender.errors import WorkloadError
-from recommender.finetune_speed import run_overhead_s
+from recommender.finetune_speed import run_overhead_s, time_range
 from recommender.gpus import get_gpu
 from recommender.parse import parse_workload
 from recommender.posttrain import SPECS
@@ -101,6 +101,14 @@ def run(case: Case) -> Result:
     return Result(case, hours, floor_hours(workload, hw.gpu_id, gpus), whole)
 
 
+def in_range(r: Result) -> bool:
+    """The published hours lie inside the estimate's stated range."""
+    if r.estimate is None:
+        return False
+    low, high = time_range(parse_workload(r.case.text))
+    return low * r.estimate <= r.case.hours <= high * r.estimate
+
+
 def summary(results: list[Result]) -> tuple[float, float, float]:
     """(share answered, median |error| of the time, share within ×2)."""
     answered = [r for r in results if r.estimate is not None]
@@ -136,9 +144,10 @@ def main(argv: list[str]) -> None:
         part = [r for r in results if split in ("all", r.case.split)]
         answered, median, within = summary(part)
         floor_ok = all(r.run_hours >= r.floor for r in part if r.run_hours and r.floor)
+        ranged = sum(in_range(r) for r in part) / len(part)
         print(
             f"{split:4s} n={len(part):2d}  answered {answered:.0%}  median |error| {median:.0%}  "
-            f"within ×2 {within:.0%}  never below the floor: {floor_ok}"
+            f"within ×2 {within:.0%}  inside the range {ranged:.0%}  floor kept: {floor_ok}"
         )
 
 

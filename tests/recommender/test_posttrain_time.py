@@ -291,6 +291,10 @@ class TestPublishedRuns:
         assert median <= 0.35
         assert within >= 0.7
 
+    def test_held_out_times_fall_inside_the_stated_range(self) -> None:
+        results = self.results("val")
+        assert sum(cal.in_range(r) for r in results) / len(results) >= 0.8
+
     def test_no_estimate_beats_the_physical_floor(self) -> None:
         for r in self.results("cal") + self.results("val"):
             assert r.run_hours is not None

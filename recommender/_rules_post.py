@@ -16,6 +16,7 @@ import re
 
 from recommender._draft import Draft
 from recommender._rulekit import Handler, _bad, _number, _Rule, _rx, _set, _sets, _whole
+from recommender.models import infer_architecture
 from recommender.rollout import DEFAULT_PROMPT_TOKENS
 from recommender.workload import Method, Objective
 
@@ -25,6 +26,8 @@ _N = r"(?P<n>[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?) ?(?P<k>k)?"
 _OF = r"(?: of| is| to)?"
 _S = r"[-_ ]"
 _GPUS = r"(?:gpus?|cards?|devices?)"
+#: A config key's dotted prefix: verl's ``data.max_response_length``, ``actor_rollout_ref.…``.
+_KEY = r"(?:[a-z0-9-]+\.)*"
 _GEN = r"(?:vllm|generation|generator|inference|rollout|sampling|sampler)"
 
 #: Framework words → the canonical name :attr:`Workload.framework` holds.
@@ -56,10 +59,15 @@ _FRAMEWORK += r")(?:'s)?"
 
 #: Settings practitioners state that do not change time or memory: read and shown.
 _READ_ONLY = (
-    rf"(?P<what>(?:lora{_S})?alpha|(?:lora{_S})?dropout|lr|learning{_S}rate|beta|"
+    rf"(?P<what>{_KEY}(?:(?:lora{_S})?alpha|(?:lora{_S})?dropout|lr|learning{_S}rate|beta|"
     rf"warm{_S}?up(?:{_S}(?:ratio|steps))?|weight{_S}decay|kl(?:{_S}coef(?:ficient)?)?|"
     rf"gamma|temperature|clip(?:{_S}range)?|seed|eval{_S}steps|save{_S}steps|"
-    rf"logging{_S}steps){_OF} ?(?P<v>-?[0-9.]+(?:e[+-]?[0-9]+)?)"
+    rf"logging{_S}steps|(?:un)?desirable{_S}weight|rpo{_S}alpha|label{_S}smoothing|"
+    rf"max{_S}grad{_S}norm|n{_S}gpus{_S}per{_S}node|nnodes|save{_S}total{_S}limit|"
+    rf"top{_S}p|top{_S}k|rollout{_S}micro{_S}batch{_S}size|micro{_S}rollout{_S}batch{_S}size|"
+    rf"ppo{_S}(?:mini|micro){_S}batch{_S}size(?:{_S}per{_S}gpu)?|tensor{_S}model{_S}"
+    rf"parallel{_S}size|gpu{_S}memory{_S}utili[sz]ation))"
+    rf"{_OF} ?(?P<v>-?[0-9.]+(?:e[+-]?[0-9]+)?)"
 )
 
 
@@ -117,6 +125,47 @@ def _targets(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     return _set(st, "lora_targets", "all" if mlp else "attention")
 
 
+def _epochs(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    epochs = _number(m["n"], raw)
+    if not 0 < epochs <= 1000:
+        raise _bad(raw, "Epochs must be more than 0 and at most 1,000")
+    return _set(st, "epochs", epochs)
+
+
+def _pairs(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    count = _number(m["n"], raw) * {"k": 1e3, "m": 1e6}.get(m["u"] or "", 1.0)
+    if not 1 <= count <= 1e12:
+        raise _bad(raw, "A dataset must have from 1 to 1T examples")
+    return _set(st, "examples", count)
+
+
+def _engines(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    st.notes.append(f"read {' '.join(raw)!r}: say `N vLLM GPUs` to set GPUs aside for generation")
+    return _set(st, "engine", "vllm")
+
+
+def _recipe(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    """torchtune's recipe names say the method: ``lora_finetune_single_device``."""
+    method = {"lora": Method.LORA, "qlora": Method.QLORA, "full": Method.FULL}[m["r"]]
+    return _set(st, "method", method)
+
+
+def _actor(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    """``OPT-1.3b actor``: an unlisted family's size names the policy, as a bare size does."""
+    size = m["sz"]
+    params = _number(size[:-1], raw) * (1e9 if size[-1] == "b" else 1e6)
+    if not 1e6 <= params <= 1e13:
+        raise _bad(raw, "A model size must be between 1M and 10T parameters")
+    return _set(st, "model", infer_architecture(params))
+
+
+def _ds_step(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    """DeepSpeed-Chat's stages: step 3 is the PPO stage; steps 1 and 2 train as SFT."""
+    if m["s"] == "3":
+        return _set(st, "objective", Objective.PPO)
+    return _read_only(m, raw, st)
+
+
 def _rlvr(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     if not _set(st, "objective", Objective.GRPO):
         return False
@@ -155,6 +204,33 @@ RULES: tuple[_Rule, ...] = (
             _count("group_size", "A GRPO group size", 1024),
         ),
     ),
+    _Rule(
+        "rollout.n",
+        _rx(
+            rf"{_KEY}(?:rollout[-_. ]n|n{_S}samples{_S}per{_S}prompt|num{_S}generations|"
+            rf"n{_S}generations|group{_S}size){_OF} ?{_N}",
+            _count("group_size", "A GRPO group size", 1024),
+        ),
+    ),
+    _Rule(
+        "num_train_epochs",
+        _rx(rf"{_KEY}(?:num{_S})?(?:train{_S})?(?:total{_S})?epochs{_OF} ?{_N}", _epochs),
+    ),
+    _Rule(
+        "N preference pairs",
+        _rx(
+            r"(?P<n>[0-9]+(?:\.[0-9]+)?) ?(?P<u>k|m)? (?:preference|comparison|chosen-rejected|"
+            r"dpo|paired) (?:pairs|examples|samples|comparisons)",
+            _pairs,
+        ),
+    ),
+    _Rule("vllm engines", _rx(r"[0-9]+ vllm engines?", _engines)),
+    _Rule("colocate", _rx(r"(?:vllm )?colocated?(?: mode)?", _sets("engine", "vllm"))),
+    _Rule(
+        "load_in_4bit",
+        _rx(rf"load{_S}in{_S}4{_S}?bit(?: true)?|bnb{_S}4bit", _sets("four_bit", True)),
+    ),
+    _Rule("ds-chat step", _rx(r"(?:rlhf )?step ?(?P<s>[123])(?: rlhf)?", _ds_step)),
     _Rule("framework", _rx(_FRAMEWORK, _framework)),
     _Rule("vllm", _rx(r"vllm(?: engine| generation| rollouts?)?", _sets("engine", "vllm"))),
     _Rule(
@@ -164,7 +240,7 @@ RULES: tuple[_Rule, ...] = (
     *_each(
         "completion length",
         (
-            rf"(?:max{_S})?(?:completion|response|generation|generate|output|answer)"
+            rf"{_KEY}(?:max{_S})?(?:completion|response|generation|generate|output|answer)"
             rf"(?:{_S}max)?(?:{_S}len(?:gth)?)?(?:{_S}tokens)?{_OF} ?{_N}(?: tokens)?",
             rf"{_N}{_S}?tok(?:en)?s? (?:completions?|responses?|generations?)",
             rf"{_N} (?:completion|response|generation|generated) tok(?:en)?s",
@@ -175,7 +251,7 @@ RULES: tuple[_Rule, ...] = (
     _Rule(
         "max length",
         _rx(
-            rf"(?:max{_S}(?:seq(?:uence)?{_S})?length|max_seq_len|cutoff{_S}len(?:gth)?|"
+            rf"{_KEY}(?:max{_S}(?:seq(?:uence)?{_S})?length|max{_S}seq{_S}len|cutoff{_S}len(?:gth)?|"
             rf"model{_S}max{_S}length|block{_S}size|max{_S}len|sequence{_S}len(?:gth)?"
             rf"|seq{_S}length){_OF} ?{_N}",
             _count("seq_len", "A sequence length", 10_000_000),
@@ -184,7 +260,7 @@ RULES: tuple[_Rule, ...] = (
     _Rule(
         "prompt length",
         _rx(
-            rf"(?:max{_S})?prompt{_S}(?:max{_S})?len(?:gth)?{_OF} ?{_N}",
+            rf"{_KEY}(?:max{_S})?prompt{_S}(?:max{_S})?len(?:gth)?{_OF} ?{_N}",
             _count("prompt_len", "A prompt length", 10_000_000),
         ),
     ),
@@ -215,7 +291,7 @@ RULES: tuple[_Rule, ...] = (
     _Rule(
         "global batch",
         _rx(
-            rf"(?:(?:global|effective|total|train|rollout)(?:{_S}train)?{_S}batch(?:{_S}size)?"
+            rf"{_KEY}(?:(?:global|effective|total|train|rollout)(?:{_S}train)?{_S}batch(?:{_S}size)?"
             rf"|gbs){_OF} ?{_N}",
             _count("global_batch", "A global batch", 1e9),
         ),
@@ -233,7 +309,10 @@ RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "packing",
-        _rx(r"(?:sample |sequence )?packing|packed(?: sequences)?", _sets("packing", True)),
+        _rx(
+            r"(?:sample[- ]|sequence[- ])?packing(?: true)?|packed(?: sequences)?",
+            _sets("packing", True),
+        ),
     ),
     _Rule(
         "reward model size",
@@ -265,6 +344,21 @@ RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "target modules", _rx(rf"(?:target{_S}modules? )?(?P<mods>{_MODS}(?: {_MODS})*)", _targets)
+    ),
+    _Rule(
+        "target all-linear",
+        _rx(rf"target{_S}modules? all{_S}linear", _sets("lora_targets", "all")),
+    ),
+    _Rule(
+        "torchtune recipe",
+        _rx(
+            rf"(?P<r>q?lora|full){_S}finetune{_S}(?:single{_S}device|distributed)",
+            _recipe,
+        ),
+    ),
+    _Rule(
+        "X-1.3b actor",
+        _rx(r"(?:[a-z][a-z0-9]*[-/])+(?P<sz>[0-9]+(?:\.[0-9]+)?[mb]) (?:actor|policy)", _actor),
     ),
     _Rule("read only", _rx(_READ_ONLY, _read_only)),
     _Rule("a × b", _rx(r"x", lambda m, raw, st: True)),  # "1000 prompts x 8 samples"

@@ -96,6 +96,59 @@ class TestPractitionersWords:
         assert w.ignored == ()
         assert any("does not change the estimate" in a for a in w.assumed)
 
+    @pytest.mark.parametrize(
+        ("text", "expect"),
+        [
+            (
+                "Llama 3 8B QLoRA r=16, alpha=32, dropout 0.05, target_modules=all-linear, "
+                "per_device_train_batch_size=2, gradient_accumulation_steps=8, "
+                "max_seq_length=2048, packing=True, num_train_epochs=3, 20k examples, Axolotl",
+                {"method": Method.QLORA, "micro_batch": 2, "packing": True, "seq_len": 2048},
+            ),
+            (
+                "axolotl llama-3-8b adapter: qlora, load_in_4bit: true, lora_r: 32, "
+                "lora_alpha: 16, sequence_len: 4096, sample_packing: true, micro_batch_size: 2, "
+                "gradient_accumulation_steps: 4, num_epochs: 3, 50k samples",
+                {"lora_rank": 32, "seq_len": 4096, "micro_batch": 2, "packing": True},
+            ),
+            (
+                "torchtune llama3_1 8B lora_finetune_single_device batch_size=2 epochs=1, "
+                "52k examples, on 1 RTX 4090",
+                {"method": Method.LORA, "framework": "torchtune"},
+            ),
+            (
+                "verl GRPO Qwen2.5-7B data.train_batch_size=1024 actor_rollout_ref.rollout.n=5 "
+                "data.max_response_length=1024 data.max_prompt_length=512 "
+                "trainer.n_gpus_per_node=8 trainer.total_epochs=15, 7473 prompts, on 8 H100",
+                {"group_size": 5, "completion_len": 1024, "seq_len": 1536, "framework": "verl"},
+            ),
+            (
+                "OpenRLHF PPO Llama 3 8B, 100k prompts, rollout_batch_size 1024, "
+                "n_samples_per_prompt 1, generate_max_len 1024, prompt_max_len 1024, "
+                "4 vllm engines, on 16 A100",
+                {"objective": Objective.PPO, "completion_len": 1024, "engine": "vllm"},
+            ),
+            (
+                "DeepSpeed-Chat step 3 OPT-1.3b actor opt-350m critic on 1 A6000",
+                {"objective": Objective.PPO, "reward_params": 350e6},
+            ),
+            (
+                "DPO mistral-7b, 61k preference pairs, beta 0.1, lr 5e-7, 3 epochs, "
+                "max_length 1024, max_prompt_length 512, 16 A100 80GB, alignment-handbook",
+                {"objective": Objective.DPO, "seq_len": 1024, "framework": "trl"},
+            ),
+            (
+                "KTO Qwen2 0.5B, 14k examples, desirable_weight 1.0, undesirable_weight 1.0",
+                {"objective": Objective.KTO},
+            ),
+        ],
+    )
+    def test_framework_config_words_are_read(self, text: str, expect: dict[str, object]) -> None:
+        w = parse_workload(text)
+        for field, value in expect.items():
+            assert getattr(w, field) == value, field
+        assert not any(any(c.isdigit() for c in word) for word in w.ignored)
+
     def test_pairs_train_chosen_and_rejected(self) -> None:
         w = parse_workload("mistral-7b dpo on 60k pairs, max length 1024, 3 epochs")
         assert w.tokens == pytest.approx(60_000 * 2 * 1024 * 3)

@@ -22,7 +22,7 @@ from recommender.launch_text import LaunchFiles, launch_files
 from recommender.models import Architecture, lookup_model
 from recommender.objective import ObjectiveKind, PlanObjective
 from recommender.offers import Fabric, Offer, SourceInfo, offers_for_key
-from recommender.parse import parse_workload
+from recommender.parse import parse_workload, reads_calendar
 from recommender.ranking import (
     Alternative,
     BudgetGap,
@@ -95,6 +95,7 @@ __all__ = [
     "normalize",
     "offers_for_key",
     "parse_workload",
+    "reads_calendar",
     "recommend",
     "try_normalize",
 ]

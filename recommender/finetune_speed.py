@@ -41,9 +41,9 @@ __all__ = ["PER_LAYER_S", "micro_step", "objective_range", "run_overhead_s", "ti
 #: CPU time of one eager forward + backward pass per layer (LitGPT resource tables above:
 #: 4.0-4.8 ms a layer; their mean)
 PER_LAYER_S = 0.0044
-#: torch.compile fuses the elementwise kernels and CUDA graphs remove launches: torchtune's
-#: compile option reports ~1.3-1.5x faster fine-tunes (torchtune README, "compile" rows),
-#: i.e. most of the overhead gone (ours: 0.3 of it left)
+#: torch.compile fuses the elementwise kernels and CUDA graphs remove launches, which is the
+#: CPU time above (ours: 0.3 of it left; torchtitan's compiled 8B runs 16 % faster than eager
+#: on 8 H100s, benchmarks/llama3_h100_202412_torchtitan.md, where the CPU is not the bound)
 COMPILED_SHARE = 0.3
 #: Unsloth's hand-written Triton kernels for LoRA, RoPE and cross-entropy: "2x faster" than
 #: HF + Flash Attention 2 on the same runs (unslothai/unsloth README benchmark table) (ours:

@@ -59,7 +59,7 @@ HF_MIN_BATCH = 16
 #: 80 % streaming figure of recommender.steptime, as paged reads are scattered)
 DECODE_HBM_SHARE = 0.7
 #: Frameworks that generate with vLLM unless told otherwise (their READMEs and recipes).
-_VLLM_FRAMEWORKS = frozenset({"openrlhf", "verl", "open-r1", "trl-vllm"})
+_VLLM_FRAMEWORKS = frozenset({"openrlhf", "verl", "open-r1"})
 
 
 def engine(workload: Workload) -> str:

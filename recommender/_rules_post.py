@@ -393,6 +393,11 @@ def settle(st: Draft) -> None:
     ):
         if value is not None and st.steps is None:
             st.notes.append(f"read {what} {value}: understood, it does not change the estimate")
+    if st.packing and st.examples is not None and st.example_len is None:
+        st.notes.append(
+            "packing: read; packed work counts each example at its mean length, so say it "
+            "(`of 300 tokens each`), else the padded length is counted"
+        )
     if st.examples is None:
         return
     if rollouts:

@@ -18,9 +18,9 @@ from recommender._draft import Draft
 from recommender._rulekit import Handler, _bad, _number, _Rule, _rx, _set, _sets, _whole
 from recommender.models import infer_architecture
 from recommender.rollout import DEFAULT_PROMPT_TOKENS
-from recommender.workload import Method, Objective
+from recommender.workload import Framework, Method, Objective
 
-__all__ = ["FRAMEWORKS", "RULES", "settle"]
+__all__ = ["HF_RECIPES", "RL_FRAMEWORKS", "RULES", "settle"]
 
 _N = r"(?P<n>[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?) ?(?P<k>k)?"
 _OF = r"(?: of| is| to)?"
@@ -30,31 +30,35 @@ _GPUS = r"(?:gpus?|cards?|devices?)"
 _KEY = r"(?:[a-z0-9-]+\.)*"
 _GEN = r"(?:vllm|generation|generator|inference|rollout|sampling|sampler)"
 
-#: Framework words → the canonical name :attr:`Workload.framework` holds.
-FRAMEWORKS: dict[str, str] = {
-    "trl": "trl",
+#: RL and post-training frameworks → :attr:`Workload.rl_framework` (how rollouts are made);
+#: the trainer frameworks (TRL, torchtune, Axolotl, Unsloth, …) are read by
+#: :mod:`recommender._rules_framework` into :attr:`Workload.framework`.
+RL_FRAMEWORKS: dict[str, str] = {
     "openrlhf": "openrlhf",
     "verl": "verl",
     "deepspeed chat": "deepspeed-chat",
     "deepspeed-chat": "deepspeed-chat",
     "ds chat": "deepspeed-chat",
+    "ds-chat": "deepspeed-chat",
     "dschat": "deepspeed-chat",
-    "torchtune": "torchtune",
-    "axolotl": "axolotl",
-    "unsloth": "unsloth",
-    "llama factory": "llama-factory",
-    "llamafactory": "llama-factory",
-    "llama-factory": "llama-factory",
     "open r1": "open-r1",
     "open-r1": "open-r1",
     "openr1": "open-r1",
-    "alignment handbook": "trl",
-    "alignment-handbook": "trl",
-    "litgpt": "litgpt",
-    "nemo": "nemo",
-    "nemo aligner": "nemo",
 }
-_FRAMEWORK = r"(?P<f>" + "|".join(re.escape(k) for k in sorted(FRAMEWORKS, key=len, reverse=True))
+#: Recipes built on TRL and the HF Trainer: their trainer is :attr:`Framework.HF`.
+HF_RECIPES = (
+    "alignment handbook",
+    "alignment-handbook",
+    "llama factory",
+    "llama-factory",
+    "llamafactory",
+    "open r1",
+    "open-r1",
+    "openr1",
+)
+_FRAMEWORK = r"(?P<f>" + "|".join(
+    re.escape(k) for k in sorted({*RL_FRAMEWORKS, *HF_RECIPES}, key=len, reverse=True)
+)
 _FRAMEWORK += r")(?:'s)?"
 
 #: Settings practitioners state that do not change time or memory: read and shown.
@@ -86,7 +90,12 @@ def _read_only(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 
 
 def _framework(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    return _set(st, "framework", FRAMEWORKS[m["f"]])
+    name = m["f"]
+    if name in RL_FRAMEWORKS and not _set(st, "rl_framework", RL_FRAMEWORKS[name]):
+        return False
+    if name in HF_RECIPES and st.framework is None:
+        st.framework = Framework.HF
+    return True
 
 
 def _split_gpus(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -320,13 +329,6 @@ RULES: tuple[_Rule, ...] = (
             r"(?:[a-z0-9.]+-)?(?P<sz>[0-9.]+[mb]) (?:reward|critic|rm)(?: model)?"
             r"|(?:reward|critic)(?: model)?(?: of)? (?:[a-z0-9.]+-)?(?P<sz2>[0-9.]+[mb])",
             _reward,
-        ),
-    ),
-    _Rule(
-        "precomputed reference",
-        _rx(
-            rf"precomput(?:e|ed)(?:{_S}ref(?:erence)?)?(?:{_S}log{_S}?probs?)?",
-            _sets("precomputed_reference", True),
         ),
     ),
     _Rule(

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from recommender.gpus import GpuSpec
 from recommender.posttrain import SPECS, flops_multiplier
 from recommender.rollout import decode_seconds, engine
-from recommender.workload import Method, Objective, Workload
+from recommender.workload import Framework, Method, Objective, Workload
 
 if TYPE_CHECKING:  # steptime calls this module: the type only, to avoid a cycle
     from recommender.steptime import StepTime
@@ -59,7 +59,7 @@ ENGINE_START_S = 120.0
 SAVE_GBS = 1.0
 
 #: (low, high) multipliers on an estimated time (ours, from the calibration split of
-#: bench/posttrain_calibration.py): published ÷ estimated runs from 0.50 to 1.75 on its eight
+#: bench/posttrain_calibration.py): published ÷ estimated runs from 0.74 to 1.75 on its eight
 #: runs this model explains and reaches 3.9 and 6.3 on the two it names as unexplained
 #: (docs/estimator.md); rollouts spread widest (completion lengths are caps, not lengths)
 _RANGES: dict[str, tuple[float, float]] = {
@@ -71,7 +71,7 @@ _RANGES: dict[str, tuple[float, float]] = {
 
 def _overhead_share(workload: Workload) -> float:
     share = COMPILED_SHARE if workload.savers.compile else 1.0
-    if workload.framework == "unsloth":
+    if workload.framework is Framework.UNSLOTH:
         share *= UNSLOTH_SHARE
     return share
 

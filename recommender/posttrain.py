@@ -87,8 +87,8 @@ def extra_models(workload: Workload, frozen_base: float) -> tuple[float, float]:
     ratio = _reward_ratio(workload)
     dense = workload.model.params * _dense_bytes(workload)
     frozen = 0.0
-    if spec.reference and not peft:
-        frozen += dense
+    if spec.reference and not peft and not workload.precomputed_reference:
+        frozen += dense  # precomputed reference log-probs (TRL): no reference model held
     if spec.reward:
         frozen += (frozen_base if peft else dense) * ratio
     if spec.value and peft:
@@ -152,7 +152,7 @@ def extra_flops_per_param(workload: Workload) -> float:
     if spec.value:
         extra += (FORWARD_FLOPS + train) * ratio
     if workload.objective is Objective.PPO or (
-        workload.objective is Objective.GRPO and workload.framework in ("verl", "openrlhf")
+        workload.objective is Objective.GRPO and workload.rl_framework in ("verl", "openrlhf")
     ):
         extra += FORWARD_FLOPS
     return extra

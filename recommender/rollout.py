@@ -67,7 +67,7 @@ def engine(workload: Workload) -> str:
     are set aside for generation (only a server takes them), HF ``generate`` otherwise."""
     if workload.engine is not None:
         return workload.engine
-    if workload.generation_gpus or (workload.framework in _VLLM_FRAMEWORKS):
+    if workload.generation_gpus or (workload.rl_framework in _VLLM_FRAMEWORKS):
         return "vllm"
     return "hf"
 

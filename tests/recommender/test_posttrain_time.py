@@ -18,7 +18,7 @@ from recommender.rollout import decode_seconds, engine, engine_batch
 from recommender.strategies import Strategy
 from recommender.throughput import Network, flops_per_token, peak_tflops, plan_step
 from recommender.topology import LayoutSearch, Plan
-from recommender.workload import Method, Objective, Offload, Sharding, Workload
+from recommender.workload import Framework, Method, Objective, Offload, Sharding, Workload
 from tests.factories import model, workload
 
 H100 = get_gpu("H100-SXM-80GB")
@@ -74,19 +74,21 @@ class TestPractitionersWords:
         assert w.ignored == ()
 
     @pytest.mark.parametrize(
-        ("word", "name"),
+        ("word", "trainer", "rl"),
         [
-            ("TRL", "trl"),
-            ("OpenRLHF", "openrlhf"),
-            ("verl", "verl"),
-            ("DeepSpeed-Chat", "deepspeed-chat"),
-            ("torchtune", "torchtune"),
-            ("Axolotl", "axolotl"),
-            ("Unsloth", "unsloth"),
+            ("TRL", Framework.HF, None),
+            ("OpenRLHF", None, "openrlhf"),
+            ("verl", None, "verl"),
+            ("DeepSpeed-Chat", None, "deepspeed-chat"),
+            ("Open-R1", Framework.HF, "open-r1"),
+            ("torchtune", Framework.TORCHTUNE, None),
+            ("Axolotl", Framework.AXOLOTL, None),
+            ("Unsloth", Framework.UNSLOTH, None),
         ],
     )
-    def test_framework_is_named(self, word: str, name: str) -> None:
-        assert parse_workload(f"llama-3-8b dpo with {word}").framework == name
+    def test_framework_is_named(self, word: str, trainer: Framework | None, rl: str | None) -> None:
+        w = parse_workload(f"llama-3-8b dpo with {word}")
+        assert (w.framework, w.rl_framework) == (trainer, rl)
 
     @pytest.mark.parametrize(
         "setting", ["alpha=32", "lr 2e-5", "learning_rate 5e-7", "beta 0.1", "warmup_ratio 0.1"]
@@ -114,13 +116,13 @@ class TestPractitionersWords:
             (
                 "torchtune llama3_1 8B lora_finetune_single_device batch_size=2 epochs=1, "
                 "52k examples, on 1 RTX 4090",
-                {"method": Method.LORA, "framework": "torchtune"},
+                {"method": Method.LORA, "framework": Framework.TORCHTUNE},
             ),
             (
                 "verl GRPO Qwen2.5-7B data.train_batch_size=1024 actor_rollout_ref.rollout.n=5 "
                 "data.max_response_length=1024 data.max_prompt_length=512 "
                 "trainer.n_gpus_per_node=8 trainer.total_epochs=15, 7473 prompts, on 8 H100",
-                {"group_size": 5, "completion_len": 1024, "seq_len": 1536, "framework": "verl"},
+                {"group_size": 5, "completion_len": 1024, "seq_len": 1536, "rl_framework": "verl"},
             ),
             (
                 "OpenRLHF PPO Llama 3 8B, 100k prompts, rollout_batch_size 1024, "
@@ -135,7 +137,7 @@ class TestPractitionersWords:
             (
                 "DPO mistral-7b, 61k preference pairs, beta 0.1, lr 5e-7, 3 epochs, "
                 "max_length 1024, max_prompt_length 512, 16 A100 80GB, alignment-handbook",
-                {"objective": Objective.DPO, "seq_len": 1024, "framework": "trl"},
+                {"objective": Objective.DPO, "seq_len": 1024, "framework": Framework.HF},
             ),
             (
                 "KTO Qwen2 0.5B, 14k examples, desirable_weight 1.0, undesirable_weight 1.0",
@@ -269,7 +271,7 @@ class TestSmallJobs:
         w = workload(model=model("qwen2.5-0.5b"), seq_len=512, method=Method.LORA)
         compiled = replace(w, savers=replace(w.savers, compile=True))
         assert rate(compiled) > rate(w)
-        assert rate(replace(w, framework="unsloth")) > rate(w)
+        assert rate(replace(w, framework=Framework.UNSLOTH)) > rate(w)
 
     def test_large_micro_steps_are_unchanged(self) -> None:
         """The CPU's pace hides behind big GPU work: no overhead at 8 × 4096 tokens of 8B."""
@@ -337,12 +339,12 @@ class TestPublishedRuns:
         assert within >= 0.8
 
     def test_calibration_runs(self) -> None:
-        """The calibration split holds two runs no mechanism here explains (Alpaca's 2023
-        FSDP run, TRL's KTO example: docs/estimator.md), so it stands at 70 % within ×2."""
+        """The calibration split meets them too, with two runs no mechanism here explains
+        (Alpaca's 2023 FSDP run, TRL's KTO example: docs/estimator.md)."""
         answered, median, within = cal.summary(self.results("cal"))
         assert answered >= 0.9
         assert median <= 0.35
-        assert within >= 0.7
+        assert within >= 0.8
 
     def test_held_out_times_fall_inside_the_stated_range(self) -> None:
         results = self.results("val")

@@ -30,6 +30,20 @@ def _rec(w=None, *offers: Offer, **kw):  # type: ignore[no-untyped-def]
     return recommend(w or workload(duration_hours=48), catalog(*offers), now=NOW, **kw)
 
 
+def _score(rec: Recommendation) -> float:
+    """The first option's score under the answer's objective."""
+    best, objective = rec.best, rec.objective
+    assert best is not None
+    assert objective is not None
+    return objective.score(
+        expected_cost_usd=best.expected_cost_usd,
+        pessimistic_cost_usd=best.pessimistic_cost_usd,
+        wall_hours=best.wall_hours,
+        pessimistic_wall_hours=best.pessimistic_wall_hours,
+        tokens=best.tokens,
+    )
+
+
 class TestFeasibility:
     def test_options_only_where_the_job_fits(self) -> None:
         """A full fine-tune of an 8B model never lands on one 24 GB L4."""
@@ -254,26 +268,31 @@ _OFFER_POOL = [H100_OD, H100_SPOT, A100_GCP, L4_SINGLE, L40S_4X, LAMBDA_H100]
 class TestInvariants:
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(
-        offers=st.lists(st.sampled_from(_OFFER_POOL), min_size=1, max_size=6),
+        offers=st.lists(
+            st.sampled_from([o for o in _OFFER_POOL if not o.spot]), min_size=1, max_size=6
+        ),
         discount=st.floats(min_value=0.05, max_value=0.95),
         pick=st.integers(min_value=0, max_value=5),
     )
-    def test_a_cheaper_equivalent_offer_never_makes_the_top_pick_dearer(
+    def test_a_cheaper_equivalent_offer_never_makes_the_top_pick_worse(
         self, offers: list[Offer], discount: float, pick: int
     ) -> None:
-        """Adding a strictly cheaper copy of an offer never raises the best expected cost."""
+        """Adding a strictly cheaper copy of an on-demand offer never worsens the first
+        option's score under the answer's objective (cost, and hours past the stated 12 h at
+        the time value). With spot in the catalog a cheaper sure plan may, by design, move a
+        spot plan whose worst case it now makes too risky below it (test_objective.py)."""
         w = workload(duration_hours=12)
-        before = recommend(w, catalog(*offers), now=NOW).best
+        before = recommend(w, catalog(*offers), now=NOW)
         base = offers[pick % len(offers)]
         cheaper = replace(
             base,
             instance_type=base.instance_type + "-promo",
             price_usd_per_hour=base.price_usd_per_hour * discount,
         )
-        after = recommend(w, catalog(*offers, cheaper), now=NOW).best
-        if before is not None:
-            assert after is not None
-            assert after.expected_cost_usd <= before.expected_cost_usd + 1e-9
+        after = recommend(w, catalog(*offers, cheaper), now=NOW)
+        if before.best is not None:
+            assert after.best is not None
+            assert _score(after) <= _score(before) + 1e-9
 
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(

@@ -207,6 +207,7 @@ def option_doc(o: Option, workload: Workload | None = None) -> JSON:
         "expected_cost_usd": _r(o.expected_cost_usd),
         "pessimistic_cost_usd": _r(o.pessimistic_cost_usd),
         "pessimistic_hours": _r(o.pessimistic_wall_hours, 3),
+        "lead_hours": _r(o.lead_hours, 3),
         "meets_deadline": o.meets_deadline,
         "tokens": _r(o.tokens, 0),
         "usd_per_billion_tokens": _r(o.usd_per_btok),

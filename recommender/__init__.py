@@ -19,6 +19,7 @@ from recommender.estimate import Estimate, estimate
 from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu, normalize, try_normalize
 from recommender.launch import LaunchSpec, launch_spec
 from recommender.launch_text import LaunchFiles, launch_files
+from recommender.market import GpuPrices, PriceRow, gpu_prices, split_gpus
 from recommender.models import Architecture, lookup_model
 from recommender.offers import Fabric, Offer, SourceInfo, offers_for_key
 from recommender.parse import parse_workload
@@ -55,6 +56,7 @@ __all__ = [
     "CaveatKind",
     "Estimate",
     "Fabric",
+    "GpuPrices",
     "GpuSpec",
     "GpufitError",
     "HardwareRequest",
@@ -71,6 +73,7 @@ __all__ = [
     "Plan",
     "Precision",
     "PriceFeedError",
+    "PriceRow",
     "Recommendation",
     "Reference",
     "Severity",
@@ -85,6 +88,7 @@ __all__ = [
     "all_gpus",
     "estimate",
     "get_gpu",
+    "gpu_prices",
     "hours_text",
     "launch_files",
     "launch_spec",
@@ -93,5 +97,6 @@ __all__ = [
     "offers_for_key",
     "parse_workload",
     "recommend",
+    "split_gpus",
     "try_normalize",
 ]

@@ -12,7 +12,7 @@ import contextlib
 import functools
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
@@ -20,17 +20,17 @@ from typing import ParamSpec, TypeVar
 
 from bot.answer_cache import Answer
 from bot.metrics import Metrics
-from bot.render.blocks import render_prices, render_recommendation
+from bot.render.blocks import render_recommendation
 from bot.render.limits import Message
+from bot.render.prices import render_prices
 from bot.services import Services
 from recommender import (
     Catalog,
-    GpuSpec,
     WorkloadError,
-    get_gpu,
-    normalize,
+    gpu_prices,
     parse_workload,
     recommend,
+    split_gpus,
 )
 
 __all__ = [
@@ -235,21 +235,21 @@ def _compute(
 
 
 async def prices(services: Services, gpu_text: str) -> Message:
-    """The cheapest offers for the GPU named in ``gpu_text``.
+    """The cheapest offers for each GPU named in ``gpu_text`` ("H100 L4").
 
     Raises:
-        WorkloadError: no GPU named; UnknownGpuError: a GPU gpufit does not know.
+        WorkloadError: no GPU named, or too many; UnknownGpuError: a GPU gpufit does not know.
     """
     if not gpu_text.strip():
-        raise WorkloadError("Which GPU?", hint="Try: /gpufit prices H100")
-    gpu = get_gpu(normalize(gpu_text.strip()))
+        raise WorkloadError("Which GPU?", hint="Try: /gpufit prices H100 L4")
+    gpu_ids = split_gpus(gpu_text.split())
     catalog = await services.catalog()
-    return await off_loop(catalog, _prices, gpu, catalog, services.now())
+    return await off_loop(catalog, _prices, gpu_ids, catalog, services.now())
 
 
-def _prices(gpu: GpuSpec, catalog: Catalog, now: datetime) -> Message:
-    offers = [o for o in catalog.offers if o.gpu_id == gpu.id]
-    return render_prices(gpu, offers, catalog.sources, now=now)
+def _prices(gpu_ids: Sequence[str], catalog: Catalog, now: datetime) -> Message:
+    groups = [gpu_prices(gpu_id, catalog.offers) for gpu_id in gpu_ids]
+    return render_prices(groups, catalog.sources, now=now)
 
 
 async def off_loop(

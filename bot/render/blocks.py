@@ -37,7 +37,6 @@ from recommender import (
     Caveat,
     GpuSpec,
     HoursBasis,
-    Offer,
     Option,
     Recommendation,
     SourceInfo,
@@ -61,7 +60,6 @@ __all__ = [
     "render_gpus",
     "render_help",
     "render_notice",
-    "render_prices",
     "render_problem",
     "render_recommendation",
     "render_working",
@@ -362,43 +360,6 @@ def render_gpus(gpus: Sequence[GpuSpec]) -> Message:
         blocks.append(_section("```" + escape_mrkdwn("\n".join(chunk)) + "```"))
     blocks.append(_context("bf16: dense TFLOP/s per GPU. Try `/gpufit prices H100`."))
     return fit_message(blocks, f"gpufit knows {len(gpus)} GPUs")
-
-
-def render_prices(
-    gpu: GpuSpec,
-    offers: Sequence[Offer],
-    sources: Sequence[SourceInfo],
-    *,
-    now: datetime,
-    limit: int = 10,
-) -> Message:
-    """The cheapest offers for one GPU, per GPU-hour, with the price sources and their age."""
-    e = escape_mrkdwn
-    ranked = sorted(offers, key=lambda o: (o.price_usd_per_gpu_hour, o.provider, o.key))[:limit]
-    blocks: list[Block] = [_header(f"Cheapest {gpu.name} offers")]
-    if not ranked:
-        blocks.append(_section(f"No offer for {e(gpu.name)} in the current price data."))
-    for i, o in enumerate(ranked, start=1):
-        kind = "spot" if o.spot else "on-demand"
-        zone = f" ({e(o.zone)})" if o.zone else ""
-        blocks.append(
-            _section(
-                f"*{i}. {e(o.provider)} {e(o.instance_type)}* ({kind}) · {e(o.region)}{zone}\n"
-                f"*{money(o.price_usd_per_gpu_hour)}/GPU-h* · {o.gpu_count}× · "
-                f"{money(o.price_usd_per_hour)}/h for the instance"
-            )
-        )
-    used = {o.source for o in ranked}
-    blocks.append(_context(_sources_text([s for s in sources if s.name in used] or sources, now)))
-    if ranked:
-        cheapest = ranked[0]
-        text = (
-            f"Cheapest {e(gpu.name)}: {money(cheapest.price_usd_per_gpu_hour)}/GPU-h on "
-            f"{e(cheapest.provider)}"
-        )
-    else:
-        text = f"No offers for {e(gpu.name)}"
-    return fit_message(blocks, text)
 
 
 def render_problem(message: str, hint: str | None) -> Message:

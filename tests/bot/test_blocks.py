@@ -11,9 +11,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bot.render.blocks import render_notice, render_prices, render_problem, render_recommendation
+from bot.render.blocks import render_notice, render_problem, render_recommendation
 from bot.render.limits import check_limits, fit_message, payload_size, text_size
-from recommender import get_gpu, recommend
+from bot.render.prices import render_prices
+from recommender import gpu_prices, recommend
 from tests.factories import NOW, catalog, offer, workload
 from tests.fake_slack import message_problems
 
@@ -184,4 +185,4 @@ class TestRenderers:
         """``prices`` with any number of offers and names stays inside the limits."""
         items = [offer(provider=n, instance_type=n, region=n) for n in names]
         c = catalog(*items)
-        _ok(render_prices(get_gpu("H100-SXM-80GB"), c.offers, c.sources, now=NOW))
+        _ok(render_prices([gpu_prices("H100-SXM-80GB", c.offers)], c.sources, now=NOW))

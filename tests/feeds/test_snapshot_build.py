@@ -108,7 +108,7 @@ class TestTheScript:
 
     def test_an_unknown_cloud_is_a_clear_error(self) -> None:
         result = subprocess.run(
-            [sys.executable, "scripts/build_snapshot.py", "--as-of", "2026-11-20", "azure"],
+            [sys.executable, "scripts/build_snapshot.py", "--as-of", "2026-11-20", "ibm"],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -117,7 +117,7 @@ class TestTheScript:
         )
         assert result.returncode == 2
         assert "no <cloud>/vms.csv under" in result.stderr
-        assert "for: azure" in result.stderr
+        assert "for: ibm" in result.stderr
         assert "Traceback" not in result.stderr
 
 

@@ -19,8 +19,8 @@ import pytest
 
 from recommender.caveats import CaveatKind
 from recommender.feeds.base import ParsedFeed, looks_like_native
-from recommender.feeds.detect import parse_any
 from recommender.feeds.bundled import BUNDLED_SOURCE, bundled_catalog, load_bundled
+from recommender.feeds.detect import parse_any
 from recommender.gpus import IntraNode, get_gpu, try_normalize
 from recommender.offers import Fabric, Offer
 from recommender.sanity import screen

@@ -76,6 +76,11 @@ def _build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print the JSON document")
     ask.add_argument("--top", type=int, default=None, help="how many options (default 5)")
     ask.add_argument(
+        "--details",
+        action="store_true",
+        help="the long answer: memory, layouts and every caveat per option",
+    )
+    ask.add_argument(
         "--catalog",
         action="append",
         default=[],
@@ -156,9 +161,9 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         json.dump(recommendation_document(rec, query=text), out, indent=2)
         out.write("\n")
     else:
-        from bot.render.terminal import render_recommendation
+        from bot.render.terminal import render_details, render_recommendation
 
-        _print_rich(out, render_recommendation(rec))
+        _print_rich(out, (render_details if args.details else render_recommendation)(rec))
     return EXIT_OK
 
 

@@ -82,6 +82,8 @@ class Draft:
     example_len: int | None = None
     epochs: float | None = None
     notes: list[str] = field(default_factory=list)
+    # what the reader must see wherever the answer is shown (a stale exchange-rate table).
+    warnings: list[str] = field(default_factory=list)
     cjk: bool = False
 
 
@@ -246,6 +248,7 @@ def finish(st: Draft, text: str) -> Workload:
             virtual_stages=st.vp,
             model_parallel=st.model_parallel,
             assumed=tuple(assumed),
+            warnings=tuple(dict.fromkeys(st.warnings)),
             ignored=ignored,
             text=text,
         )

@@ -230,6 +230,9 @@ class Workload:
     #: ``3d parallel``: split the model (TP/PP/CP) even where sharding alone would fit.
     model_parallel: bool = False
     assumed: tuple[str, ...] = ()
+    #: What the reader must see wherever the answer is shown, e.g. a budget converted at an
+    #: exchange-rate table over :data:`recommender.fx.STALE_AFTER_DAYS` old.
+    warnings: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     text: str = field(default="", compare=False)
 

@@ -23,6 +23,7 @@ from bot.metrics import Metrics
 from bot.render.blocks import render_recommendation
 from bot.render.limits import Message
 from bot.render.prices import render_prices
+from bot.render.short import render_short
 from bot.services import Services
 from recommender import (
     Catalog,
@@ -147,6 +148,7 @@ async def answer(
     follow_up: str | None = None,
     top: int,
     ephemeral: bool,
+    details: bool = False,
 ) -> Answer:
     """Parse, recommend and render: the ranked answer to ``question`` (refined by ``follow_up``).
 
@@ -162,11 +164,11 @@ async def answer(
     query = _query(question, follow_up)
     catalog = await services.catalog()
     now = services.now()
-    key = (question, follow_up, top, ephemeral)
+    key = (question, follow_up, top, ephemeral, details)
     cached = services.answers.get(key, catalog, now)
     if cached is not None:
         return cached
-    args = (query, follow_up, catalog, now, top, ephemeral, services.metrics)
+    args = (query, follow_up, catalog, now, top, ephemeral, services.metrics, details)
     result = await off_loop(catalog, _compute, *args)
     services.answers.put(key, catalog, now, result)
     return result
@@ -194,7 +196,7 @@ def answer_now(
         return None
     query = _query(question, follow_up)
     now = services.now()
-    key = (question, follow_up, top, ephemeral)
+    key = (question, follow_up, top, ephemeral, False)
     result = services.answers.get(key, catalog, now)
     if result is None:
         result = _compute(query, follow_up, catalog, now, top, ephemeral, services.metrics)
@@ -221,6 +223,7 @@ def _compute(
     top: int,
     ephemeral: bool,
     metrics: Metrics | None,
+    details: bool = False,
 ) -> Answer:
     workload = parse_workload(query, now=now)
     if follow_up:
@@ -231,7 +234,9 @@ def _compute(
     with timer:
         # A chat answer shows the per-GPU layouts only when no option can be shown.
         rec = recommend(workload, catalog, now=now, top=top, layouts=False)
-    return Answer(query, render_recommendation(rec, query=query, ephemeral=ephemeral))
+    # The short answer first (issue #39); the Details button asks for the whole of it.
+    render = render_recommendation if details else render_short
+    return Answer(query, render(rec, query=query, ephemeral=ephemeral))
 
 
 async def prices(services: Services, gpu_text: str) -> Message:

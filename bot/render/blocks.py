@@ -44,6 +44,7 @@ from recommender import (
 )
 
 __all__ = [
+    "ACTION_DETAILS",
     "ACTION_IDS",
     "ACTION_LAUNCH",
     "ACTION_MORE",
@@ -66,6 +67,7 @@ __all__ = [
     "unescape_mrkdwn",
 ]
 
+ACTION_DETAILS = "gpufit_details"
 ACTION_MORE = "gpufit_more"
 ACTION_SPOT_ONLY = "gpufit_spot_only"
 ACTION_ON_DEMAND_ONLY = "gpufit_on_demand_only"
@@ -73,7 +75,7 @@ ACTION_WATCH = "gpufit_watch"
 ACTION_POST = "gpufit_post"
 ACTION_LAUNCH = "gpufit_launch"
 _REFINE_IDS = (ACTION_MORE, ACTION_SPOT_ONLY, ACTION_ON_DEMAND_ONLY)
-ACTION_IDS = (*_REFINE_IDS, ACTION_WATCH, ACTION_POST, ACTION_LAUNCH)
+ACTION_IDS = (*_REFINE_IDS, ACTION_WATCH, ACTION_POST, ACTION_LAUNCH, ACTION_DETAILS)
 #: Up to this many options, each gets a "Launch files" button (an actions block): 50 blocks max.
 LAUNCH_BUTTONS_MAX = 10
 
@@ -223,7 +225,9 @@ def _query_buttons(query: str, *, more: bool, ephemeral: bool) -> list[Block]:
 
 
 def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = True) -> Message:
-    """The ranked answer: workload and defaults, memory, options, caveats, prices, buttons.
+    """The detailed answer, behind the short answer's **Details** button
+    (:mod:`bot.render.short`): workload and defaults, memory, options with their layout and
+    reasons, every caveat, prices, and the Watch, Launch and refine buttons.
 
     Args:
         rec: the recommendation to show.
@@ -236,6 +240,8 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
     blocks.append(_section("*Workload:* " + e(describe_workload(w))))
     if w.assumed:
         blocks.append(_context("Assumed: " + e("; ".join(w.assumed))))
+    if w.warnings:
+        blocks.append(_context("\n".join(":warning: " + e(x) for x in w.warnings)))
     if w.ignored:
         blocks.append(_context("Not understood (ignored): " + e(", ".join(w.ignored))))
     shared = _shared_caveats(rec.options)

@@ -8,6 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from bot.render.summary import caveat_lines, headline, option_table, spot_sources
 from bot.render.text import (
     describe_workload,
     layout_text,
@@ -20,12 +21,13 @@ from recommender import (
     HoursBasis,
     Option,
     Recommendation,
+    Severity,
     SourceInfo,
     get_gpu,
     hours_text,
 )
 
-__all__ = ["render_estimate", "render_recommendation"]
+__all__ = ["render_details", "render_estimate", "render_recommendation"]
 
 
 def _options_table(options: tuple[Option, ...], *, basis: HoursBasis) -> Table:
@@ -105,12 +107,55 @@ def _sources(sources: tuple[SourceInfo, ...], now: datetime) -> Text:
 
 
 def render_recommendation(rec: Recommendation) -> RenderableType:
+    """The short answer (issue #39): the answer in one line, the options in a table that fits
+    80 columns, each caveat once (the spot model's sources cited once), what was assumed and
+    where the prices come from. ``gpufit ask --details`` prints :func:`render_details`."""
+    w = rec.workload
+    out: list[RenderableType] = [Text(headline(rec), style="bold")]
+    out.append(Text(describe_workload(w), style="dim"))
+    if rec.options:
+        out.extend(Text(line) for line in option_table(rec))
+        for c in caveat_lines(rec.options):
+            style = "yellow" if c.severity is Severity.WARN else "dim"
+            out.append(Text(f"{c.label(len(rec.options))} {c.text}", style=style))
+        cited = spot_sources(rec.options)
+        if cited:
+            out.append(Text("spot model: " + cited, style="dim"))
+    if rec.alternative is not None:
+        alt = rec.alternative
+        o = alt.option
+        out.append(
+            Text(
+                f"alternative: {alt.method.label} on {layout_text(o.plan)} "
+                f"({o.offer.provider}) fits at {money(o.expected_cost_usd)}: {alt.reason}",
+                style="green",
+            )
+        )
+    if w.assumed:
+        out.append(Text("assumed: " + "; ".join(w.assumed), style="dim"))
+    if w.ignored:
+        out.append(Text("ignored (not understood): " + ", ".join(w.ignored), style="yellow"))
+    for warning in w.warnings:
+        out.append(Text("warning: " + warning, style="yellow"))
+    for note in rec.notes:
+        out.append(Text(note, style="dim"))
+    more = rec.feasible - len(rec.options)
+    hint = f"{more} more options: --top N; " if more > 0 else ""
+    out.append(Text(hint + "memory, layouts and reasons: --details", style="dim"))
+    out.append(_sources(rec.sources, rec.generated_at))
+    return Group(*out)
+
+
+def render_details(rec: Recommendation) -> RenderableType:
+    """The long answer: workload, memory, the full options table, every caveat per option."""
     w = rec.workload
     out: list[RenderableType] = [Text(describe_workload(w), style="bold")]
     if w.assumed:
         out.append(Text("assumed: " + "; ".join(w.assumed), style="dim"))
     if w.ignored:
         out.append(Text("ignored (not understood): " + ", ".join(w.ignored), style="yellow"))
+    for warning in w.warnings:
+        out.append(Text("warning: " + warning, style="yellow"))
     if rec.options:
         best = rec.options[0]
         out.append(Text(f"memory: {memory_text(best.plan)}"))
@@ -166,6 +211,8 @@ def render_estimate(est: Estimate) -> RenderableType:
         out.append(Text("assumed: " + "; ".join(w.assumed), style="dim"))
     if w.ignored:
         out.append(Text("ignored (not understood): " + ", ".join(w.ignored), style="yellow"))
+    for warning in w.warnings:
+        out.append(Text("warning: " + warning, style="yellow"))
     if est.hardware is not None:
         p = est.hardware
         verdict = Text("fits" if p.fits else "does NOT fit", style="green" if p.fits else "red")

@@ -67,16 +67,15 @@ def cheapest_regions(offers: Iterable[Offer], keep: int = REGIONS_KEPT) -> list[
     for o in offers:
         regions = best.setdefault((o.provider, o.gpu_id, o.gpu_count, o.spot), {})
         regions[o.region] = min(regions.get(o.region, o.price_usd_per_hour), o.price_usd_per_hour)
-    kept = {
-        group: set(sorted(regions, key=lambda r: (regions[r], r))[:keep])
-        for group, regions in best.items()
+    kept: dict[tuple[str, str, int, bool], set[str]] = {
+        group: set(sorted(prices, key=lambda r: (prices[r], r))[:keep])
+        for group, prices in best.items()
     }
     # A spot offer keeps its region's on-demand offers: its discount is measured against them.
-    for (provider, gpu, count, spot), regions in list(kept.items()):
-        if spot and (provider, gpu, count, False) in kept:
-            kept[(provider, gpu, count, False)] |= regions & set(
-                best[(provider, gpu, count, False)]
-            )
+    for (provider, gpu, count, spot), chosen in list(kept.items()):
+        on_demand = (provider, gpu, count, False)
+        if spot and on_demand in kept:
+            kept[on_demand] |= chosen & set(best[on_demand])
     return [o for o in offers if o.region in kept[(o.provider, o.gpu_id, o.gpu_count, o.spot)]]
 
 

@@ -35,6 +35,29 @@ class TestAsk:
         assert "bundled snapshot" in text
         assert "as of 20" in text
 
+    def test_the_answer_comes_first_and_fits_80_columns(self) -> None:
+        """Issue #39: the first line is the answer (the #1 option, its total cost, hours and
+        whether it fits the stated time); a compact table follows; each caveat is printed
+        once and the spot model's sources once; nothing is wider than 80 columns when the
+        output is not a terminal."""
+        code, text = run_cli("ask", "13B full finetune 2 days")
+        assert code == EXIT_OK
+        lines = text.splitlines()
+        assert lines[0].startswith("Best: ") and "in total" in lines[0]
+        assert max(len(line) for line in lines) <= 80
+        assert [i for i, line in enumerate(lines) if line.startswith(" # cloud instance")]
+        assert " ".join(text.split()).count("SkyPilot spot traces") == 1
+        caveats = [line for line in lines if line.startswith("[")]
+        assert len(caveats) == len(set(caveats))
+        doc = _json("ask", "13B full finetune 2 days")
+        assert " ".join(lines[:2]).startswith(doc["answer"][:70])
+
+    def test_details_print_the_long_answer(self) -> None:
+        code, text = run_cli("ask", "13B full finetune 2 days", "--details")
+        assert code == EXIT_OK
+        assert "memory:" in text
+        assert "Best: " not in text
+
     def test_json_document_matches_the_schema(self) -> None:
         """`ask --json` prints a schema-valid, versioned document with ranked options."""
         doc = _json("ask", "13B full finetune 2 days")

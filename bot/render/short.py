@@ -1,0 +1,87 @@
+"""The short Slack answer (issue #39): what a question gets first.
+
+The answer in one bold line, the options in a fixed-width table, the #1 option's caveats
+(each once, naming the other options it applies to; the spot model's sources cited once),
+where the prices come from, and buttons. Everything else (the workload read, memory, each
+option's layout and reasons, every caveat, the per-option Watch and Launch buttons) is the
+detailed answer, :func:`bot.render.blocks.render_recommendation`, one click away behind
+**Details**. A simple question's reply stays under :data:`SHORT_CHARS` characters of text.
+"""
+
+from __future__ import annotations
+
+from bot.render.blocks import (
+    ACTION_DETAILS,
+    ACTION_MORE,
+    ACTION_ON_DEMAND_ONLY,
+    ACTION_POST,
+    ACTION_SPOT_ONLY,
+    _button,
+    _context,
+    _fallback,
+    _md,
+    _plain,
+    _section,
+    _sources_text,
+    escape_mrkdwn,
+)
+from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message, truncate
+from bot.render.safe import public_caveat
+from bot.render.summary import caveat_lines, headline, option_table, spot_sources
+from bot.render.text import describe_workload
+from recommender import Recommendation, Severity
+
+__all__ = ["ECHO_MAX", "SHORT_CHARS", "render_short"]
+
+#: The most characters of text a simple question's short answer shows (issue #39: "the Slack
+#: reply to a simple question is ≤ 1,500 characters"); tests hold the answers to it.
+SHORT_CHARS = 1500  # ours: the issue's figure
+#: Longest echo of the question in the short answer (the buttons carry the whole text).
+ECHO_MAX = 120  # ours: one line
+
+
+def _buttons(query: str, *, more: bool, ephemeral: bool) -> list[Block]:
+    if len(query) > BUTTON_VALUE_MAX:
+        return []
+    buttons = [_button("Details", ACTION_DETAILS, query, style="primary")]
+    if more:
+        buttons.append(_button("More options", ACTION_MORE, query))
+    buttons.append(_button("Spot only", ACTION_SPOT_ONLY, query))
+    buttons.append(_button("On-demand only", ACTION_ON_DEMAND_ONLY, query))
+    if ephemeral:
+        buttons.append(_button("Post to channel", ACTION_POST, query))
+    return buttons
+
+
+def render_short(rec: Recommendation, *, query: str, ephemeral: bool = True) -> Message:
+    """The short answer to ``query``; **Details** shows the whole of it."""
+    e = escape_mrkdwn
+    echo = "You asked: " + truncate(" ".join(query.split()), ECHO_MAX)
+    blocks: list[Block] = [
+        _section("*" + e(headline(rec)) + "*"),
+        {"type": "context", "elements": [_plain(echo), _md(e(describe_workload(rec.workload)))]},
+    ]
+    if rec.options:
+        blocks.append(_section("```" + e("\n".join(option_table(rec))) + "```"))
+        lines = []
+        for c in caveat_lines(rec.options, only_rank=1):
+            mark = ":warning: " if c.severity is Severity.WARN else ""
+            text = public_caveat(c.kind, c.text)
+            lines.append(f"{mark}{c.label(len(rec.options))} {e(text)}")
+        others = len(caveat_lines(rec.options)) - len(lines)
+        if others > 0:
+            lines.append(f"{others} more caveat(s) for the other options: *Details*.")
+        cited = spot_sources(rec.options[:1])
+        if cited:
+            lines.append("Spot model: " + e(cited))
+        if lines:
+            blocks.append(_context("\n".join(lines)))
+    if rec.workload.warnings:
+        blocks.append(_context("\n".join(":warning: " + e(x) for x in rec.workload.warnings)))
+    if rec.workload.ignored:
+        blocks.append(_context("Not understood (ignored): " + e(", ".join(rec.workload.ignored))))
+    blocks.append(_context(_sources_text(rec.sources, rec.generated_at)))
+    buttons = _buttons(query, more=rec.feasible > len(rec.options), ephemeral=ephemeral)
+    if buttons:
+        blocks.append({"type": "actions", "block_id": "gpufit_refine", "elements": buttons})
+    return fit_message(blocks, _fallback(rec))

@@ -27,7 +27,7 @@ from bot.render.blocks import (
 )
 from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message, truncate
 from bot.render.safe import public_caveat
-from bot.render.summary import caveat_lines, headline, option_table, spot_sources
+from bot.render.summary import caveat_lines, headline, option_table, other_ways, spot_sources
 from bot.render.text import describe_workload
 from recommender import Recommendation, Severity
 
@@ -76,6 +76,9 @@ def render_short(rec: Recommendation, *, query: str, ephemeral: bool = True) -> 
             lines.append("Spot model: " + e(cited))
         if lines:
             blocks.append(_context("\n".join(lines)))
+    ways = other_ways(rec)
+    if ways:
+        blocks.append(_section("\n".join(e(line) for line in ways)))
     if rec.workload.warnings:
         blocks.append(_context("\n".join(":warning: " + e(x) for x in rec.workload.warnings)))
     if rec.workload.ignored:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.render.text import money, tokens_text
+from bot.render.text import layout_text, money, tokens_text
 from recommender import (
     Caveat,
     HoursBasis,
@@ -25,7 +25,15 @@ from recommender import (
     hours_text,
 )
 
-__all__ = ["WIDTH", "CaveatLine", "caveat_lines", "headline", "option_table", "spot_sources"]
+__all__ = [
+    "WIDTH",
+    "CaveatLine",
+    "caveat_lines",
+    "headline",
+    "option_table",
+    "other_ways",
+    "spot_sources",
+]
 
 #: Columns the table takes at most (issue #39: "the terminal output fits 80 columns").
 WIDTH = 80  # ours: the classic terminal width
@@ -176,3 +184,31 @@ def caveat_lines(options: Sequence[Option], *, only_rank: int | None = None) -> 
     if only_rank is not None:
         lines = [line for line in lines if only_rank in line.ranks]
     return sorted(lines, key=lambda c: c.severity is not Severity.WARN)
+
+
+def other_ways(rec: Recommendation) -> list[str]:
+    """What the answer adds when the options are not the whole story: the budget gap, a
+    cheaper method that fits, or (nothing fits) the smallest layout that would hold the job."""
+    lines = []
+    if rec.over_budget is not None and rec.options:
+        gap = rec.over_budget
+        o = gap.cheapest.offer
+        lines.append(
+            f"Over budget: the cheapest option that fits costs "
+            f"{money(gap.cheapest.expected_cost_usd)} ({o.provider} {o.instance_type}), "
+            f"{money(gap.gap_usd)} over {money(gap.budget_usd)}."
+        )
+    if rec.alternative is not None:
+        alt = rec.alternative
+        way = alt.option
+        lines.append(
+            f"Alternative: {alt.method.label} on {layout_text(way.plan)} ({way.offer.provider}) "
+            f"fits at {money(way.expected_cost_usd)}: {alt.reason}"
+        )
+    if not rec.options and rec.alternative is None and rec.layouts:
+        plan = rec.layouts[0]
+        lines.append(
+            f"Smallest layout that would hold it: {layout_text(plan)} "
+            f"({plan.memory.total_gib:.1f} GiB per GPU)."
+        )
+    return lines

@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from bot.render.summary import caveat_lines, headline, option_table, spot_sources
+from bot.render.summary import caveat_lines, headline, option_table, other_ways, spot_sources
 from bot.render.text import (
     describe_workload,
     layout_text,
@@ -121,16 +121,7 @@ def render_recommendation(rec: Recommendation) -> RenderableType:
         cited = spot_sources(rec.options)
         if cited:
             out.append(Text("spot model: " + cited, style="dim"))
-    if rec.alternative is not None:
-        alt = rec.alternative
-        o = alt.option
-        out.append(
-            Text(
-                f"alternative: {alt.method.label} on {layout_text(o.plan)} "
-                f"({o.offer.provider}) fits at {money(o.expected_cost_usd)}: {alt.reason}",
-                style="green",
-            )
-        )
+    out.extend(Text(line, style="green") for line in other_ways(rec))
     if w.assumed:
         out.append(Text("assumed: " + "; ".join(w.assumed), style="dim"))
     if w.ignored:

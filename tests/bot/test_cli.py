@@ -43,7 +43,8 @@ class TestAsk:
         code, text = run_cli("ask", "13B full finetune 2 days")
         assert code == EXIT_OK
         lines = text.splitlines()
-        assert lines[0].startswith("Best: ") and "in total" in lines[0]
+        assert lines[0].startswith("Best: ")
+        assert "in total" in lines[0]
         assert max(len(line) for line in lines) <= 80
         assert [i for i, line in enumerate(lines) if line.startswith(" # cloud instance")]
         assert " ".join(text.split()).count("SkyPilot spot traces") == 1

@@ -12,8 +12,8 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.app import build_app
 from bot.listeners import commands
-from bot.services import Services
 from bot.render.short import SHORT_CHARS
+from bot.services import Services
 from bot.settings import Settings
 from recommender import Catalog
 from tests.bot.slack_requests import FORM, answer_rows, command_body, request, visible_chars
@@ -61,7 +61,9 @@ class TestAsk:
         assert ack["response_type"] == "ephemeral"
         assert ack["text"].startswith("gpufit: ")
         first = ack["blocks"][0]["text"]["text"]
-        assert first.startswith("*Best: ") and "in total" in first and "$3,000 budget" in first
+        assert first.startswith("*Best: ")
+        assert "in total" in first
+        assert "$3,000 budget" in first
         text = _all_text(ack)
         for part in ("Llama 3 70B", "budget $3,000", "$/h", "total", "Prices:", "Details"):
             assert part in text, part
@@ -182,7 +184,8 @@ class TestSubcommands:
             header, *rows = [r for r in table.splitlines() if not r.lstrip().startswith("!")]
             at = header.index("$/GPU-h")
             prices = [float(row[at : at + 7]) for row in rows]
-            assert prices and prices == sorted(prices)
+            assert prices
+            assert prices == sorted(prices)
         assert "Prices:" in _all_text(ack)
 
     async def test_prices_of_an_unknown_gpu_says_which_are_known(

@@ -21,6 +21,7 @@ from recommender.launch import LaunchSpec, launch_spec
 from recommender.launch_text import LaunchFiles, launch_files
 from recommender.market import GpuPrices, PriceRow, gpu_prices, split_gpus
 from recommender.models import Architecture, lookup_model
+from recommender.objective import ObjectiveKind, PlanObjective
 from recommender.offers import Fabric, Offer, SourceInfo, offers_for_key
 from recommender.parse import parse_workload
 from recommender.ranking import (
@@ -66,11 +67,13 @@ __all__ = [
     "LaunchSpec",
     "Method",
     "NoFeasibleOptionError",
+    "ObjectiveKind",
     "Offer",
     "Offload",
     "Optimizer",
     "Option",
     "Plan",
+    "PlanObjective",
     "Precision",
     "PriceFeedError",
     "PriceRow",

@@ -193,6 +193,13 @@ def _deadline_day(m: re.Match[str], now: datetime) -> datetime:
     if rel and rel.endswith("month"):
         first_next = (today.replace(day=28) + timedelta(days=4)).replace(day=1)
         return first_next - timedelta(days=1)
+    if groups.get("dom"):  # "the 15th": this month's, or next month's when it has passed
+        day = int(groups["dom"])
+        date = today.replace(day=day) if day >= today.day else None
+        if date is None:
+            first_next = (today.replace(day=28) + timedelta(days=4)).replace(day=1)
+            date = first_next.replace(day=day)
+        return date
     if groups.get("iso"):
         y, mo, d = (int(x) for x in groups["iso"].split("-"))
         return today.replace(year=y, month=mo, day=d)
@@ -263,6 +270,33 @@ def h_money(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
         if stale is not None:
             st.warnings.append(f"budget {amount:,.0f} {code}: {stale}")
     return True
+
+
+def h_time_value(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    """``time is worth $2k/day``: what a day of waiting counts for in the ranking."""
+    per_day = _num(m["n"], raw) * {"k": 1e3, "m": 1e6}.get(m["u"] or "", 1.0)
+    if not 0 <= per_day <= 1e7:
+        raise _bad(raw, "A day's worth must be between $0 and $10M")
+    return _set(st, "time_value", per_day)
+
+
+def owned(hardware: Matcher) -> Matcher:
+    """``we already have 4x A100``, ``我们已经有4张A100``: the hardware that follows is the
+    team's own. Only the words before the hardware are taken; ``hardware`` (the parser's
+    hardware matcher) reads the rest, and is tried here on a scratch draft first."""
+    pattern = re.compile(rf"(?:{w.OWNED})(?= |$)")
+
+    def match(toks: Tokens, i: int, st: Draft) -> int:
+        m = pattern.match(toks.text, toks.starts[i])
+        if m is None:
+            return 0
+        end = toks.index_after(m.end())
+        if end >= len(toks.norm) or not hardware(toks, end, Draft(now=st.now, cjk=st.cjk)):
+            return 0
+        st.owned = True
+        return end - i
+
+    return match
 
 
 # ------------------------------------------------------------------ counts

@@ -220,6 +220,18 @@ def _caveats(
                 "(torchrun/SLURM) and capacity for all nodes at once",
             )
         )
+    if gpu.form_factor == "Superchip":
+        # Grace (GH200/GB200) hosts are aarch64: NVIDIA ships PyTorch for it, but some
+        # training wheels (bitsandbytes, flash-attn, DeepSpeed ops) may need building.
+        out.append(
+            Caveat(
+                CaveatKind.ARM_HOST,
+                Severity.WARN,
+                f"{gpu.name} runs on an ARM (aarch64) Grace host: check that every package of "
+                "your stack has aarch64 wheels (bitsandbytes, flash-attn and DeepSpeed ops "
+                "may need building from source)",
+            )
+        )
     if plan.fits and not plan.safe:
         tight = tight_memory_text(workload, plan)
         out.append(Caveat(CaveatKind.TIGHT_HEADROOM, Severity.WARN, tight))

@@ -229,6 +229,11 @@ class Workload:
     virtual_stages: int | None = None
     #: ``3d parallel``: split the model (TP/PP/CP) even where sharding alone would fit.
     model_parallel: bool = False
+    #: ``time is worth $2k/day`` (``no rush``: 0); ``None`` takes the default of
+    #: :mod:`recommender.objective`.
+    time_value_usd_per_day: float | None = None
+    #: ``we already have 4x A100``: :attr:`hardware` is owned, priced at $0 rental.
+    owned: bool = False
     assumed: tuple[str, ...] = ()
     #: What the reader must see wherever the answer is shown, e.g. a budget converted at an
     #: exchange-rate table over :data:`recommender.fx.STALE_AFTER_DAYS` old.
@@ -247,6 +252,14 @@ class Workload:
             raise ValueError("token budget must be positive and below 1e15")
         if self.budget_usd is not None and not 0 < self.budget_usd <= 1e9:
             raise ValueError("budget must be positive and below $1B")
+        if self.time_value_usd_per_day is not None and not (
+            0 <= self.time_value_usd_per_day <= 1e7
+        ):
+            raise ValueError("the value of a day must be between $0 and $10M")
+        if self.owned and (
+            self.hardware is None or self.hardware.gpu_id is None or self.hardware.count is None
+        ):
+            raise ValueError("owned hardware names a GPU and a count")
         if not 1 <= self.group_size <= 1024:
             raise ValueError("GRPO group size must be between 1 and 1024")
         if not 1 <= self.lora_rank <= 4096:

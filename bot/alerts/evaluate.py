@@ -52,7 +52,7 @@ MIN_REPEAT_DROP_FRAC = 0.15  # ours: a 15 % cut changes which option a team pick
 #: Prices older than this earn a stale-price caveat in an alert.
 STALE_AFTER_HOURS = 48.0  # the same two-day rule the answers use (recommender.ranking)
 #: Largest cluster a multi-node watch count may be made of.
-MAX_NODES = 64  # the same ceiling the ranking proposes for one job (recommender.ranking)
+MAX_NODES = 2048  # the same ceiling the ranking proposes for one job (recommender.scaling)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from bot.render.text import (
     memory_text,
     money,
     per_btok_text,
+    scaling_lines,
 )
 from recommender import (
     Caveat,
@@ -163,6 +164,8 @@ def _option_text(option: Option, rec: Recommendation) -> str:
         finish += " :warning:"
     if rec.hours_basis is HoursBasis.DEFAULT:
         cost = f"one day {money(option.expected_cost_usd)} · *{per}*"
+    elif rec.hours_basis is HoursBasis.BUDGET:
+        cost = f"your budget *{money(option.expected_cost_usd)}* · {per}"
     else:
         cost = f"whole run *{money(option.expected_cost_usd)}* · {per}"
     return (
@@ -244,6 +247,8 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
         blocks.append(_context("\n".join(":warning: " + e(x) for x in w.warnings)))
     if w.ignored:
         blocks.append(_context("Not understood (ignored): " + e(", ".join(w.ignored))))
+    if rec.objective is not None:
+        blocks.append(_context("*" + e(rec.objective.text) + "*"))
     shared = _shared_caveats(rec.options)
     if rec.options:
         best = rec.options[0].plan
@@ -276,11 +281,15 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
                     )
                 )
             )
+        scaling = scaling_lines(rec)
+        if scaling:
+            blocks.append(_context("\n".join(e(line) for line in scaling)))
         hidden = rec.feasible - len(rec.options)
         if hidden > 0:
             blocks.append(_context(f"{hidden} more option(s) fit: press *More options*."))
     else:
-        blocks.append(_section("*No offer in the catalog can run this job as asked.*"))
+        reasons = "\n".join("• " + e(reason) for reason in rec.empty_reasons)
+        blocks.append(_section("*No offer in the catalog can run this job as asked:*\n" + reasons))
     if rec.over_budget is not None:
         gap = rec.over_budget
         o = gap.cheapest.offer

@@ -27,7 +27,14 @@ from bot.render.blocks import (
 )
 from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message, truncate
 from bot.render.safe import public_caveat
-from bot.render.summary import caveat_lines, headline, option_table, other_ways, spot_sources
+from bot.render.summary import (
+    caveat_lines,
+    headline,
+    objective_line,
+    option_table,
+    other_ways,
+    spot_sources,
+)
 from bot.render.text import describe_workload
 from recommender import Recommendation, Severity
 
@@ -57,8 +64,9 @@ def render_short(rec: Recommendation, *, query: str, ephemeral: bool = True) -> 
     """The short answer to ``query``; **Details** shows the whole of it."""
     e = escape_mrkdwn
     echo = "You asked: " + truncate(" ".join(query.split()), ECHO_MAX)
+    goal = objective_line(rec)
     blocks: list[Block] = [
-        _section("*" + e(headline(rec)) + "*"),
+        _section("*" + e(headline(rec)) + "*" + (f"\n{e(goal)}" if goal else "")),
         {"type": "context", "elements": [_plain(echo), _md(e(describe_workload(rec.workload)))]},
     ]
     if rec.options:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.render.text import layout_text, money, tokens_text
+from bot.render.text import layout_text, money, scaling_lines, tokens_text
 from recommender import (
     Caveat,
     HoursBasis,
@@ -30,6 +30,7 @@ __all__ = [
     "CaveatLine",
     "caveat_lines",
     "headline",
+    "objective_line",
     "option_table",
     "other_ways",
     "spot_sources",
@@ -77,6 +78,11 @@ def _fit(option: Option, rec: Recommendation) -> str:
             else f"within the {hours_text(option.target_hours)} you asked for"
         )
     return ""
+
+
+def objective_line(rec: Recommendation) -> str:
+    """What the ranking optimised, the line right under the answer ("" when not said)."""
+    return rec.objective.text if rec.objective is not None else ""
 
 
 def headline(rec: Recommendation) -> str:
@@ -187,9 +193,10 @@ def caveat_lines(options: Sequence[Option], *, only_rank: int | None = None) -> 
 
 
 def other_ways(rec: Recommendation) -> list[str]:
-    """What the answer adds when the options are not the whole story: the budget gap, a
-    cheaper method that fits, or (nothing fits) the smallest layout that would hold the job."""
-    lines = []
+    """What the answer adds when the options are not the whole story: why there is none, the
+    budget gap, a cheaper method that fits, the fastest sensible and the cheapest plan when
+    they differ from the first, or (nothing fits) the smallest layout that would hold the job."""
+    lines = [f"• {reason}" for reason in rec.empty_reasons] if not rec.options else []
     if rec.over_budget is not None and rec.options:
         gap = rec.over_budget
         o = gap.cheapest.offer
@@ -205,6 +212,7 @@ def other_ways(rec: Recommendation) -> list[str]:
             f"Alternative: {alt.method.label} on {layout_text(way.plan)} ({way.offer.provider}) "
             f"fits at {money(way.expected_cost_usd)}: {alt.reason}"
         )
+    lines.extend(line[0].upper() + line[1:] for line in scaling_lines(rec))
     if not rec.options and rec.alternative is None and rec.layouts:
         plan = rec.layouts[0]
         lines.append(

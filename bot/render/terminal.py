@@ -8,12 +8,20 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from bot.render.summary import caveat_lines, headline, option_table, other_ways, spot_sources
+from bot.render.summary import (
+    caveat_lines,
+    headline,
+    objective_line,
+    option_table,
+    other_ways,
+    spot_sources,
+)
 from bot.render.text import (
     describe_workload,
     layout_text,
     memory_text,
     money,
+    scaling_lines,
     tokens_text,
 )
 from recommender import (
@@ -34,13 +42,14 @@ def _options_table(options: tuple[Option, ...], *, basis: HoursBasis) -> Table:
     """One row per option: price, the cost of the work and per billion tokens (the rank
     order), the time to finish it, and memory per GPU with what is left free."""
     default = basis is HoursBasis.DEFAULT
+    budget = basis is HoursBasis.BUDGET
     table = Table(show_lines=False, header_style="bold", expand=False)
     table.add_column("#", justify="right")
     table.add_column("provider / instance")
     table.add_column("region")
     table.add_column("layout")
     table.add_column("$/h", justify="right")
-    table.add_column("1 day" if default else "total", justify="right")
+    table.add_column("1 day" if default else "budget" if budget else "total", justify="right")
     table.add_column("$/B tok", justify="right")
     table.add_column("time per B tok" if default else "time", justify="right")
     table.add_column("mem/GPU (free)", justify="right")
@@ -112,6 +121,8 @@ def render_recommendation(rec: Recommendation) -> RenderableType:
     where the prices come from. ``gpufit ask --details`` prints :func:`render_details`."""
     w = rec.workload
     out: list[RenderableType] = [Text(headline(rec), style="bold")]
+    if rec.objective is not None:
+        out.append(Text(objective_line(rec)))
     out.append(Text(describe_workload(w), style="dim"))
     if rec.options:
         out.extend(Text(line) for line in option_table(rec))
@@ -147,6 +158,8 @@ def render_details(rec: Recommendation) -> RenderableType:
         out.append(Text("ignored (not understood): " + ", ".join(w.ignored), style="yellow"))
     for warning in w.warnings:
         out.append(Text("warning: " + warning, style="yellow"))
+    if rec.objective is not None:
+        out.append(Text(rec.objective.text, style="bold"))
     if rec.options:
         best = rec.options[0]
         out.append(Text(f"memory: {memory_text(best.plan)}"))
@@ -157,12 +170,14 @@ def render_details(rec: Recommendation) -> RenderableType:
             out.append(work)
         out.append(_options_table(rec.options, basis=rec.hours_basis))
         out.extend(_caveat_lines(rec.options))
+        out.extend(Text(line, style="green") for line in scaling_lines(rec))
         if rec.feasible > len(rec.options):
             out.append(
                 Text(f"{rec.feasible - len(rec.options)} more options: use --top N", style="dim")
             )
     else:
-        out.append(Text("No offer in the catalog can run this job as asked.", style="bold red"))
+        out.append(Text("No offer in the catalog can run this job as asked:", style="bold red"))
+        out.extend(Text(f"  • {reason}", style="red") for reason in rec.empty_reasons)
     if rec.over_budget is not None:
         gap = rec.over_budget
         cheapest = gap.cheapest

@@ -194,8 +194,10 @@ def _sources_text(sources: Iterable[SourceInfo], now: datetime) -> str:
         # The error itself stays in the logs: it may name internal hosts or carry the feed
         # URL's credentials; users learn only that these are the last good prices.
         failed = ", last refresh failed; showing the last good prices" if s.error else ""
+        name = public_source_name(s.name)
+        kind = "" if name == kind else f"{kind}, "
         parts.append(
-            f"{public_source_name(s.name)} ({kind}, as of {s.as_of:%Y-%m-%d %H:%M} UTC, "
+            f"{name} ({kind}as of {s.as_of:%Y-%m-%d %H:%M} UTC, "
             f"{hours_text(s.age_hours(now))} old{failed})"
         )
     if not parts:
@@ -349,7 +351,7 @@ def render_help() -> Message:
         _section(
             "*Also:*\n"
             "• `/gpufit gpus`: the GPUs gpufit knows\n"
-            "• `/gpufit prices H100`: the cheapest offers for one GPU\n"
+            "• `/gpufit prices H100 L4`: the cheapest offers of each GPU, odd prices marked\n"
             "• `/gpufit watch …`, `/gpufit watches`, `/gpufit unwatch …`: price alerts\n"
             '• Mention `@gpufit` in a thread; follow-ups there ("what about spot?") '
             "refine the question."

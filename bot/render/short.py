@@ -19,13 +19,11 @@ from bot.render.blocks import (
     _button,
     _context,
     _fallback,
-    _md,
-    _plain,
     _section,
     _sources_text,
     escape_mrkdwn,
 )
-from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message, truncate
+from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message
 from bot.render.safe import public_caveat
 from bot.render.summary import (
     caveat_lines,
@@ -34,17 +32,16 @@ from bot.render.summary import (
     option_table,
     other_ways,
     spot_sources,
+    stale_prices,
 )
 from bot.render.text import describe_workload
 from recommender import Recommendation, Severity
 
-__all__ = ["ECHO_MAX", "SHORT_CHARS", "render_short"]
+__all__ = ["SHORT_CHARS", "render_short"]
 
 #: The most characters of text a simple question's short answer shows (issue #39: "the Slack
 #: reply to a simple question is ≤ 1,500 characters"); tests hold the answers to it.
 SHORT_CHARS = 1500  # ours: the issue's figure
-#: Longest echo of the question in the short answer (the buttons carry the whole text).
-ECHO_MAX = 120  # ours: one line
 
 
 def _buttons(query: str, *, more: bool, ephemeral: bool) -> list[Block]:
@@ -60,39 +57,70 @@ def _buttons(query: str, *, more: bool, ephemeral: bool) -> list[Block]:
     return buttons
 
 
+def _visible(blocks: list[Block]) -> int:
+    """Characters of text a reader sees: section texts, context elements, button labels."""
+    total = 0
+    for block in blocks:
+        if "text" in block:
+            total += len(block["text"]["text"])
+        for element in block.get("elements", []):
+            text = element.get("text")
+            total += len(text["text"] if isinstance(text, dict) else text or "")
+    return total
+
+
 def render_short(rec: Recommendation, *, query: str, ephemeral: bool = True) -> Message:
-    """The short answer to ``query``; **Details** shows the whole of it."""
+    """The short answer to ``query``; **Details** shows the whole of it.
+
+    When it would pass :data:`SHORT_CHARS`, the least needed lines move behind Details, in
+    this order: the fastest and cheapest plans, then the #1 option's info-level caveats."""
+    for trim in range(3):
+        blocks = _blocks(rec, query, ephemeral, trim=trim)
+        if _visible(blocks) <= SHORT_CHARS:
+            break
+    return fit_message(blocks, _fallback(rec))
+
+
+def _blocks(rec: Recommendation, query: str, ephemeral: bool, *, trim: int) -> list[Block]:
+    """The short answer's blocks; ``trim`` ≥ 1 leaves out the fastest and cheapest plans,
+    ≥ 2 the #1 option's info-level caveats too."""
     e = escape_mrkdwn
-    echo = "You asked: " + truncate(" ".join(query.split()), ECHO_MAX)
     goal = objective_line(rec)
+    # The question itself is not echoed: the line of what was read says more, in fewer words
+    # (the buttons carry the question; Details echoes it).
     blocks: list[Block] = [
         _section("*" + e(headline(rec)) + "*" + (f"\n{e(goal)}" if goal else "")),
-        {"type": "context", "elements": [_plain(echo), _md(e(describe_workload(rec.workload)))]},
+        _context(e(describe_workload(rec.workload))),
     ]
+    hidden = 0
     if rec.options:
         blocks.append(_section("```" + e("\n".join(option_table(rec))) + "```"))
         lines = []
         for c in caveat_lines(rec.options, only_rank=1):
+            if trim >= 2 and c.severity is not Severity.WARN:
+                hidden += 1
+                continue
             mark = ":warning: " if c.severity is Severity.WARN else ""
             text = public_caveat(c.kind, c.text)
             lines.append(f"{mark}{c.label(len(rec.options))} {e(text)}")
         others = len(caveat_lines(rec.options)) - len(lines)
         if others > 0:
-            lines.append(f"{others} more caveat(s) for the other options: *Details*.")
+            lines.append(f"{others} more caveat(s): *Details*.")
         cited = spot_sources(rec.options[:1])
         if cited:
             lines.append("Spot model: " + e(cited))
         if lines:
             blocks.append(_context("\n".join(lines)))
-    ways = other_ways(rec)
+    ways = other_ways(rec, scaling=trim < 1)
     if ways:
         blocks.append(_section("\n".join(e(line) for line in ways)))
     if rec.workload.warnings:
         blocks.append(_context("\n".join(":warning: " + e(x) for x in rec.workload.warnings)))
     if rec.workload.ignored:
         blocks.append(_context("Not understood (ignored): " + e(", ".join(rec.workload.ignored))))
-    blocks.append(_context(_sources_text(rec.sources, rec.generated_at)))
+    sources = _sources_text(rec.sources, rec.generated_at)
+    blocks.append(_context((":warning: " if stale_prices(rec) else "") + sources))
     buttons = _buttons(query, more=rec.feasible > len(rec.options), ephemeral=ephemeral)
     if buttons:
         blocks.append({"type": "actions", "block_id": "gpufit_refine", "elements": buttons})
-    return fit_message(blocks, _fallback(rec))
+    return blocks

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from bot.render.text import layout_text, money, scaling_lines, tokens_text
 from recommender import (
     Caveat,
+    CaveatKind,
     HoursBasis,
     Option,
     Plan,
@@ -34,6 +35,7 @@ __all__ = [
     "option_table",
     "other_ways",
     "spot_sources",
+    "stale_prices",
 ]
 
 #: Columns the table takes at most (issue #39: "the terminal output fits 80 columns").
@@ -133,7 +135,9 @@ def option_table(rec: Recommendation) -> list[str]:
         spent = option.usd_per_btok if default else option.expected_cost_usd
         took = option.hours_per_btok if default else option.wall_hours
         late = option.over_duration or not option.meets_deadline
-        gpus = f"{option.plan.gpus}× {get_gpu(option.plan.gpu_id).name}"
+        plan = option.plan
+        count = f"{plan.nodes}×{plan.gpus_per_node}" if plan.nodes > 1 else f"{plan.gpus}×"
+        gpus = f"{count} {get_gpu(plan.gpu_id).name}"
         lines.append(
             f"{option.rank:>2} {_cell(f'{o.provider} {o.instance_type}', 20)} "
             f"{_cell(o.region, 10)} {_cell(gpus, 12)} {'yes' if o.spot else 'no':<4} "
@@ -171,12 +175,15 @@ def _strip_source(caveat: Caveat, option: Option) -> str:
 def caveat_lines(options: Sequence[Option], *, only_rank: int | None = None) -> list[CaveatLine]:
     """Every distinct caveat once, with the ranks it applies to, warnings first, then in the
     order the options list them. ``only_rank``: the caveats of that option only, each still
-    naming every option it applies to."""
+    naming every option it applies to. The prices' age is left out: the sources line under
+    the answer states it (:func:`stale_prices` says whether to mark it)."""
     ranks: dict[str, list[int]] = {}
     severity: dict[str, Severity] = {}
     kinds: dict[str, str] = {}
     for option in options:
         for caveat in option.caveats:
+            if caveat.kind is CaveatKind.STALE_PRICES:
+                continue
             text = _strip_source(caveat, option)
             ranks.setdefault(text, []).append(option.rank)
             kinds.setdefault(text, caveat.kind.value)
@@ -192,10 +199,11 @@ def caveat_lines(options: Sequence[Option], *, only_rank: int | None = None) -> 
     return sorted(lines, key=lambda c: c.severity is not Severity.WARN)
 
 
-def other_ways(rec: Recommendation) -> list[str]:
+def other_ways(rec: Recommendation, *, scaling: bool = True) -> list[str]:
     """What the answer adds when the options are not the whole story: why there is none, the
     budget gap, a cheaper method that fits, the fastest sensible and the cheapest plan when
-    they differ from the first, or (nothing fits) the smallest layout that would hold the job."""
+    they differ from the first (``scaling``), or (nothing fits) the smallest layout that would
+    hold the job."""
     lines = [f"• {reason}" for reason in rec.empty_reasons] if not rec.options else []
     if rec.over_budget is not None and rec.options:
         gap = rec.over_budget
@@ -212,7 +220,8 @@ def other_ways(rec: Recommendation) -> list[str]:
             f"Alternative: {alt.method.label} on {layout_text(way.plan)} ({way.offer.provider}) "
             f"fits at {money(way.expected_cost_usd)}: {alt.reason}"
         )
-    lines.extend(line[0].upper() + line[1:] for line in scaling_lines(rec))
+    if scaling:
+        lines.extend(line[0].upper() + line[1:] for line in scaling_lines(rec))
     if not rec.options and rec.alternative is None and rec.layouts:
         plan = rec.layouts[0]
         lines.append(
@@ -220,3 +229,9 @@ def other_ways(rec: Recommendation) -> list[str]:
             f"({plan.memory.total_gib:.1f} GiB per GPU)."
         )
     return lines
+
+
+def stale_prices(rec: Recommendation) -> bool:
+    """Whether an option's price is older than the freshness limit (a ``stale_prices``
+    caveat): the sources line is then marked, in place of the caveat on every option."""
+    return any(c.kind is CaveatKind.STALE_PRICES for o in rec.options for c in o.caveats)

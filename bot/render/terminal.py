@@ -15,6 +15,7 @@ from bot.render.summary import (
     option_table,
     other_ways,
     spot_sources,
+    stale_prices,
 )
 from bot.render.text import (
     describe_workload,
@@ -108,9 +109,10 @@ def _sources(sources: tuple[SourceInfo, ...], now: datetime) -> Text:
     parts = []
     for s in sources:
         kind = "bundled snapshot" if s.bundled else "feed"
+        kind = "" if s.name == kind else f"{kind}, "
         err = f", last refresh failed: {s.error}" if s.error else ""
         parts.append(
-            f"{s.name} ({kind}, as of {s.as_of:%Y-%m-%d}, {hours_text(s.age_hours(now))} old{err})"
+            f"{s.name} ({kind}as of {s.as_of:%Y-%m-%d}, {hours_text(s.age_hours(now))} old{err})"
         )
     return Text("prices: " + "; ".join(parts), style="dim")
 
@@ -144,7 +146,11 @@ def render_recommendation(rec: Recommendation) -> RenderableType:
     more = rec.feasible - len(rec.options)
     hint = f"{more} more options: --top N; " if more > 0 else ""
     out.append(Text(hint + "memory, layouts and reasons: --details", style="dim"))
-    out.append(_sources(rec.sources, rec.generated_at))
+    sources = _sources(rec.sources, rec.generated_at)
+    if stale_prices(rec):
+        sources.stylize("yellow")
+        sources = Text("stale ") + sources
+    out.append(sources)
     return Group(*out)
 
 

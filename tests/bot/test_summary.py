@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.render.summary import WIDTH, caveat_lines, headline, option_table, spot_sources
-from recommender import Recommendation, recommend
+from recommender import HardwareRequest, Recommendation, recommend
 from tests.factories import NOW, catalog, offer, workload
 
 
@@ -36,7 +36,9 @@ def test_the_line_names_the_option_its_cost_hours_and_deadline_fit() -> None:
 
 
 def test_a_missed_deadline_is_said() -> None:
-    rec = _rec(tokens=2e10, duration_hours=1)
+    """With the hardware fixed (no scaling out), 20B tokens cannot be done in an hour."""
+    hardware = HardwareRequest(gpu_id="H100-SXM-80GB", count=8)
+    rec = _rec(tokens=2e10, duration_hours=1, hardware=hardware)
     assert "missing your 1.0 h deadline" in headline(rec)
 
 

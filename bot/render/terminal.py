@@ -119,8 +119,9 @@ def _sources(sources: tuple[SourceInfo, ...], now: datetime) -> Text:
 
 def render_recommendation(rec: Recommendation) -> RenderableType:
     """The short answer (issue #39): the answer in one line, the options in a table that fits
-    80 columns, each caveat once (the spot model's sources cited once), what was assumed and
-    where the prices come from. ``gpufit ask --details`` prints :func:`render_details`."""
+    80 columns, the #1 option's caveats each once (naming the other options they apply to; the
+    spot model's sources cited once), what was assumed and where the prices come from.
+    ``gpufit ask --details`` prints :func:`render_details`, every option's caveats."""
     w = rec.workload
     out: list[RenderableType] = [Text(headline(rec), style="bold")]
     if rec.objective is not None:
@@ -128,10 +129,16 @@ def render_recommendation(rec: Recommendation) -> RenderableType:
     out.append(Text(describe_workload(w), style="dim"))
     if rec.options:
         out.extend(Text(line) for line in option_table(rec))
-        for c in caveat_lines(rec.options):
+        shown = caveat_lines(rec.options, only_rank=1)
+        for c in shown:
             style = "yellow" if c.severity is Severity.WARN else "dim"
             out.append(Text(f"{c.label(len(rec.options))} {c.text}", style=style))
-        cited = spot_sources(rec.options)
+        others = len(caveat_lines(rec.options)) - len(shown)
+        if others > 0:
+            out.append(
+                Text(f"{others} more caveat(s) for the other options: --details", style="dim")
+            )
+        cited = spot_sources(rec.options[:1])
         if cited:
             out.append(Text("spot model: " + cited, style="dim"))
     out.extend(Text(line, style="green") for line in other_ways(rec))

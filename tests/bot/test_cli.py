@@ -47,7 +47,10 @@ class TestAsk:
         assert "in total" in lines[0]
         assert max(len(line) for line in lines) <= 80
         assert [i for i, line in enumerate(lines) if line.startswith(" # cloud instance")]
-        assert " ".join(text.split()).count("SkyPilot spot traces") == 1
+        _, spot = run_cli("ask", "13B full finetune 2 days spot only")
+        flat = " ".join(spot.split())
+        assert flat.count("] spot: ~") >= 1
+        assert flat.count("SkyPilot spot traces") == 1
         caveats = [line for line in lines if line.startswith("[")]
         assert len(caveats) == len(set(caveats))
         doc = _json("ask", "13B full finetune 2 days")

@@ -51,7 +51,7 @@ from recommender.selection import (
 from recommender.throughput import Network, tokens_per_hour
 from recommender.topology import LayoutSearch, Plan
 from recommender.work import HoursBasis, Reference, Work, work_for
-from recommender.workload import Method, Precision, Workload
+from recommender.workload import MAX_TOKENS, Method, Precision, Workload
 
 __all__ = [
     "MAX_NODES",
@@ -356,7 +356,8 @@ def _build(
     extra = spot_risk(priced, sure, objective)
     if objective.kind is ObjectiveKind.MOST_WORK_FOR_BUDGET and priced.expected_cost_usd > 0:
         budget = objective.budget_usd or 0.0
-        tokens = priced.tokens * budget / priced.expected_cost_usd
+        # A budget can buy more than a workload holds (a 1M-parameter model with $1M): capped.
+        tokens = min(priced.tokens * budget / priced.expected_cost_usd, MAX_TOKENS)
         bought = replace(workload, tokens=tokens, budget_usd=None)
         rule = rules.get(priced.offer.provider.lower(), rule_for(priced.offer.provider))
         econ = economics(

@@ -14,6 +14,7 @@ from enum import StrEnum
 from recommender.models import Architecture
 
 __all__ = [
+    "MAX_TOKENS",
     "HardwareRequest",
     "LossKernel",
     "MemorySavers",
@@ -123,6 +124,11 @@ class LossKernel(StrEnum):
     PLAIN = "plain"  # full logits, fp32 upcast and fp32 gradient (eager PyTorch)
     CHUNKED = "chunked"  # torchtune CEWithChunkedOutputLoss: fp32 upcast one chunk at a time
     FUSED = "fused"  # Liger FusedLinearCrossEntropy: the logits are never materialised
+
+
+#: The largest token budget a workload holds (1e15: a thousand times the largest pretraining
+#: runs published, e.g. Llama 3's 15.6T tokens, arXiv:2407.21783).
+MAX_TOKENS = 1e15  # ours
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,7 +254,7 @@ class Workload:
             raise ValueError("micro-batch must be between 1 and 65536")
         if self.duration_hours is not None and not 0 < self.duration_hours <= 24 * 366:
             raise ValueError("duration must be between a minute and a year")
-        if self.tokens is not None and not 0 < self.tokens <= 1e15:
+        if self.tokens is not None and not 0 < self.tokens <= MAX_TOKENS:
             raise ValueError("token budget must be positive and below 1e15")
         if self.budget_usd is not None and not 0 < self.budget_usd <= 1e9:
             raise ValueError("budget must be positive and below $1B")

@@ -19,11 +19,13 @@ from bot.render.blocks import (
     _button,
     _context,
     _fallback,
+    _md,
+    _plain,
     _section,
     _sources_text,
     escape_mrkdwn,
 )
-from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message
+from bot.render.limits import BUTTON_VALUE_MAX, Block, Message, fit_message, truncate
 from bot.render.safe import public_caveat
 from bot.render.summary import (
     caveat_lines,
@@ -37,8 +39,10 @@ from bot.render.summary import (
 from bot.render.text import describe_workload
 from recommender import Recommendation, Severity
 
-__all__ = ["SHORT_CHARS", "render_short"]
+__all__ = ["ECHO_MAX", "SHORT_CHARS", "render_short"]
 
+#: Longest echo of the question in the short answer (the buttons carry the whole text).
+ECHO_MAX = 100  # ours: one line
 #: The most characters of text a simple question's short answer shows (issue #39: "the Slack
 #: reply to a simple question is ≤ 1,500 characters"); tests hold the answers to it.
 SHORT_CHARS = 1500  # ours: the issue's figure
@@ -86,11 +90,13 @@ def _blocks(rec: Recommendation, query: str, ephemeral: bool, *, trim: int) -> l
     ≥ 2 the #1 option's info-level caveats too."""
     e = escape_mrkdwn
     goal = objective_line(rec)
-    # The question itself is not echoed: the line of what was read says more, in fewer words
-    # (the buttons carry the question; Details echoes it).
+    # The question is echoed as plain text (never read as markup), cut to a line; the whole
+    # of it rides in the buttons. Then what was read of it.
+    echo = "You asked: " + truncate(" ".join(query.split()), ECHO_MAX)
+    read = _md(e(describe_workload(rec.workload)))
     blocks: list[Block] = [
         _section("*" + e(headline(rec)) + "*" + (f"\n{e(goal)}" if goal else "")),
-        _context(e(describe_workload(rec.workload))),
+        {"type": "context", "elements": [_plain(echo), read]},
     ]
     hidden = 0
     if rec.options:

@@ -72,6 +72,8 @@ class ReplyJob:
     thread_ts: str
     text: str
     attempts: int = 0
+    #: Who mentioned the bot: their time zone reads a calendar deadline ("by Friday").
+    user: str = ""
     #: The reply (``chat.postMessage`` keyword arguments), rendered once by the first attempt
     #: so a retry posts the same message and the thread's question is not refined twice.
     message: dict[str, Any] | None = None
@@ -92,6 +94,7 @@ class ReplyJob:
             channel=str(channel),
             thread_ts=str(thread_ts if isinstance(thread_ts, str) and thread_ts else ts),
             text=str(event.get("text") or ""),
+            user=str(event.get("user") or ""),
         )
 
     def dump(self) -> str:

@@ -23,7 +23,7 @@ from recommender.market import GpuPrices, PriceRow, gpu_prices, split_gpus
 from recommender.models import Architecture, lookup_model
 from recommender.objective import ObjectiveKind, PlanObjective
 from recommender.offers import Fabric, Offer, SourceInfo, offers_for_key
-from recommender.parse import parse_workload
+from recommender.parse import parse_workload, reads_calendar
 from recommender.ranking import (
     Alternative,
     BudgetGap,
@@ -99,6 +99,7 @@ __all__ = [
     "normalize",
     "offers_for_key",
     "parse_workload",
+    "reads_calendar",
     "recommend",
     "split_gpus",
     "try_normalize",

@@ -32,10 +32,12 @@ def answer_notes(
     any_safe: bool,
     objective: PlanObjective,
     owned_plan: Plan | None = None,
+    unbounded: Option | None = None,
 ) -> list[str]:
-    """The objective, what the answer is priced for, and a word when the first plan misses
-    the deadline, when the team's GPUs cannot hold the job, or when no plan keeps the
-    memory margin."""
+    """What the answer is priced for, and a word when the first plan misses the deadline,
+    what the plan within a budget gives up (against ``unbounded``, the first plan without
+    the budget), when the team's GPUs cannot hold the job, or
+    when no plan keeps the memory margin."""
     notes: list[str] = []
     if owned_plan is not None and not owned_plan.fits:
         notes.append(
@@ -81,6 +83,23 @@ def answer_notes(
             f"no plan meets the {hours_text(deadline)} deadline: the fastest takes "
             f"{hours_text(first.pessimistic_wall_hours)} at worst on {nodes_text(first.plan)} "
             f"(${first.expected_cost_usd:,.0f}); more nodes no longer speed it up enough"
+        )
+    budget = objective.budget_usd
+    if chosen and budget is not None and objective.kind is ObjectiveKind.CHEAPEST_WITHIN_BUDGET:
+        first = chosen[0]
+        gives_up = ""
+        if unbounded is not None and unbounded.wall_hours < first.wall_hours:
+            over = unbounded.expected_cost_usd - budget
+            beyond = f", ${over:,.0f} over the budget" if over > 0 else ""
+            gives_up = (
+                f"; it gives up time: without the budget the first plan would take "
+                f"{hours_text(unbounded.wall_hours)} for ${unbounded.expected_cost_usd:,.0f}"
+                f"{beyond}"
+            )
+        notes.append(
+            f"fits the ${budget:,.0f} budget: #1 costs ${first.expected_cost_usd:,.0f} "
+            f"(${first.pessimistic_cost_usd:,.0f} at worst) and takes "
+            f"{hours_text(first.wall_hours)}{gives_up}"
         )
     if chosen and not any_safe:
         notes.append(

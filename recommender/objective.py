@@ -138,13 +138,12 @@ class PlanObjective:
             return f"objective: the time on the GPUs you already have, at $0 rental{deadline}"
         if self.kind is ObjectiveKind.MOST_WORK_FOR_BUDGET:
             return (
-                f"objective: the most training your ${self.budget_usd or 0:,.0f} buys, "
-                f"counting {value}"
+                f"objective: the most training your ${self.budget_usd or 0:,.0f} buys; "
+                f"time counts at {value}"
             )
         if self.kind is ObjectiveKind.CHEAPEST_WITHIN_BUDGET:
-            return (
-                f"objective: the lowest cost within ${self.budget_usd or 0:,.0f}, counting {value}"
-            )
+            budget = f"${self.budget_usd or 0:,.0f}"
+            return f"objective: the lowest cost within {budget}; time counts at {value}"
         if self.kind is ObjectiveKind.CHEAPEST_FOR_DURATION:
             span = hours_text(self.duration_hours or 0.0)
             return (

@@ -87,6 +87,13 @@ class Offer:
         )
 
     @property
+    def kind(self) -> str:
+        """How it is rented, in words: ``spot``, ``on-demand``, or ``owned`` (the team's own)."""
+        if self.provider == OWNED_PROVIDER:
+            return "owned"
+        return "spot" if self.spot else "on-demand"
+
+    @property
     def price_usd_per_gpu_hour(self) -> float:
         return self.price_usd_per_hour / self.gpu_count
 

@@ -215,8 +215,16 @@ def fastest_and_cheapest(
         for p in scaled
         if sensible(p) and unit(p.expected_cost_usd, p.tokens) <= FASTEST_COST_FACTOR * first_unit
     ]
-    fastest = min(quick, key=lambda p: (p.wall_hours, p.expected_cost_usd), default=None)
-    if fastest is not None and fastest.wall_hours > _FASTER_SHARE * first.wall_hours:
+
+    def hours(wall: float, tokens: float) -> float:  # per billion tokens when work differs
+        return per_btok(wall, tokens) if objective.per_token else wall
+
+    fastest = min(
+        quick, key=lambda p: (hours(p.wall_hours, p.tokens), p.expected_cost_usd), default=None
+    )
+    if fastest is not None and hours(fastest.wall_hours, fastest.tokens) > (
+        _FASTER_SHARE * hours(first.wall_hours, first.tokens)
+    ):
         fastest = None
     cheap = [p for p in ranked if sensible(p) and p.offer != first.offer]
     cheapest = min(cheap, key=lambda p: unit(p.expected_cost_usd, p.tokens), default=None)

@@ -45,6 +45,7 @@ from recommender.owned import OWNED_RULE, owned_offer
 from recommender.selection import (
     MAX_NODES,
     Priced,
+    PricedGroup,
     fitted_groups,
     priced_offers,
 )
@@ -200,11 +201,9 @@ def _availability(priced: Priced, source: SourceInfo | None, now: datetime) -> t
     return ()
 
 
-def _owned(
-    workload: Workload, priced_w: Workload, search: LayoutSearch
-) -> tuple[Priced, Plan] | None:
-    """The team's own GPUs priced at $0 (``None`` unless the question says it has them);
-    with the plan on them, which may not fit."""
+def _owned(workload: Workload, priced_w: Workload, search: LayoutSearch) -> Priced | None:
+    """The team's own GPUs priced at $0, on a plan that may not fit (``None`` unless the
+    question says it has them)."""
     hw = workload.hardware
     if not workload.owned or hw is None or hw.gpu_id is None or hw.count is None:
         return None
@@ -220,7 +219,7 @@ def _owned(
         checkpoint_size_gib=checkpoint_gib(priced_w),
         gpu_id=offer.gpu_id,
     )
-    return Priced(offer, plan, econ, 0.0), plan
+    return Priced(offer, plan, econ, 0.0)
 
 
 def recommend(
@@ -270,11 +269,11 @@ def recommend(
         groups = [group for group in groups if group.best.plan.safe]
     candidates = [p for group in groups for p in group.within]
     owned = _owned(workload, replace(priced_w, hardware=workload.hardware), LayoutSearch(workload))
-    owned_fits = owned is not None and owned[1].fits
+    owned_fits = owned is not None and owned.plan.fits
     if owned is not None and owned_fits:
-        if owned[0].meets_deadline:
+        if owned.meets_deadline:
             candidates, groups = [], []  # the team's GPUs do it in time: nothing to rent
-        candidates.append(owned[0])
+        candidates.append(owned)
     sure = sure_cost(candidates, objective)
     ranked = rank(candidates, objective, sure)
     feasible = sum(group.feasible for group in groups) + int(owned_fits)
@@ -287,8 +286,8 @@ def recommend(
     if not ranked:
         alternative = _alternative(priced_w, catalog, rules, now)
     shown = diversify(ranked, top)
-    if owned_fits and owned is not None and owned[0] not in shown:
-        shown = [*shown[: top - 1], owned[0]]
+    if owned_fits and owned is not None and owned not in shown:
+        shown = [*shown[: top - 1], owned]
     chosen = [
         _build(priced_w, p, objective, sure, catalog, rules, now, rank=i + 1, target=target)
         for i, p in enumerate(shown)
@@ -307,7 +306,8 @@ def recommend(
         chosen,
         any_safe=any_safe,
         objective=objective,
-        owned_plan=None if owned is None else owned[1],
+        owned_plan=None if owned is None else owned.plan,
+        unbounded=_unbounded(priced_w, groups, chosen, objective, catalog, rules, now, target),
     )
     # The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
     # for what can be rented (``gpufit estimate`` lists every known GPU).
@@ -337,6 +337,26 @@ def recommend(
         cheapest=cheapest_option,
         empty_reasons=empty,
     )
+
+
+def _unbounded(
+    workload: Workload,
+    groups: list[PricedGroup],
+    chosen: list[Option],
+    objective: PlanObjective,
+    catalog: Catalog,
+    rules: Mapping[str, BillingRule],
+    now: datetime,
+    target: float | None,
+) -> Option | None:
+    """With a budget and set work, the plan that would come first without the budget, when
+    it is not the first: what the plan within the budget gives up."""
+    if objective.kind is not ObjectiveKind.CHEAPEST_WITHIN_BUDGET or not chosen or not groups:
+        return None
+    best = min((g.best for g in groups), key=lambda p: rank_key(p, objective))
+    if best.offer == chosen[0].offer and best.plan.nodes == chosen[0].nodes:
+        return None
+    return _option(workload, best, catalog, rules, now, target_hours=target)
 
 
 def _build(

@@ -22,7 +22,15 @@ from recommender.throughput import Network, tokens_per_hour
 from recommender.topology import MULTI_NODE_LIMIT, LayoutSearch, Plan
 from recommender.workload import Workload
 
-__all__ = ["MAX_NODES", "MIN_HOURS_TO_SCALE", "MIN_SCALING_GAIN", "Scaled", "ShapeScaling"]
+__all__ = [
+    "MAX_GLOBAL_BATCH_TOKENS",
+    "MAX_NODES",
+    "MIN_HOURS_TO_SCALE",
+    "MIN_SCALING_GAIN",
+    "Scaled",
+    "ShapeScaling",
+    "smallest_batch_tokens",
+]
 
 #: Most nodes of one shape an answer proposes: 2,048 nodes of 8 GPUs, the 16,384-GPU cluster
 #: Llama 3 405B trained on (Llama 3 paper §3.3.1).
@@ -32,6 +40,11 @@ MAX_NODES = MULTI_NODE_LIMIT
 #: scaling efficiency, below which published large runs do not go; Llama 3 §3.3.2 reports
 #: 38-43 % MFU held from 8k to 16k GPUs).
 MIN_SCALING_GAIN = 1.2
+#: Largest global batch a scale-out may imply, in tokens: data parallelism past it trains
+#: with a batch larger than any published run used (Llama 3 405B ended at 16M tokens, §3.4.1;
+#: DeepSeek-V3 15.36M, §4.2), where more data-parallel ranks stop buying progress per token
+#: (the critical batch size; McCandlish et al. 2018).
+MAX_GLOBAL_BATCH_TOKENS = 16 * 2**20
 #: A run that already finishes within this many hours is not scaled out to save time:
 #: provisioning a cluster, pulling the image and loading the model take a good part of an
 #: hour (ours; SkyPilot launch logs: 5-15 min per launch, more for multi-node).
@@ -104,7 +117,8 @@ class ShapeScaling:
     def counts(self) -> Iterator[Scaled]:
         """The node counts worth pricing, fewest first, computed as they are read: the
         base count, then each power of two above it up to :data:`MAX_NODES`, while each
-        doubling still buys :data:`MIN_SCALING_GAIN` × the throughput."""
+        doubling still buys :data:`MIN_SCALING_GAIN` × the throughput and one micro-batch
+        per data-parallel rank stays within :data:`MAX_GLOBAL_BATCH_TOKENS`."""
         if self.base is None:
             return
         yield self.base
@@ -116,6 +130,10 @@ class ShapeScaling:
             nodes *= 2
         while nodes <= MAX_NODES:
             scaled = self.at(nodes)
+            if scaled is not None and smallest_batch_tokens(self._workload, scaled.plan) > (
+                MAX_GLOBAL_BATCH_TOKENS
+            ):
+                return
             if scaled is not None:
                 doublings = math.log2(scaled.nodes / last.nodes)
                 if scaled.tokens_per_hour < last.tokens_per_hour * MIN_SCALING_GAIN**doublings:
@@ -123,3 +141,10 @@ class ShapeScaling:
                 yield scaled
                 last = scaled
             nodes *= 2
+
+
+def smallest_batch_tokens(workload: Workload, plan: Plan) -> float:
+    """The global batch a plan implies at the least: one micro-batch per data-parallel rank
+    (the GPUs over one model replica of tensor × pipeline × context parallel ranks)."""
+    ranks = plan.gpus // plan.strategy.parallel.replica
+    return ranks * workload.micro_batch * workload.seq_len

@@ -76,7 +76,7 @@ class PricePoint:
     def where(self) -> str:
         o = self.offer
         shape = f"{self.nodes}× {o.instance_type}" if self.nodes > 1 else o.instance_type
-        kind = "spot" if o.spot else "on-demand"
+        kind = o.kind
         zone = f"/{o.zone}" if o.zone else ""
         return f"{o.provider} {shape} ({o.gpu_count}× {o.gpu_id}, {kind}) in {o.region}{zone}"
 

@@ -156,7 +156,7 @@ def _why(option: Option, rec: Recommendation) -> str:
 
 def _option_text(option: Option, rec: Recommendation) -> str:
     o = option.offer
-    kind = "spot" if o.spot else "on-demand"
+    kind = o.kind
     e = escape_mrkdwn
     per = per_btok_text(option.usd_per_btok)
     finish = finish_text(option, rec.hours_basis)

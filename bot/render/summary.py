@@ -99,7 +99,7 @@ def headline(rec: Recommendation) -> str:
             )
         return "No offer in the catalog can run this job as asked."
     o = best.offer
-    kind = "spot" if o.spot else "on demand"
+    kind = o.kind.replace("-", " ")
     what = f"{_gpus(best.plan)} {kind} on {o.provider} {o.instance_type} ({o.region})"
     if rec.hours_basis is HoursBasis.DEFAULT:
         return (

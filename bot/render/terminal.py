@@ -55,7 +55,7 @@ def _options_table(options: tuple[Option, ...], *, basis: HoursBasis) -> Table:
     table.add_column("time per B tok" if default else "time", justify="right")
     table.add_column("mem/GPU (free)", justify="right")
     for o in options:
-        kind = "spot" if o.offer.spot else "on-demand"
+        kind = o.offer.kind
         time = hours_text(o.hours_per_btok if default else o.wall_hours)
         plan = o.plan
         mem = (

@@ -118,7 +118,7 @@ def scaling_lines(rec: Recommendation) -> list[str]:
         if option is None:
             continue
         o = option.offer
-        kind = "spot" if o.spot else "on-demand"
+        kind = o.kind
         out.append(
             f"{label}: {layout_text(option.plan)} on {o.provider} {o.instance_type} ({kind}), "
             f"{hours_text(option.wall_hours)} for {money(option.expected_cost_usd)}"

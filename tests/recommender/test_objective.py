@@ -190,6 +190,20 @@ class TestBudget:
             assert o.tokens > 1e9
         assert any("$3,000 buys" in n for n in rec.notes)
 
+    def test_a_budget_the_work_fits_says_what_the_plan_within_it_gives_up(self) -> None:
+        w = workload(model=model(3e9), method=Method.PRETRAIN, tokens=3e11)
+        free = recommend(w, catalog(H100_OD, ONE_H100), now=NOW)
+        assert free.cheapest is not None
+        budget = free.cheapest.expected_cost_usd * 1.05
+        rec = recommend(replace(w, budget_usd=budget), catalog(H100_OD, ONE_H100), now=NOW)
+        assert rec.objective is not None
+        assert rec.objective.kind is ObjectiveKind.CHEAPEST_WITHIN_BUDGET
+        assert rec.best is not None
+        assert rec.best.expected_cost_usd <= budget
+        (note,) = [n for n in rec.notes if n.startswith("fits the $")]
+        assert "it gives up time: without the budget the first plan would take" in note
+        assert "over the budget" in note
+
     def test_a_budget_the_work_does_not_fit_says_what_the_cheapest_costs(self) -> None:
         w = workload(model=model(7e9), method=Method.PRETRAIN, tokens=1e12, budget_usd=1000.0)
         rec = recommend(w, catalog(H100_OD), now=NOW)

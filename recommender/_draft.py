@@ -263,6 +263,7 @@ def finish(st: Draft, text: str) -> Workload:
             virtual_stages=st.vp,
             model_parallel=st.model_parallel,
             assumed=tuple(assumed),
+            readings=tuple(dict.fromkeys(st.notes)),
             warnings=tuple(dict.fromkeys(st.warnings)),
             ignored=ignored,
             text=text,

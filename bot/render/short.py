@@ -98,6 +98,9 @@ def _blocks(rec: Recommendation, query: str, ephemeral: bool, *, trim: int) -> l
         _section("*" + e(headline(rec)) + "*" + (f"\n{e(goal)}" if goal else "")),
         {"type": "context", "elements": [_plain(echo), read]},
     ]
+    if rec.workload.readings:
+        # How words were read (a calendar deadline, a currency); the defaults are in Details.
+        blocks.append(_context("Read: " + e("; ".join(rec.workload.readings))))
     hidden = 0
     if rec.options:
         blocks.append(_section("```" + e("\n".join(option_table(rec))) + "```"))

@@ -34,6 +34,8 @@ from recommender.ranking import (
     Work,
     recommend,
 )
+from recommender.steptime import TimeBreakdown
+from recommender.throughput import Network, time_breakdown
 from recommender.topology import Plan
 from recommender.units import hours_text
 from recommender.workload import (
@@ -66,6 +68,7 @@ __all__ = [
     "LaunchFiles",
     "LaunchSpec",
     "Method",
+    "Network",
     "NoFeasibleOptionError",
     "ObjectiveKind",
     "Offer",
@@ -84,6 +87,7 @@ __all__ = [
     "SourceInfo",
     "SpotPolicy",
     "StoreError",
+    "TimeBreakdown",
     "UnknownGpuError",
     "Work",
     "Workload",
@@ -102,5 +106,6 @@ __all__ = [
     "reads_calendar",
     "recommend",
     "split_gpus",
+    "time_breakdown",
     "try_normalize",
 ]

@@ -18,11 +18,40 @@ from recommender.billing import (
     billed_hours,
     spot_economics,
 )
+from recommender.finetune_speed import run_overhead_s, time_range
 from recommender.model_states import lora_params
+from recommender.offers import OWNED_PROVIDER
 from recommender.topology import Plan
-from recommender.workload import Optimizer, Precision, Workload
+from recommender.workload import Method, Optimizer, Precision, Workload
 
-__all__ = ["DEFAULT_HOURS", "Economics", "checkpoint_gib", "economics"]
+__all__ = [
+    "DEFAULT_HOURS",
+    "RESERVATION_LEAD_HOURS",
+    "RESERVE_FROM_NODES",
+    "Economics",
+    "checkpoint_gib",
+    "economics",
+    "reservation_lead_hours",
+]
+
+#: From this many nodes, on-demand capacity is reserved ahead, not found on the day: AWS sells
+#: p5/p4d clusters as EC2 Capacity Blocks for ML (1-64 instances, booked for a future start;
+#: AWS EC2 user guide), GCP and Azure as reservations, smaller clouds through sales.
+RESERVE_FROM_NODES = 4  # ours: 32 GPUs, past what an on-demand request is usually granted
+#: The least time such a reservation takes before the run can start (ours: Capacity Blocks
+#: start at a fixed hour of a later day; a cloud's sales answer within a day at best). It is
+#: not billed, but counts toward a deadline and, at the time value, in the ranking.
+RESERVATION_LEAD_HOURS = 24.0
+
+
+def reservation_lead_hours(nodes: int, *, spot: bool, provider: str) -> float:
+    """Hours before a plan of ``nodes`` on-demand nodes can start: a reservation from
+    :data:`RESERVE_FROM_NODES` on (spot capacity is waited for in the spot model; the team's
+    own GPUs need none)."""
+    if spot or provider == OWNED_PROVIDER or nodes < RESERVE_FROM_NODES:
+        return 0.0
+    return RESERVATION_LEAD_HOURS
+
 
 # With no duration and no token budget, options are compared on one day of running.
 DEFAULT_HOURS = 24.0  # ours: a day is the natural unit a team budgets a trial run in
@@ -84,6 +113,17 @@ class Economics:
     pessimistic_billed_hours: float
     #: Tokens the run trains: the workload's budget, else throughput × ``hours``.
     tokens: float
+    #: Hours before the run can start: a reservation (:func:`reservation_lead_hours`).
+    lead_hours: float = 0.0
+
+    @property
+    def finish_hours(self) -> float:
+        """Hours from now until the run is done: the lead, then the run."""
+        return self.lead_hours + self.wall_hours
+
+    @property
+    def pessimistic_finish_hours(self) -> float:
+        return self.lead_hours + self.pessimistic_wall_hours
 
     def cost_usd(self, price_usd_per_hour: float) -> float:
         return self.billed_hours * price_usd_per_hour * self.nodes
@@ -115,6 +155,9 @@ def economics(
     """
     # Hours to train the token budget, if there is one.
     computed = None if workload.tokens is None else workload.tokens / tokens_per_hour
+    if computed is not None and workload.method is not Method.PRETRAIN:
+        # A fine-tune's fixed cost: start, load, save (issue #32, recommender.finetune_speed)
+        computed += run_overhead_s(workload, plan.gpus) / 3600
     nodes = plan.nodes
     hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
     tokens = workload.tokens if workload.tokens is not None else tokens_per_hour * hours
@@ -133,11 +176,19 @@ def economics(
     if preemption is not None and computed is None and preemption.elapsed_hours > 0:
         # A fixed run length on spot: preemptions and waits eat into the compute done.
         tokens *= hours / preemption.elapsed_hours
+    if computed is not None and workload.deadline_hours is not None:
+        # Fine-tunes and post-training carry a time range (issue #32): a deadline is judged
+        # at its top (recommender.finetune_speed.time_range). Without a deadline the range
+        # is stated with the answer but stays out of the pessimistic hours, which rank
+        # options against each other (one multiplier for all options of a workload).
+        extra = hours * (time_range(workload)[1] - 1)
+        pess_wall, pess_run = pess_wall + extra, pess_run + extra
     billed = billed_hours(rule, run)
     # One checkpoint kept in object storage for the run (at least a month is not assumed:
     # storage is billed pro rata by the hour on every provider in RULES).
     storage = ckpt * 2**30 / 1e9 * rule.storage_usd_per_gb_month * wall / HOURS_PER_MONTH
     deadline = workload.deadline_hours
+    lead = reservation_lead_hours(nodes, spot=spot, provider=rule.provider)
     return Economics(
         nodes=nodes,
         hours=hours,
@@ -145,8 +196,9 @@ def economics(
         billed_hours=billed,
         storage_usd=storage,
         spot=preemption,
-        meets_deadline=deadline is None or pess_wall <= deadline,
+        meets_deadline=deadline is None or lead + pess_wall <= deadline,
         pessimistic_wall_hours=pess_wall,
         pessimistic_billed_hours=billed_hours(rule, pess_run),
         tokens=tokens,
+        lead_hours=lead,
     )

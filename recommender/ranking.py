@@ -376,7 +376,8 @@ def _build(
     extra = spot_risk(priced, sure, objective)
     if objective.kind is ObjectiveKind.MOST_WORK_FOR_BUDGET and priced.expected_cost_usd > 0:
         budget = objective.budget_usd or 0.0
-        # A budget can buy more than a workload holds (a 1M-parameter model with $1M): capped.
+        # What the budget buys, within the largest work a workload may carry (a $1M budget
+        # on a 1M-parameter model buys more tokens than any run has trained).
         tokens = min(priced.tokens * budget / priced.expected_cost_usd, MAX_TOKENS)
         bought = replace(workload, tokens=tokens, budget_usd=None)
         rule = rules.get(priced.offer.provider.lower(), rule_for(priced.offer.provider))

@@ -14,7 +14,9 @@ from enum import StrEnum
 from recommender.models import Architecture
 
 __all__ = [
+    "MAX_GPU_COUNT",
     "MAX_TOKENS",
+    "Framework",
     "HardwareRequest",
     "LossKernel",
     "MemorySavers",
@@ -27,6 +29,11 @@ __all__ = [
     "SpotPolicy",
     "Workload",
 ]
+
+
+#: The largest token budget a workload may carry: 1e15 tokens, ~65× the 15T of the largest
+#: published pretraining runs (Llama 3, §3.1), so a larger figure is a typo or a unit error.
+MAX_TOKENS = 1e15
 
 
 class Method(StrEnum):
@@ -118,17 +125,41 @@ class Objective(StrEnum):
         return {Objective.SFT: "SFT", Objective.SIMPO: "SimPO"}.get(self, self.value.upper())
 
 
+class Framework(StrEnum):
+    """The training framework the user named; its documented defaults for the method are
+    applied where the user states nothing (:mod:`recommender.frameworks`)."""
+
+    TORCHTUNE = "torchtune"
+    HF = "hf"  # Hugging Face Trainer / TRL (SFTTrainer, DPOTrainer, GRPOTrainer)
+    AXOLOTL = "axolotl"
+    UNSLOTH = "unsloth"
+    LITGPT = "litgpt"
+    DEEPSPEED = "deepspeed"  # DeepSpeed's own engine and config defaults
+    MEGATRON = "megatron"  # Megatron-LM / NeMo (Megatron-Core)
+    TORCHTITAN = "torchtitan"
+    LLM_FOUNDRY = "llm-foundry"
+
+    @property
+    def label(self) -> str:
+        return {
+            Framework.TORCHTUNE: "torchtune",
+            Framework.HF: "HF Trainer/TRL",
+            Framework.AXOLOTL: "Axolotl",
+            Framework.UNSLOTH: "Unsloth",
+            Framework.LITGPT: "LitGPT",
+            Framework.DEEPSPEED: "DeepSpeed",
+            Framework.MEGATRON: "Megatron-LM/NeMo",
+            Framework.TORCHTITAN: "torchtitan",
+            Framework.LLM_FOUNDRY: "llm-foundry",
+        }[self]
+
+
 class LossKernel(StrEnum):
     """How the cross-entropy over the vocabulary is computed."""
 
     PLAIN = "plain"  # full logits, fp32 upcast and fp32 gradient (eager PyTorch)
     CHUNKED = "chunked"  # torchtune CEWithChunkedOutputLoss: fp32 upcast one chunk at a time
     FUSED = "fused"  # Liger FusedLinearCrossEntropy: the logits are never materialised
-
-
-#: The largest token budget a workload holds (1e15: a thousand times the largest pretraining
-#: runs published, e.g. Llama 3's 15.6T tokens, arXiv:2407.21783).
-MAX_TOKENS = 1e15  # ours
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +210,12 @@ class SpotPolicy(StrEnum):
     NEVER = "never"  # the job cannot be interrupted
 
 
+#: The largest cluster a request may name: 65,536 GPUs, room above the largest published
+#: pretraining run (Llama 3 405B on 16,384 H100, Dubey et al. 2024 §3.3) and Meta's two
+#: 24,576-GPU clusters ("Building Meta's GenAI infrastructure", 2024) (ours: 2^16)
+MAX_GPU_COUNT = 65_536
+
+
 @dataclass(frozen=True, slots=True)
 class HardwareRequest:
     """Hardware the user named: ``on 8x H100`` (gpu + count), ``single gpu`` (count only)."""
@@ -189,8 +226,8 @@ class HardwareRequest:
     def __post_init__(self) -> None:
         if self.gpu_id is None and self.count is None:
             raise ValueError("a hardware request names a GPU, a count or both")
-        if self.count is not None and not 1 <= self.count <= 4096:
-            raise ValueError("GPU count must be between 1 and 4096")
+        if self.count is not None and not 1 <= self.count <= MAX_GPU_COUNT:
+            raise ValueError(f"GPU count must be between 1 and {MAX_GPU_COUNT}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,8 +261,29 @@ class Workload:
     savers: MemorySavers = NO_SAVERS
     #: Post-training objective (issue #20 item 4); ``SFT`` for plain training.
     objective: Objective = Objective.SFT
+    #: DPO/IPO/KTO with the reference log-probs computed before training (TRL
+    #: ``precompute_ref_log_probs=True``): no reference model is held while training.
+    precomputed_reference: bool = False
+    #: The framework the user named (``None``: not stated; :mod:`recommender.frameworks`).
+    framework: Framework | None = None
     #: GRPO: completions sampled per prompt (TRL GRPOConfig.num_generations default 8).
     group_size: int = 8
+    #: Post-training as practitioners describe it (issue #32; :mod:`recommender.rollout`).
+    #: Tokens generated per sample (GRPO/PPO rollouts); ``None``: half the sequence.
+    completion_len: int | None = None
+    #: GPUs of the layout set aside for generation ("6 training GPUs + 2 vLLM GPUs").
+    generation_gpus: int = 0
+    #: Generation engine: ``"vllm"`` or ``"hf"`` (HF ``generate``); ``None``: the framework's.
+    engine: str | None = None
+    #: RL/post-training framework named (``openrlhf``, ``verl``, ``deepspeed-chat``,
+    #: ``open-r1``): how it generates rollouts; the trainer itself is ``framework``.
+    rl_framework: str | None = None
+    #: Reward (and PPO critic) model parameters when they differ from the policy's.
+    reward_params: float | None = None
+    #: Examples packed into full sequences (``packing``) or padded (``None``: not said).
+    packing: bool | None = None
+    #: Rollouts generated while the previous batch trains (async RL: OpenRLHF/verl options).
+    async_rollouts: bool = False
     #: Model-parallel degrees the user fixed (``tp 8``, ``pp 4``, ``cp 2``, ``ep 8``, ``vp 5``);
     #: ``None`` lets the search decide (see :mod:`recommender.parallelism`).
     tensor_parallel: int | None = None
@@ -271,6 +329,12 @@ class Workload:
             raise ValueError("owned hardware names a GPU and a count")
         if not 1 <= self.group_size <= 1024:
             raise ValueError("GRPO group size must be between 1 and 1024")
+        if self.completion_len is not None and not 1 <= self.completion_len <= 10_000_000:
+            raise ValueError("completion length must be between 1 and 10M tokens")
+        if not 0 <= self.generation_gpus <= 4096:
+            raise ValueError("generation GPUs must be between 0 and 4096")
+        if self.reward_params is not None and not 1e6 <= self.reward_params <= 1e13:
+            raise ValueError("a reward model must have between 1M and 10T parameters")
         if not 1 <= self.lora_rank <= 4096:
             raise ValueError("LoRA rank must be between 1 and 4096")
         for what, degree, high in (

@@ -77,8 +77,9 @@ def render_short(rec: Recommendation, *, query: str, ephemeral: bool = True) -> 
     """The short answer to ``query``; **Details** shows the whole of it.
 
     When it would pass :data:`SHORT_CHARS`, the least needed lines move behind Details, in
-    this order: the fastest and cheapest plans, then the #1 option's info-level caveats."""
-    for trim in range(3):
+    this order: the fastest and cheapest plans, the #1 option's info-level caveats, its
+    warnings past the first two, the table's rows past the third, the echo of the question."""
+    for trim in range(6):
         blocks = _blocks(rec, query, ephemeral, trim=trim)
         if _visible(blocks) <= SHORT_CHARS:
             break
@@ -86,8 +87,7 @@ def render_short(rec: Recommendation, *, query: str, ephemeral: bool = True) -> 
 
 
 def _blocks(rec: Recommendation, query: str, ephemeral: bool, *, trim: int) -> list[Block]:
-    """The short answer's blocks; ``trim`` ≥ 1 leaves out the fastest and cheapest plans,
-    ≥ 2 the #1 option's info-level caveats too."""
+    """The short answer's blocks, ``trim`` steps of :func:`render_short`'s order left out."""
     e = escape_mrkdwn
     goal = objective_line(rec)
     # The question is echoed as plain text (never read as markup), cut to a line; the whole
@@ -96,19 +96,21 @@ def _blocks(rec: Recommendation, query: str, ephemeral: bool, *, trim: int) -> l
     read = _md(e(describe_workload(rec.workload)))
     blocks: list[Block] = [
         _section("*" + e(headline(rec)) + "*" + (f"\n{e(goal)}" if goal else "")),
-        {"type": "context", "elements": [_plain(echo), read]},
+        {"type": "context", "elements": [_plain(echo), read] if trim < 5 else [read]},
     ]
     if rec.workload.readings:
         # How words were read (a calendar deadline, a currency); the defaults are in Details.
         blocks.append(_context("Read: " + e("; ".join(rec.workload.readings))))
-    hidden = 0
     if rec.options:
-        blocks.append(_section("```" + e("\n".join(option_table(rec))) + "```"))
+        table = option_table(rec, rows=3 if trim >= 4 else None)
+        blocks.append(_section("```" + e("\n".join(table)) + "```"))
         lines = []
+        warnings = 0
         for c in caveat_lines(rec.options, only_rank=1):
-            if trim >= 2 and c.severity is not Severity.WARN:
-                hidden += 1
+            warn = c.severity is Severity.WARN
+            if (trim >= 2 and not warn) or (trim >= 3 and warn and warnings >= 2):
                 continue
+            warnings += warn
             mark = ":warning: " if c.severity is Severity.WARN else ""
             text = public_caveat(c.kind, c.text)
             lines.append(f"{mark}{c.label(len(rec.options))} {e(text)}")

@@ -121,16 +121,16 @@ def _cell(text: str, width: int) -> str:
     return (text if len(text) <= width else text[: width - 1] + "…").ljust(width)
 
 
-def option_table(rec: Recommendation) -> list[str]:
-    """One line per option, at most :data:`WIDTH` columns; ``!`` marks a time over the
-    deadline or the stated duration."""
+def option_table(rec: Recommendation, rows: int | None = None) -> list[str]:
+    """One line per option (the first ``rows``), at most :data:`WIDTH` columns; ``!`` marks a
+    time over the deadline or the stated duration."""
     default = rec.hours_basis is HoursBasis.DEFAULT
     cost, time = ("$/B tok", "h/B tok") if default else ("total", "time")
     lines = [
         f"{'#':>2} {'cloud instance':<20} {'region':<10} {'GPUs':<12} spot "
         f"{'$/h':>7} {cost:>8} {time:>7}"
     ]
-    for option in rec.options:
+    for option in rec.options[:rows]:
         o = option.offer
         spent = option.usd_per_btok if default else option.expected_cost_usd
         took = option.hours_per_btok if default else option.wall_hours

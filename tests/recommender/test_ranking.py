@@ -9,8 +9,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recommender.caveats import CaveatKind
-from recommender.costing import Option
-from recommender.objective import PlanObjective
 from recommender.offers import Fabric, Offer
 from recommender.ranking import HoursBasis, Recommendation, rank, recommend
 from recommender.workload import HardwareRequest, Method, Precision, SpotPolicy
@@ -30,6 +28,20 @@ from tests.factories import (
 
 def _rec(w=None, *offers: Offer, **kw):  # type: ignore[no-untyped-def]
     return recommend(w or workload(duration_hours=48), catalog(*offers), now=NOW, **kw)
+
+
+def _score(rec: Recommendation) -> float:
+    """The first option's score under the answer's objective."""
+    best, objective = rec.best, rec.objective
+    assert best is not None
+    assert objective is not None
+    return objective.score(
+        expected_cost_usd=best.expected_cost_usd,
+        pessimistic_cost_usd=best.pessimistic_cost_usd,
+        wall_hours=best.wall_hours,
+        pessimistic_wall_hours=best.pessimistic_wall_hours,
+        tokens=best.tokens,
+    )
 
 
 class TestFeasibility:
@@ -100,7 +112,9 @@ class TestCost:
         best = rec.best
         assert best is not None
         assert rec.hours_basis is HoursBasis.DURATION
-        assert best.cost_usd == pytest.approx(48 * 55.0)
+        # plus the run's fixed minutes (start, load, save: recommender.finetune_speed)
+        assert best.cost_usd == pytest.approx(48 * 55.0, rel=2e-3)
+        assert best.cost_usd >= 48 * 55.0
 
     def test_token_budget_computes_hours(self) -> None:
         """With a token budget, hours come from the training-time model and differ by GPU."""
@@ -251,48 +265,34 @@ class TestCaveats:
 _OFFER_POOL = [H100_OD, H100_SPOT, A100_GCP, L4_SINGLE, L40S_4X, LAMBDA_H100]
 
 
-def _score(objective: PlanObjective, option: Option) -> float:
-    """The figure the objective ranks an option by."""
-    return objective.score(
-        expected_cost_usd=option.expected_cost_usd,
-        pessimistic_cost_usd=option.pessimistic_cost_usd,
-        wall_hours=option.wall_hours,
-        pessimistic_wall_hours=option.pessimistic_wall_hours,
-        tokens=option.tokens,
-    )
-
-
 class TestInvariants:
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(
-        offers=st.lists(st.sampled_from(_OFFER_POOL), min_size=1, max_size=6),
+        offers=st.lists(
+            st.sampled_from([o for o in _OFFER_POOL if not o.spot]), min_size=1, max_size=6
+        ),
         discount=st.floats(min_value=0.05, max_value=0.95),
         pick=st.integers(min_value=0, max_value=5),
     )
-    def test_a_cheaper_equivalent_offer_never_makes_the_top_pick_dearer(
+    def test_a_cheaper_equivalent_offer_never_makes_the_top_pick_worse(
         self, offers: list[Offer], discount: float, pick: int
     ) -> None:
-        """Adding a strictly cheaper copy of an offer never makes the top pick worse by the
-        answer's objective (its score: cost, time at its value, spot's worst case). The
-        expected cost alone may rise: with a spot H100 node at 25 USD/h and the on-demand one
-        at 55, a copy of the on-demand one at 27.50 takes the top from the spot one (expected
-        310 USD, but 27 h in its worst case against 12 h) at 330 USD."""
+        """Adding a strictly cheaper copy of an on-demand offer never worsens the first
+        option's score under the answer's objective (cost, and hours past the stated 12 h at
+        the time value). With spot in the catalog a cheaper sure plan may, by design, move a
+        spot plan whose worst case it now makes too risky below it (test_objective.py)."""
         w = workload(duration_hours=12)
-        first = recommend(w, catalog(*offers), now=NOW)
-        before = first.best
+        before = recommend(w, catalog(*offers), now=NOW)
         base = offers[pick % len(offers)]
         cheaper = replace(
             base,
             instance_type=base.instance_type + "-promo",
             price_usd_per_hour=base.price_usd_per_hour * discount,
         )
-        second = recommend(w, catalog(*offers, cheaper), now=NOW)
-        after = second.best
-        if before is not None:
-            assert after is not None
-            assert first.objective is not None
-            assert second.objective == first.objective
-            assert _score(second.objective, after) <= _score(first.objective, before) + 1e-6
+        after = recommend(w, catalog(*offers, cheaper), now=NOW)
+        if before.best is not None:
+            assert after.best is not None
+            assert _score(after) <= _score(before) + 1e-9
 
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(

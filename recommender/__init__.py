@@ -20,6 +20,7 @@ from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu, normalize, t
 from recommender.launch import LaunchSpec, launch_spec
 from recommender.launch_readme import launch_command
 from recommender.launch_text import LaunchFiles, launch_files
+from recommender.market import GpuPrices, PriceRow, gpu_prices, split_gpus
 from recommender.models import Architecture, lookup_model
 from recommender.objective import ObjectiveKind, PlanObjective
 from recommender.offers import Fabric, Offer, SourceInfo, offers_for_key
@@ -59,6 +60,7 @@ __all__ = [
     "CaveatKind",
     "Estimate",
     "Fabric",
+    "GpuPrices",
     "GpuSpec",
     "GpufitError",
     "HardwareRequest",
@@ -78,6 +80,7 @@ __all__ = [
     "PlanObjective",
     "Precision",
     "PriceFeedError",
+    "PriceRow",
     "Recommendation",
     "Reference",
     "Severity",
@@ -93,6 +96,7 @@ __all__ = [
     "all_gpus",
     "estimate",
     "get_gpu",
+    "gpu_prices",
     "hours_text",
     "launch_command",
     "launch_files",
@@ -103,6 +107,7 @@ __all__ = [
     "parse_workload",
     "reads_calendar",
     "recommend",
+    "split_gpus",
     "time_breakdown",
     "try_normalize",
 ]

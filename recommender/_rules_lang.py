@@ -268,7 +268,11 @@ def h_money(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     if not _set(st, "budget_usd", usd):
         return False
     if code != "USD":
-        st.notes.append(f"budget {amount:,.0f} {code} ≈ ${usd:,.0f} at the {fx_table().describe()}")
+        table = fx_table()
+        st.notes.append(f"budget {amount:,.0f} {code} ≈ ${usd:,.0f} at the {table.describe()}")
+        stale = table.stale_text(st.now) if st.now is not None else None
+        if stale is not None:
+            st.warnings.append(f"budget {amount:,.0f} {code}: {stale}")
     return True
 
 

@@ -299,6 +299,12 @@ class Workload:
     #: ``we already have 4x A100``: :attr:`hardware` is owned, priced at $0 rental.
     owned: bool = False
     assumed: tuple[str, ...] = ()
+    #: The first of ``assumed``: how words of the question were read (a calendar deadline's
+    #: hour, a currency's rate, a corrected spelling), as opposed to the defaults applied.
+    readings: tuple[str, ...] = ()
+    #: What the reader must see wherever the answer is shown, e.g. a budget converted at an
+    #: exchange-rate table over :data:`recommender.fx.STALE_AFTER_DAYS` old.
+    warnings: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     text: str = field(default="", compare=False)
 

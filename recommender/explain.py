@@ -145,7 +145,7 @@ def why_empty(
     if not reasons and not allowed:
         reasons.append(f"your filters leave no offer: {_filters(workload)}; relax one of them")
     if allowed and not fitted:
-        closest = min(layouts, key=lambda p: p.gpus, default=None)
+        closest = min((p for p in layouts if p.fits), key=lambda p: p.gpus, default=None)
         near = (
             f"; the smallest layout that holds it is {closest.describe()}"
             if closest is not None

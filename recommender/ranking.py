@@ -120,6 +120,12 @@ class Recommendation:
     def best(self) -> Option | None:
         return self.options[0] if self.options else None
 
+    @property
+    def holding_layouts(self) -> tuple[Plan, ...]:
+        """The layouts that hold the job (a GPU count the user fixed is listed fitting or
+        not; only those that fit would hold it)."""
+        return tuple(p for p in self.layouts if p.fits)
+
 
 _CHEAPER_METHOD = {Method.PRETRAIN: None, Method.FULL: Method.LORA, Method.LORA: Method.QLORA}
 

@@ -312,10 +312,11 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
                 f"*{money(alt_option.expected_cost_usd)}*: {e(alt.reason)}"
             )
         )
-    if not rec.options and rec.alternative is None and rec.layouts:
+    if not rec.options and rec.alternative is None and rec.holding_layouts:
         lines = ["Smallest layouts that would hold it:"]
         lines.extend(
-            f"• {e(layout_text(p))}: {p.memory.total_gib:.1f} GiB per GPU" for p in rec.layouts[:5]
+            f"• {e(layout_text(p))}: {p.memory.total_gib:.1f} GiB per GPU"
+            for p in rec.holding_layouts[:5]
         )
         blocks.append(_section("\n".join(lines)))
     if rec.notes:

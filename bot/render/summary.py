@@ -222,8 +222,8 @@ def other_ways(rec: Recommendation, *, scaling: bool = True) -> list[str]:
         )
     if scaling:
         lines.extend(line[0].upper() + line[1:] for line in scaling_lines(rec))
-    if not rec.options and rec.alternative is None and rec.layouts:
-        plan = rec.layouts[0]
+    if not rec.options and rec.alternative is None and rec.holding_layouts:
+        plan = rec.holding_layouts[0]
         lines.append(
             f"Smallest layout that would hold it: {layout_text(plan)} "
             f"({plan.memory.total_gib:.1f} GiB per GPU)."

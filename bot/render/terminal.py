@@ -213,9 +213,9 @@ def render_details(rec: Recommendation) -> RenderableType:
                 style="green",
             )
         )
-    if not rec.options and rec.alternative is None and rec.layouts:
+    if not rec.options and rec.alternative is None and rec.holding_layouts:
         out.append(Text("smallest layouts that would hold it:", style="bold"))
-        for plan in rec.layouts[:5]:
+        for plan in rec.holding_layouts[:5]:
             out.append(Text(f"  {layout_text(plan)}: {plan.memory.total_gib:.1f} GiB per GPU"))
     for note in rec.notes:
         out.append(Text(note, style="dim"))

@@ -90,6 +90,8 @@ class Draft:
     # what the reader should know about how a word was read ("read 'lroa' as LoRA").
     now: datetime | None = None
     examples: float | None = None
+    #: Tokens in one pass over the stated dataset (examples × their length).
+    dataset_tokens: float | None = None
     example_len: int | None = None
     epochs: float | None = None
     notes: list[str] = field(default_factory=list)
@@ -352,6 +354,7 @@ def finish(st: Draft, text: str) -> Workload:
             tokens=st.tokens,
             budget_usd=st.budget_usd,
             time_value_usd_per_day=st.time_value,
+            dataset_tokens=st.dataset_tokens,
             owned=st.owned,
             spot=st.spot or SpotPolicy.ALLOW,
             providers=_providers(st),

@@ -125,6 +125,14 @@ def settle(st: Draft) -> None:
                 f"assumed {length:,} tokens per example, TRL SFTTrainer's default max_length "
                 "(say `of 512 tokens` to change)"
             )
+        st.dataset_tokens = st.examples * length
+        if st.epochs is None and st.budget_usd is not None and st.duration_hours is None:
+            # A budget and a dataset but no epochs: the budget buys epochs of it.
+            st.notes.append(
+                f"{st.examples:,.0f} examples × {length:,} tokens ({said}) = "
+                f"{_tokens(st.dataset_tokens)} tokens an epoch; the budget buys the epochs"
+            )
+            return
         tokens = st.examples * length * epochs
         if st.epochs is None:
             st.notes.append("1 epoch (say `3 epochs` to change)")

@@ -33,6 +33,7 @@ def answer_notes(
     objective: PlanObjective,
     owned_plan: Plan | None = None,
     unbounded: Option | None = None,
+    dataset_tokens: float | None = None,
 ) -> list[str]:
     """What the answer is priced for, and a word when the first plan misses the deadline,
     what the plan within a budget gives up (against ``unbounded``, the first plan without
@@ -47,10 +48,15 @@ def answer_notes(
         )
     if work.basis is HoursBasis.BUDGET and chosen:
         first = chosen[0]
+        epochs = (
+            f" ({first.tokens / dataset_tokens:,.1f} epochs of your dataset)"
+            if dataset_tokens
+            else ""
+        )
         notes.append(
-            f"${objective.budget_usd or 0:,.0f} buys {fmt_tokens(first.tokens)} tokens in "
-            f"{hours_text(first.wall_hours)} on #1; each option is priced for what the budget "
-            "buys on it (say `on 2B tokens` to price set work)"
+            f"${objective.budget_usd or 0:,.0f} buys {fmt_tokens(first.tokens)} tokens{epochs} "
+            f"in {hours_text(first.wall_hours)} on #1; each option is priced for what the "
+            "budget buys on it (say `on 2B tokens` to price set work)"
         )
     elif work.basis is HoursBasis.DEFAULT and objective.kind is not ObjectiveKind.OWNED_HARDWARE:
         notes.append(

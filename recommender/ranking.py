@@ -313,6 +313,7 @@ def recommend(
         objective=objective,
         owned_plan=None if owned is None else owned.plan,
         unbounded=_unbounded(priced_w, groups, chosen, objective, catalog, rules, now, target),
+        dataset_tokens=workload.dataset_tokens,
     )
     # The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
     # for what can be rented (``gpufit estimate`` lists every known GPU).

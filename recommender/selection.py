@@ -220,7 +220,9 @@ def priced_offers(
     """
     goal = objective or objective_of(workload)
     ckpt = checkpoint_gib(workload)
-    budget = workload.budget_usd
+    # A budget alone buys work: every offer is priced for what it buys (ranking._build), so
+    # none is over it; with set work, offers over the budget are counted out.
+    budget = None if goal.kind is ObjectiveKind.MOST_WORK_FOR_BUDGET else workload.budget_usd
     out: list[PricedGroup] = []
     for group, scaling in fitted:
         shape = group.offers[0]

@@ -304,6 +304,9 @@ class Workload:
     time_value_usd_per_day: float | None = None
     #: ``we already have 4x A100``: :attr:`hardware` is owned, priced at $0 rental.
     owned: bool = False
+    #: Tokens in one pass over the dataset the user stated (``100k samples of 512 tokens``):
+    #: what a budget alone buys is also said in epochs of it.
+    dataset_tokens: float | None = None
     assumed: tuple[str, ...] = ()
     #: The first of ``assumed``: how words of the question were read (a calendar deadline's
     #: hour, a currency's rate, a corrected spelling), as opposed to the defaults applied.

@@ -88,6 +88,7 @@ def workload_doc(w: Workload) -> JSON:
         "lora_rank": w.lora_rank if not w.method.trains_all_weights else None,
         "time_value_usd_per_day": w.time_value_usd_per_day,
         "owned_hardware": w.owned,
+        "dataset_tokens": w.dataset_tokens,
         "assumed": list(w.assumed),
         "warnings": list(w.warnings),
         "ignored": list(w.ignored),

@@ -324,3 +324,11 @@ def test_only_layouts_that_fit_are_offered_as_holding_the_job() -> None:
     assert rec.holding_layouts
     assert all(p.fits and p.gpus > 1 for p in rec.holding_layouts)
     assert any("on the 1 GPU you named" in r for r in rec.empty_reasons)
+
+
+def test_a_budget_alone_is_said_in_epochs_of_the_stated_dataset() -> None:
+    w = workload(method=Method.LORA, budget_usd=500.0, dataset_tokens=1e8)
+    rec = recommend(w, catalog(H100_OD), now=NOW)
+    assert rec.best is not None
+    epochs = rec.best.tokens / 1e8
+    assert any(f"({epochs:,.1f} epochs of your dataset)" in n for n in rec.notes)

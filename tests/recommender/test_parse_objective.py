@@ -119,3 +119,12 @@ def test_the_value_of_time(text: str, per_day: float) -> None:
     w = parse_workload(text, NOW)
     assert w.time_value_usd_per_day == per_day
     assert w.ignored == ()
+
+
+def test_a_budget_and_a_dataset_without_epochs_buys_epochs() -> None:
+    w = parse_workload("we have $3k, llama-3-70b lora on 100k samples of 1024 tokens", NOW)
+    assert w.tokens is None
+    assert w.dataset_tokens == pytest.approx(100_000 * 1024)
+    assert any("the budget buys the epochs" in a for a in w.assumed)
+    stated = parse_workload("$3k, llama-3-70b lora 2 epochs over 100k samples of 1024 tokens", NOW)
+    assert stated.tokens == pytest.approx(2 * 100_000 * 1024)

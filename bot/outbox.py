@@ -20,7 +20,12 @@ Keys (under ``gpufit:``)::
     replies:due              ZSET event id → when to (re)try (epoch s)
     replylease:{event_id}    SET NX PX: the replica replying right now
 
-At least once, not exactly once: a post that landed but whose answer was lost is posted again.
+At most one reply per event, too: each reply carries its event id in Slack message
+``metadata``, and once a post may have landed (:attr:`ReplyJob.posting_since`: a timeout, a
+lost connection, a 5xx, a replica killed mid-post) every later try first reads the thread
+(``conversations.replies``) and, when the reply is there, counts it as posted
+(``bot.listeners.mentions``). Only when the thread cannot be read (the app lacks the
+history scopes) is the reply posted again, with a warning.
 """
 
 from __future__ import annotations
@@ -76,6 +81,9 @@ class ReplyJob:
     #: so a retry posts the same message and the thread's question is not refined twice.
     message: dict[str, Any] | None = None
     error: str | None = None
+    #: When (epoch s) a post of the reply was first sent: from then on it may be in the
+    #: thread even if Slack's answer never arrived, so a retry reads the thread first.
+    posting_since: float | None = None
 
     @classmethod
     def from_event(

@@ -304,9 +304,11 @@ class PriceStore:
         policy: RetryPolicy | None = None,
         timeouts: FetchTimeouts | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        max_offers: int | None = None,
         progress: Progress | None = None,
     ) -> RefreshReport:
-        """Fetch, parse and store every source concurrently, under the refresh lock.
+        """Fetch, parse and store every source concurrently, under the refresh lock; a source
+        over ``max_bytes`` or ``max_offers`` keeps its last good snapshot.
 
         ``progress(result, done, total)`` is called as each source finishes.
 
@@ -329,7 +331,7 @@ class PriceStore:
         async def one(source: FeedSource) -> SourceRefresh:
             nonlocal done
             result = await refresh_source(
-                self.snapshots, source, http, policy, timeouts, max_bytes, self._clock
+                self.snapshots, source, http, policy, timeouts, max_bytes, self._clock, max_offers
             )
             done += 1
             if progress is not None:

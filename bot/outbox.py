@@ -36,6 +36,8 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from bot.logs import redact_known_secrets
+
 __all__ = [
     "EVENT_CLAIM_TTL_S",
     "MAX_REPLY_ATTEMPTS",
@@ -99,7 +101,8 @@ class ReplyJob:
             team_id=str(body.get("team_id") or team_id or ""),
             channel=str(channel),
             thread_ts=str(thread_ts if isinstance(thread_ts, str) and thread_ts else ts),
-            text=str(event.get("text") or ""),
+            # A pasted secret is not kept in Redis for the job's life (REPLY_TTL_S).
+            text=redact_known_secrets(str(event.get("text") or "")),
         )
 
     def dump(self) -> str:

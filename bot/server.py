@@ -2,7 +2,8 @@
 
 HTTP routes: ``POST /slack/events`` (commands, events and interactivity). A request whose
 signature headers are missing, malformed or stale gets 401 before its body is read; a body
-over :data:`MAX_BODY_BYTES` gets 413; a body whose signature does not match gets 401. Only
+over :data:`MAX_BODY_BYTES` gets 413; a body Bolt could not parse (not UTF-8, or JSON nested
+past Python's recursion limit) gets 400; a body whose signature does not match gets 401. Only
 then does Bolt see it (and verify it again).
 ``GET /healthz`` (the process is up) and ``GET /readyz`` (Redis answers, a price snapshot is
 loaded and the bot's start-up ``auth.test`` has answered; in Socket Mode also: the socket is
@@ -22,11 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from types import FrameType
 from typing import Any
+from urllib.parse import parse_qs
 
 import uvicorn
 from redis.exceptions import RedisError
@@ -58,6 +61,7 @@ __all__ = [
     "MAX_BODY_BYTES",
     "DrainingServer",
     "build_asgi",
+    "readable_body",
     "readiness",
     "request_kind",
     "serve",
@@ -144,6 +148,21 @@ async def readiness(
     if connected is not None:
         checks["socket"] = await connected()
     return checks
+
+
+def readable_body(body: bytes, content_type: str) -> bool:
+    """Whether Bolt can parse ``body``: UTF-8 text whose JSON (the body of an event,
+    the ``payload`` of an interaction) decodes. Bolt raised on the others (a 500): bytes that
+    are not UTF-8, or JSON nested past Python's recursion limit (1,000 deep)."""
+    try:
+        text = body.decode("utf-8")
+        if "application/json" in content_type:
+            json.loads(text)
+        elif payload := parse_qs(text).get("payload"):
+            json.loads(payload[0])
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError included
+        return False
+    return True
 
 
 def request_kind(content_type: str, body: bytes) -> RequestKind:
@@ -244,6 +263,10 @@ def build_asgi(
             if capped is None:
                 return PlainTextResponse("Request body too large", status_code=413)
             request = capped
+            # Checked before the signature, which slack_sdk computes over the body as UTF-8.
+            if not readable_body(await request.body(), request.headers.get("content-type", "")):
+                logger.info("request body is not UTF-8 or its JSON does not decode; 400")
+                return PlainTextResponse("invalid request body", status_code=400)
             if not verifier.verify(request.headers, await request.body(), time.time()):
                 return PlainTextResponse("invalid request", status_code=401)
             if metrics is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from slack_bolt.async_app import AsyncApp
 
 from tests.bot.slack_requests import CHANNEL_ID, FORM, action_body, request
@@ -193,5 +194,15 @@ class TestLaunchFilesButton:
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
         await _click(app, fake_slack, "gpufit_launch", '{"q": "x", "n": 9, "t": 1}')
+        [hook] = await fake_slack.wait_for("hook")
+        assert "out of date" in json.dumps(hook.body["blocks"])
+
+    @pytest.mark.parametrize("n", ["Infinity", "-Infinity", "NaN", "1e999", "1.5", '"1"', "true"])
+    async def test_a_count_that_is_no_whole_number_gets_a_notice(
+        self, app: AsyncApp, fake_slack: FakeSlack, n: str
+    ) -> None:
+        """Issue #34: ``"n": Infinity`` was unhandled (int() of an infinite float raises)."""
+        value = '{"q": "%s", "n": %s, "t": 5, "offer": "x"}' % (QUERY, n)  # noqa: UP031
+        await _click(app, fake_slack, "gpufit_launch", value)
         [hook] = await fake_slack.wait_for("hook")
         assert "out of date" in json.dumps(hook.body["blocks"])

@@ -12,23 +12,16 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest
-import redis.asyncio as aioredis
 import structlog
 
-from bot.app import build_app
-from bot.catalog import bundled_catalog
 from bot.logs import REDACTED, configure_logging, redact_known_secrets
-from bot.server import build_asgi
-from bot.services import Services, build_web_client, static_catalog
 from bot.settings import Settings
-from tests.bot.slack_requests import VERIFIER, settings_for
-from tests.factories import NOW
 from tests.fake_slack import FakeSlack
-from tests.reliability.conftest import command_answer, post_command, serving
+from tests.reliability.conftest import app_url, command_answer, post_command
 
 # AWS's documented example key pair (IAM User Guide), and fakes shaped like the others.
 SECRETS = {
@@ -127,18 +120,4 @@ async def test_a_served_command_neither_echoes_nor_logs_a_pasted_secret(
     assert _leaks(json.dumps([c.body for c in fake_slack.calls()])) == []
 
 
-@pytest.fixture
-async def app_url(fake_slack: FakeSlack, redis_url: str) -> AsyncIterator[str]:
-    redis = aioredis.Redis.from_url(redis_url)
-    settings = settings_for(fake_slack, redis_url)
-    services = Services(
-        redis=redis,
-        catalog=static_catalog(bundled_catalog()),
-        now=lambda: NOW,
-        client=build_web_client(settings),
-    )
-    asgi = build_asgi(services, build_app(settings, services), verifier=VERIFIER)
-    async with serving(asgi) as url:
-        yield url
-    await services.background.drain(10)
-    await redis.aclose()
+__all__ = ["app_url"]  # the fixture, used by name

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import os
 import socket
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, NoReturn
@@ -73,6 +74,12 @@ REPLY_EVENT_TYPE = "gpufit_reply"
 THREAD_SKEW_S = 60.0  # ours
 #: Most replies read from a thread when looking for an earlier post (one page).
 THREAD_READ_LIMIT = 200  # ours: Slack allows up to 1000 per page (conversations.replies)
+
+#: Event ids of this process's replies sent without the outbox (Redis down), oldest first.
+_UNQUEUED: OrderedDict[str, None] = OrderedDict()
+#: How many of them are remembered: more than the mentions a replica gets in Slack's retry
+#: window (~6 minutes) while Redis is down.
+UNQUEUED_REMEMBERED = 10_000  # ours: ~1 MB at most
 
 #: This process, as the holder of a reply lease.
 OWNER = f"{socket.gethostname()}:{os.getpid()}"
@@ -220,8 +227,22 @@ async def run_reply_sweeper(services: Services, *, top: int, stop: asyncio.Event
 
 
 async def _reply_once(services: Services, job: ReplyJob, top: int) -> None:
-    """Render and post without the outbox (Redis is down): the quick tries only."""
-    job = replace(job, message=await _render(services, job, top))
+    """Render and post without the outbox (Redis is down or out of memory): the quick tries
+    only, and still at most once: Slack's retry of the event reaching this replica is dropped
+    here (:data:`_UNQUEUED`), one reaching another replica finds the reply in the thread
+    (``posting_since`` is set, so the thread is read before the first post). The window left:
+    deliveries to two replicas within the time one reply takes to post."""
+    if job.event_id in _UNQUEUED:
+        logger.info("duplicate event %s dropped (replying without the outbox)", job.event_id)
+        return
+    _UNQUEUED[job.event_id] = None
+    while len(_UNQUEUED) > UNQUEUED_REMEMBERED:
+        _UNQUEUED.popitem(last=False)
+    job = replace(
+        job,
+        message=await _render(services, job, top),
+        posting_since=services.now().timestamp(),
+    )
     try:
         await _post(services.client, job, services.now().timestamp)
     except (_Permanent, _Retry) as exc:

@@ -86,6 +86,8 @@ async def test_with_redis_out_of_memory_answers_continue_and_a_mention_is_answer
         )
         again_answer = await command_answer(fake_slack, again, "w2")
     await services.redis.aclose()
+    if services.store is not None:
+        await services.store.aclose()
     assert "option" in answer.lower()
     assert "incident" not in (answer + watch_answer).lower()
     assert UNAVAILABLE_TEXT.split(".")[0] in watch_answer

@@ -165,3 +165,18 @@ async def test_a_429_on_a_reply_waits_for_retry_after_then_posts_once(
 
 def _later(services: Services, seconds: float) -> Services:
     return dataclasses.replace(services, now=lambda: NOW + timedelta(seconds=seconds))
+
+
+async def test_a_reply_through_slack_5xx_lands_once(fake_slack: FakeSlack, redis_url: str) -> None:
+    """Two HTTP 500s: a 5xx may hide a post that landed, so each retry reads the thread
+    first; the reply lands once."""
+    fake_slack.fail_next("chat.postMessage", 2, status=500, error="internal_error")
+    ts = "1700012000.000100"
+    async with app_at(fake_slack, redis_url) as (url, services), httpx.AsyncClient() as http:
+        await _mention(http, url, "Ev5xx", ts)
+        await services.background.drain(10)
+        pending = await ReplyOutbox(services.redis).pending()
+    assert len(fake_slack.thread(CHANNEL_ID, ts)) == 1
+    assert len(fake_slack.calls("chat.postMessage")) == 3
+    assert len(fake_slack.calls("conversations.replies")) == 2
+    assert pending == 0

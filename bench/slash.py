@@ -6,7 +6,8 @@ One comparison: the p50 of gpufit's ``/gpufit`` (a new question of a new model s
 time: ``13B full finetune seq N 2 days``, N = 2,049 + the request number, so every answer is
 parsed, its layouts searched, recommended and rendered afresh) against the faster of Bolt's
 two modes for an ``AsyncApp`` whose ``/gpufit`` acks static text (``bare``: default,
-``bare-pbr``: ``process_before_response=True``). Guard rail: gpufit's p50 ≤ 3× the bare p50.
+``bare-pbr``: ``process_before_response=True``), for scale. Guard rail: gpufit's p99 ≤ 300 ms,
+far inside the 3 s Slack allows for the ack.
 The bench prints figures; it asserts nothing.
 
 Each app runs under uvicorn in its own child process (``--serve VARIANT``) on a free loopback
@@ -50,8 +51,8 @@ from tests.bot.slack_requests import FORM, SECRET, command_body, signed_headers
 from tests.fake_slack import FakeSlack
 from tests.redis_server import start_redis_server
 
-#: Guard rail: gpufit's p50 at most this many times the faster bare mode's.
-GUARD_P50_RATIO = 3.0
+#: Guard rail: a new question's ack, p99, on the bundled catalog (Slack allows 3 s).
+GUARD_P99_S = 0.300
 VARIANTS = ("bare", "bare-pbr", "gpufit")
 #: (requests, slices): each variant's requests are sent one at a time in that many slices,
 #: the variants taking turns; warm-up requests are sent first and not counted. Why 10
@@ -374,11 +375,12 @@ async def main_async(quick: bool, rounds: int) -> int:
 def _compare(results: dict[str, Run]) -> None:
     bare = min(("bare", "bare-pbr"), key=lambda v: results[v].latency.p50_s)
     fast = results[bare].latency.p50_s
-    ratio = results["gpufit"].latency.p50_s / fast
-    within = "within" if ratio <= GUARD_P50_RATIO else "OVER"
+    gpufit = results["gpufit"].latency
+    ratio = gpufit.p50_s / fast
+    within = "within" if gpufit.p99_s <= GUARD_P99_S else "OVER"
     print(
-        f"  gpufit p50 ×{ratio:.2f} the faster bare mode ({bare}, p50 {fast * 1e3:.2f} ms): "
-        f"{within} the ×{GUARD_P50_RATIO:g} guard rail",
+        f"  gpufit p50 ×{ratio:.2f} the faster bare mode ({bare}, p50 {fast * 1e3:.2f} ms); "
+        f"p99 {gpufit.p99_s * 1e3:.1f} ms: {within} the {GUARD_P99_S * 1e3:.0f} ms guard rail",
         flush=True,
     )
 

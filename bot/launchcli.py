@@ -136,7 +136,7 @@ def run_launch(
     o = option.offer
     out.write(
         f"Option {option.rank}: {o.provider} {o.instance_type} × {option.nodes} "
-        f"({'spot' if o.spot else 'on-demand'}), {option.plan.describe()}\n"
+        f"({o.kind}), {option.plan.describe()}\n"
     )
     for path in written:
         out.write(f"  wrote {path}\n")

@@ -79,6 +79,8 @@ class ReplyJob:
     thread_ts: str
     text: str
     attempts: int = 0
+    #: Who mentioned the bot: their time zone reads a calendar deadline ("by Friday").
+    user: str = ""
     #: The reply (``chat.postMessage`` keyword arguments), rendered once by the first attempt
     #: so a retry posts the same message and the thread's question is not refined twice.
     message: dict[str, Any] | None = None
@@ -103,6 +105,7 @@ class ReplyJob:
             thread_ts=str(thread_ts if isinstance(thread_ts, str) and thread_ts else ts),
             # A pasted secret is not kept in Redis for the job's life (REPLY_TTL_S).
             text=redact_known_secrets(str(event.get("text") or "")),
+            user=str(event.get("user") or ""),
         )
 
     def dump(self) -> str:

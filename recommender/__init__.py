@@ -20,8 +20,9 @@ from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu, normalize, t
 from recommender.launch import LaunchSpec, launch_spec
 from recommender.launch_text import LaunchFiles, launch_files
 from recommender.models import Architecture, lookup_model
+from recommender.objective import ObjectiveKind, PlanObjective
 from recommender.offers import Fabric, Offer, SourceInfo, offers_for_key
-from recommender.parse import parse_workload
+from recommender.parse import parse_workload, reads_calendar
 from recommender.ranking import (
     Alternative,
     BudgetGap,
@@ -64,11 +65,13 @@ __all__ = [
     "LaunchSpec",
     "Method",
     "NoFeasibleOptionError",
+    "ObjectiveKind",
     "Offer",
     "Offload",
     "Optimizer",
     "Option",
     "Plan",
+    "PlanObjective",
     "Precision",
     "PriceFeedError",
     "Recommendation",
@@ -92,6 +95,7 @@ __all__ = [
     "normalize",
     "offers_for_key",
     "parse_workload",
+    "reads_calendar",
     "recommend",
     "try_normalize",
 ]

@@ -74,6 +74,10 @@ class Draft:
     ep: int | None = None
     vp: int | None = None
     model_parallel: bool = False
+    #: "we already have 4x A100": the hardware named is the team's own.
+    owned: bool = False
+    #: "time is worth $2k/day" (``no rush``: 0).
+    time_value: float | None = None
     ignored: list[str] = field(default_factory=list)
     # Read by recommender._rules_lang: the time deadlines count from, a dataset's size, and
     # what the reader should know about how a word was read ("read 'lroa' as LoRA").
@@ -210,6 +214,15 @@ def finish(st: Draft, text: str) -> Workload:
             assumed.append("LoRA on all linear layers")
     if st.spot is None:
         assumed.append("spot allowed (say `no spot` or `spot only` to change)")
+    if st.owned and (st.gpu_id is None or st.gpu_count is None):
+        raise WorkloadError(
+            "You said you have GPUs: say which and how many, so I can time the job on them.",
+            hint='Try: "llama-3-8b lora on 2B tokens, we already have 4x A100"',
+        )
+    if st.owned:
+        assumed.append(
+            "your GPUs: priced at $0 rental, up to 8 to a node, nodes joined over InfiniBand"
+        )
     try:
         hardware = (
             None
@@ -230,6 +243,8 @@ def finish(st: Draft, text: str) -> Workload:
             duration_hours=st.duration_hours,
             tokens=st.tokens,
             budget_usd=st.budget_usd,
+            time_value_usd_per_day=st.time_value,
+            owned=st.owned,
             spot=st.spot or SpotPolicy.ALLOW,
             providers=_providers(st),
             regions=tuple(st.regions),

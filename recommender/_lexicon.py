@@ -22,7 +22,8 @@ FILLER: frozenset[str] = frozenset(
     run running runs setup should so some suggest take takes team thank thanks that the
     them then there these this those time to train trained training us use using via want
     wanna we we'd we're what what's whats which will with within would www you your
-    base job jobs under of size max
+    base job jobs under of size max done must finish finished complete completed already
+    ready deadline next need needed
     """.split()  # noqa: SIM905 (a word list reads better as text)
 )
 

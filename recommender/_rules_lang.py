@@ -193,6 +193,17 @@ def _deadline_day(m: re.Match[str], now: datetime) -> datetime:
     if rel and rel.endswith("month"):
         first_next = (today.replace(day=28) + timedelta(days=4)).replace(day=1)
         return first_next - timedelta(days=1)
+    if groups.get("slash"):  # "12/20" (month/day, as US Slack users write it); "20/12" too
+        first, second = (int(x) for x in groups["slash"].split("/"))
+        month, day = (first, second) if first <= 12 else (second, first)
+        date = today.replace(month=month, day=day)
+        return date if date >= today else date.replace(year=today.year + 1)
+    if groups.get("dom"):  # "the 15th": this month's, or next month's when it has passed
+        day = int(groups["dom"])
+        if day >= today.day:
+            return today.replace(day=day)
+        first_next = (today.replace(day=28) + timedelta(days=4)).replace(day=1)
+        return first_next.replace(day=day)
     if groups.get("iso"):
         y, mo, d = (int(x) for x in groups["iso"].split("-"))
         return today.replace(year=y, month=mo, day=d)
@@ -259,6 +270,36 @@ def h_money(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     if code != "USD":
         st.notes.append(f"budget {amount:,.0f} {code} ≈ ${usd:,.0f} at the {fx_table().describe()}")
     return True
+
+
+def h_time_value(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    """``time is worth $2k/day``: what a day of waiting counts for in the ranking."""
+    per_day = _num(m["n"], raw) * {"k": 1e3, "m": 1e6}.get(m["u"] or "", 1.0)
+    if not 0 <= per_day <= 1e7:
+        raise _bad(raw, "A day's worth must be between $0 and $10M")
+    return _set(st, "time_value", per_day)
+
+
+def owned(*hardware: Matcher) -> Matcher:
+    """``we already have 4x A100``, ``我们已经有4张A100``: the hardware that follows is the
+    team's own. Only the words before the hardware are taken; ``hardware`` (the parser's
+    hardware matchers: ``8x H100``, ``2 nodes of 8x H100``) read the rest, and are tried
+    here on a scratch draft first."""
+    pattern = re.compile(rf"(?:{w.OWNED})(?= |$)")
+
+    def match(toks: Tokens, i: int, st: Draft) -> int:
+        m = pattern.match(toks.text, toks.starts[i])
+        if m is None:
+            return 0
+        end = toks.index_after(m.end())
+        if end >= len(toks.norm) or not any(
+            read(toks, end, Draft(now=st.now, cjk=st.cjk)) for read in hardware
+        ):
+            return 0
+        st.owned = True
+        return end - i
+
+    return match
 
 
 # ------------------------------------------------------------------ counts

@@ -259,7 +259,22 @@ DEADLINE = (
     r"|(?P<d2>[0-9]{1,2})(?:st|nd|rd|th)?"
     rf"(?: of)? (?P<mon2>{alt(MONTHS)})"
     r"|(?P<iso>[0-9]{4}-[0-9]{2}-[0-9]{2})"
+    r"|(?P<dom>[0-9]{1,2})(?:st|nd|rd|th)"  # "before the 15th": this month or the next
+    r"|(?P<slash>[0-9]{1,2}/[0-9]{1,2})"  # "by 12/20": month/day (day/month past 12)
     r")"
+)
+#: "time is worth $2k/day", "our time is worth 500 usd per day": what a day of waiting costs.
+TIME_VALUE = (
+    r"(?:(?:our |my |the team's )?time (?:is )?)?worth "
+    r"\$? ?(?P<n>[0-9]+(?:\.[0-9]+)?) ?(?P<u>k|m)?(?: ?usd| dollars?)?"
+    r" ?(?:/ ?|a |an |per )(?:day|d)"
+)
+#: "no rush": time has no value.
+NO_RUSH = r"no rush|no hurry|not in a (?:rush|hurry)|not urgent|whenever|不急|不着急"
+#: "we have", "we already own", "we've got", "我们已经有" before the hardware: it is owned.
+OWNED = (
+    r"(?:(?:we |we've |we have |i |i've )?(?:already )?(?:have|own|owned|got)(?: got)?"
+    r"|们? ?(?:已 经 |已 )?有)"
 )
 #: Chinese deadlines: "周五前", "周五之前" (the tokenizer cuts 周五 and 前 apart).
 DEADLINE_CJK = rf"(?P<wd>{alt(k for k in WEEKDAYS if not k.isascii())}) (?:前|之前|以前)"

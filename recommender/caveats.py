@@ -28,11 +28,14 @@ class CaveatKind(StrEnum):
     ZONE = "zone"  # where it runs: an opt-in zone, or the same price in several regions
     CAPACITY = "capacity"  # needs a quota or a reservation before it can be launched
     AVAILABILITY = "availability"  # how often the shape was listed this week: availability.py
+    SPOT_RISK = "spot_risk"  # what spot saves against the sure plan, and its worst case
+    ARM_HOST = "arm_host"  # an aarch64 host (Grace): some wheels must be built from source
 
 
 class Severity(StrEnum):
     INFO = "info"
     WARN = "warn"
+    HIGH = "high"  # decides against the option unless the user accepts the risk
 
 
 @dataclass(frozen=True, slots=True)

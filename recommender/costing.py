@@ -220,6 +220,19 @@ def _caveats(
                 "(torchrun/SLURM) and capacity for all nodes at once",
             )
         )
+        out.append(Caveat(CaveatKind.CAPACITY, Severity.WARN, _capacity_text(offer, econ.nodes)))
+    if gpu.form_factor == "Superchip":
+        # Grace (GH200/GB200) hosts are aarch64: NVIDIA ships PyTorch for it, but some
+        # training wheels (bitsandbytes, flash-attn, DeepSpeed ops) may need building.
+        out.append(
+            Caveat(
+                CaveatKind.ARM_HOST,
+                Severity.WARN,
+                f"{gpu.name} runs on an ARM (aarch64) Grace host: check that every package of "
+                "your stack has aarch64 wheels (bitsandbytes, flash-attn and DeepSpeed ops "
+                "may need building from source)",
+            )
+        )
     if plan.fits and not plan.safe:
         tight = tight_memory_text(workload, plan)
         out.append(Caveat(CaveatKind.TIGHT_HEADROOM, Severity.WARN, tight))
@@ -298,6 +311,28 @@ def _caveats(
             )
         )
     return tuple(out)
+
+
+#: From this many nodes, on-demand capacity is reserved ahead, not found on the day: AWS sells
+#: p5/p4d clusters as EC2 Capacity Blocks for ML (1-64 instances, booked up to 8 weeks ahead;
+#: AWS EC2 user guide), GCP and Azure as reservations; smaller clouds through sales.
+RESERVE_FROM_NODES = 4  # ours: 32 GPUs, past what an on-demand request is usually granted
+
+
+def _capacity_text(offer: Offer, nodes: int) -> str:
+    """Whether ``nodes`` nodes of ``offer`` can be had on the day, or must be reserved."""
+    if offer.spot:
+        return (
+            f"{nodes} spot nodes at once are rarely granted together, and any one preemption "
+            f"stops the job: confirm capacity with {offer.provider} first, or reserve on-demand"
+        )
+    if nodes >= RESERVE_FROM_NODES:
+        return (
+            f"{nodes} nodes must be reserved ahead with {offer.provider} (AWS Capacity Blocks "
+            "for ML, GCP/Azure reservations, or the provider's cluster sales); on-demand "
+            "requests this large are seldom granted on the day"
+        )
+    return f"confirm with {offer.provider} that {nodes} nodes can be had at once before you start"
 
 
 def _spot_range(offer: Offer, econ: Economics) -> str:

@@ -1,9 +1,5 @@
-"""One-shot layout searches: a :class:`~recommender.topology.LayoutSearch` for one call.
-
-Callers that ask several questions of one workload (a catalog, a ranking) keep one
-:class:`~recommender.topology.LayoutSearch` and share its memoised figures; these functions
-are for a single question (tests, calibration scripts).
-"""
+"""One-shot layout searches: a :class:`~recommender.topology.LayoutSearch` for one call
+(tests, calibration scripts); a recommendation keeps one search for its question."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from recommender.gpus import IntraNode, get_gpu
 
 __all__ = [
     "MAX_OFFER_USD_PER_HOUR",
+    "OWNED_PROVIDER",
     "Fabric",
     "Offer",
     "SourceInfo",
@@ -27,6 +28,9 @@ __all__ = [
 #: Highest believable whole-instance price, USD/h; why: far above any real GPU instance (the
 #: 8-GPU flagships are ~100 USD/h), low enough to catch unit errors and sentinel values.
 MAX_OFFER_USD_PER_HOUR = 10_000
+#: The provider id of hardware the team already owns ("we already have 4x A100"): offered at
+#: $0 rental (:mod:`recommender.owned`).
+OWNED_PROVIDER = "owned"
 
 
 class Fabric(StrEnum):
@@ -70,7 +74,8 @@ class Offer:
     def __post_init__(self) -> None:
         if self.gpu_count < 1:
             raise ValueError("an offer has at least one GPU")
-        if not 0 < self.price_usd_per_hour < MAX_OFFER_USD_PER_HOUR:
+        free = self.provider == OWNED_PROVIDER and self.price_usd_per_hour == 0
+        if not (free or 0 < self.price_usd_per_hour < MAX_OFFER_USD_PER_HOUR):
             raise ValueError(f"implausible price {self.price_usd_per_hour!r} USD/h")
         if not self.provider or not self.instance_type:
             raise ValueError("an offer names its provider and instance type")
@@ -80,6 +85,13 @@ class Offer:
         return replace(
             self, price_usd_per_hour=price_usd_per_hour, spot=spot, region=region, zone=zone
         )
+
+    @property
+    def kind(self) -> str:
+        """How it is rented, in words: ``spot``, ``on-demand``, or ``owned`` (the team's own)."""
+        if self.provider == OWNED_PROVIDER:
+            return "owned"
+        return "spot" if self.spot else "on-demand"
 
     @property
     def price_usd_per_gpu_hour(self) -> float:

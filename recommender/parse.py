@@ -55,7 +55,7 @@ from recommender.workload import (
     Workload,
 )
 
-__all__ = ["parse_workload"]
+__all__ = ["parse_workload", "reads_calendar"]
 
 #: Longest accepted message: a workload fits in a sentence; beyond this it is not one.
 MAX_CHARS = 2000
@@ -299,6 +299,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("N epochs", _rx(words.EPOCHS, lang.h_epochs)),
     _Rule("epochs N", _rx(words.EPOCHS_FIRST, lang.h_epochs)),
     _Rule("by friday", _rx(words.DEADLINE, lang.h_deadline)),
+    _Rule("time is worth $N/day", _rx(words.TIME_VALUE, lang.h_time_value)),
+    _Rule("no rush", _rx(words.NO_RUSH, _sets("time_value", 0.0))),
+    _Rule("we already have", lang.owned(_hardware, lang.nodes(_hardware))),
     _Rule("周五前", _rx(words.DEADLINE_CJK, lang.h_deadline)),
     _Rule("€N", _rx(words.MONEY_SYMBOL, lang.h_money)),
     _Rule("N eur", _rx(words.MONEY_CURRENCY, lang.h_money)),
@@ -412,6 +415,18 @@ def parse_workload(text: str, now: datetime | None = None) -> Workload:
     lang.ask_back(toks, unknown, lambda t, i: _readable(t, i, now))
     lang.settle(st)
     return finish(st, text)
+
+
+_CALENDAR = tuple(
+    re.compile(rf"(?:^| )(?:{pattern})(?= |$)") for pattern in (words.DEADLINE, words.DEADLINE_CJK)
+)
+
+
+def reads_calendar(text: str) -> bool:
+    """Whether ``text`` names a calendar deadline ("by Friday", "before the 15th", "周五前"),
+    which depends on the asker's time zone; a span of time ("in 3 weeks") does not."""
+    norm = tokenize(text[:MAX_CHARS]).text
+    return any(pattern.search(norm) for pattern in _CALENDAR)
 
 
 def _read(toks: Tokens, now: datetime | None) -> tuple[Draft, list[int]]:

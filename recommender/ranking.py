@@ -1,34 +1,58 @@
 """From a workload and a catalog to ranked, priced, caveated options, in one pass.
 
-Define the work every option is priced for (:mod:`recommender.work`); keep the offers the
-workload allows; find the smallest layout per instance shape that keeps the memory safety
-margin; price each offer under its provider's billing rule (all three in
-:mod:`recommender.selection`); rank by expected cost per billion tokens, which for the same
-work is the expected total cost (or by time to finish when a deadline binds,
-:func:`rank_key`); keep what fits the budget and diversify across GPU types and providers.
-Only the options shown are built in full, with their caveats as data.
+Read the objective the question asks for (:mod:`recommender.objective`: a deadline, a
+duration, a budget, owned GPUs, or time counted at its value); define the work every option
+is priced for (:mod:`recommender.work`); keep the offers the workload allows; find the
+fewest nodes per instance shape that keep the memory safety margin and the node counts it
+can scale out to (:mod:`recommender.scaling`); price each offer group on the node count the
+objective picks under its provider's billing rule (:mod:`recommender.selection`); rank by
+the objective's score (:func:`rank_key`); keep what fits the budget and diversify across
+GPU types and providers. Only the options shown are built in full, with their caveats as
+data; the answer also names the fastest sensible and the cheapest plans when they differ
+from the first, and says why when there is no option (:mod:`recommender.explain`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Protocol, TypeVar
 
 from recommender.availability import availability_caveat
-from recommender.billing import RULES, BillingRule
+from recommender.billing import RULES, BillingRule, rule_for
 from recommender.catalog import Catalog
-from recommender.caveats import Caveat
-from recommender.costing import Option, caveats_of_source, per_btok, price_option
+from recommender.caveats import Caveat, CaveatKind, Severity
+from recommender.costing import Option, caveats_of_source, price_option
+from recommender.economics import checkpoint_gib, economics
+from recommender.explain import answer_notes, why_empty
 from recommender.gpus import all_gpus, get_gpu
-from recommender.memory import HEADROOM_FRAC, HEADROOM_MIN_GIB
-from recommender.offers import Offer, SourceInfo
-from recommender.selection import MAX_NODES, Fitted, Priced, allowed, fitted_groups, priced_offers
+from recommender.objective import (
+    ObjectiveKind,
+    PlanObjective,
+    objective_of,
+)
+from recommender.offers import OWNED_PROVIDER, SourceInfo
+from recommender.order import (
+    Ranked,
+    diversify,
+    fastest_and_cheapest,
+    rank,
+    rank_key,
+    spot_risk,
+    sure_cost,
+)
+from recommender.owned import OWNED_RULE, owned_offer
+from recommender.selection import (
+    MAX_NODES,
+    Priced,
+    PricedGroup,
+    fitted_groups,
+    priced_offers,
+)
+from recommender.throughput import Network, tokens_per_hour
 from recommender.topology import LayoutSearch, Plan
-from recommender.units import hours_text
-from recommender.work import HoursBasis, Reference, Work, reference
-from recommender.workload import Method, Precision, Workload
+from recommender.work import HoursBasis, Reference, Work, work_for
+from recommender.workload import MAX_TOKENS, Method, Precision, Workload
 
 __all__ = [
     "MAX_NODES",
@@ -44,9 +68,6 @@ __all__ = [
     "rank_key",
     "recommend",
 ]
-
-
-_R = TypeVar("_R", bound="Ranked")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,91 +106,19 @@ class Recommendation:
     notes: tuple[str, ...] = ()
     #: What every option is priced for (the same work for all, or per billion tokens).
     work: Work | None = None
+    #: What the ranking optimised (:mod:`recommender.objective`).
+    objective: PlanObjective | None = None
+    #: The fastest plan costing at most FASTEST_COST_FACTOR × the first, when it is
+    #: markedly faster than the first (often the same offer on more nodes).
+    fastest: Option | None = None
+    #: The cheapest plan, when the objective ranked a dearer one first (time has value).
+    cheapest: Option | None = None
+    #: Why there is no option, one cause a line (empty when there are options).
+    empty_reasons: tuple[str, ...] = ()
 
     @property
     def best(self) -> Option | None:
         return self.options[0] if self.options else None
-
-
-class Ranked(Protocol):
-    """What ranking reads of a priced offer or an option."""
-
-    @property
-    def offer(self) -> Offer: ...
-    @property
-    def plan(self) -> Plan: ...
-    @property
-    def meets_deadline(self) -> bool: ...
-    @property
-    def wall_hours(self) -> float: ...
-    @property
-    def expected_cost_usd(self) -> float: ...
-    @property
-    def price_usd_per_hour(self) -> float: ...
-    @property
-    def tokens(self) -> float: ...
-    @property
-    def doubtful(self) -> bool: ...
-
-
-def rank_key(item: Ranked) -> tuple[float | str | int, ...]:
-    """The rank order: plans that keep the memory safety margin before those that do not;
-    then offers whose price the catalog's sanity checks do not doubt (an outlier or an
-    opt-in zone is shown, after every sound price); then options that meet the deadline, by
-    expected cost per billion tokens; the rest by time to finish. Without a deadline every
-    option meets it.
-
-    Every option is priced for the same work when the user gave tokens or a duration
-    (:mod:`recommender.work`), so cost per token orders them as their total cost does; with
-    neither, it compares them on what they train. Either way an option never ranks above
-    one that does more work for less money, and slow layouts (CPU offload, PCIe) pay for
-    their hours. Ties go to the lower total, the lower cluster price, the faster run, more
-    memory headroom, then the offer's provider, instance type, region, zone and spot flag.
-    """
-    late = not item.meets_deadline
-    o = item.offer
-    return (
-        int(not item.plan.safe),
-        int(item.doubtful),
-        int(late),
-        item.wall_hours if late else per_btok(item.expected_cost_usd, item.tokens),
-        item.expected_cost_usd,
-        item.price_usd_per_hour,
-        item.wall_hours,
-        -item.plan.headroom_frac,
-        o.provider,
-        o.instance_type,
-        o.region,
-        o.zone,
-        int(o.spot),
-    )
-
-
-def rank(options: Iterable[_R]) -> list[_R]:
-    """Options (or priced offers) in rank order (see :func:`rank_key`)."""
-    return sorted(options, key=rank_key)
-
-
-def _diversify(ranked: list[_R], top: int) -> list[_R]:
-    """Pick ``top`` of the ``ranked``, preferring a new (GPU type, provider) pair over a
-    better price: the best of each pair first, in rank order; what is left is filled in rank
-    order. Five regions of one instance never crowd out a different GPU or a different cloud.
-    """
-    pairs: set[tuple[str, str]] = set()
-    chosen: list[int] = []
-    for i, item in enumerate(ranked):
-        pair = (item.offer.gpu_id, item.offer.provider)
-        if pair not in pairs:
-            pairs.add(pair)
-            chosen.append(i)
-    chosen = chosen[:top]
-    picked = set(chosen)
-    for i in range(len(ranked)):
-        if len(chosen) >= top:
-            break
-        if i not in picked:
-            chosen.append(i)
-    return [ranked[i] for i in sorted(chosen)]
 
 
 _CHEAPER_METHOD = {Method.PRETRAIN: None, Method.FULL: Method.LORA, Method.LORA: Method.QLORA}
@@ -183,11 +132,12 @@ def _alternative(
     method = _CHEAPER_METHOD.get(workload.method)
     while method is not None:
         variant = replace(workload, method=method, precision=Precision.BF16_TRUE)
+        objective = objective_of(variant)
         fitted = fitted_groups(variant, catalog, LayoutSearch(variant))
-        groups = priced_offers(variant, fitted, rules, keep=1)
+        groups = priced_offers(variant, fitted, rules, keep=1, objective=objective)
         within = [p for group in groups for p in group.within]
         if within:
-            best = min(within, key=rank_key)
+            best = min(within, key=lambda p: rank_key(p, objective))
             return Alternative(
                 method=method,
                 option=_option(variant, best, catalog, rules, now),
@@ -205,9 +155,10 @@ def _option(
     now: datetime,
     rank: int = 0,
     target_hours: float | None = None,
+    extra: tuple[Caveat, ...] = (),
 ) -> Option:
     """The full option (caveats and all) of a priced offer: its own, then the sanity checks'
-    (:mod:`recommender.sanity`), the region choice's, and its source's last."""
+    (:mod:`recommender.sanity`), the region choice's, ``extra``, and its source's last."""
     offer = priced.offer
     source = {s.name: s for s in catalog.sources}.get(offer.source)
     screened = catalog.screened.caveats.get(offer.key, ())
@@ -220,20 +171,55 @@ def _option(
         econ=priced.econ,
         extra_caveats=screened
         + priced.caveats
+        + extra
         + of_source
-        + _availability(priced.offer, source, now),
+        + _availability(priced, source, now),
         rank=rank,
         target_hours=target_hours,
         doubtful=priced.doubtful,
     )
 
 
-def _availability(offer: Offer, source: SourceInfo | None, now: datetime) -> tuple[Caveat, ...]:
-    """How reliably the offer's shape was listed this week, from its source's listings."""
-    if source is None or not source.listings:
-        return ()
-    caveat = availability_caveat(offer, source.listings, now)
-    return () if caveat is None else (caveat,)
+def _availability(priced: Priced, source: SourceInfo | None, now: datetime) -> tuple[Caveat, ...]:
+    """How reliably the offer's shape was listed this week, from its source's listings; a
+    multi-node plan without such a signal says its capacity is unknown."""
+    offer, nodes = priced.offer, priced.plan.nodes
+    caveat = None
+    if source is not None and source.listings:
+        caveat = availability_caveat(offer, source.listings, now)
+    if caveat is not None:
+        return (caveat,)
+    if nodes > 1:
+        return (
+            Caveat(
+                CaveatKind.AVAILABILITY,
+                Severity.WARN,
+                f"no listing history for {offer.instance_type} in {offer.region}: whether "
+                f"{nodes} can be had at once is unknown until {offer.provider} confirms",
+            ),
+        )
+    return ()
+
+
+def _owned(workload: Workload, priced_w: Workload, search: LayoutSearch) -> Priced | None:
+    """The team's own GPUs priced at $0, on a plan that may not fit (``None`` unless the
+    question says it has them)."""
+    hw = workload.hardware
+    if not workload.owned or hw is None or hw.gpu_id is None or hw.count is None:
+        return None
+    offer = owned_offer(hw)
+    plan = search.evaluate(get_gpu(hw.gpu_id), gpus=hw.count, gpus_per_node=offer.gpu_count)
+    rate = tokens_per_hour(priced_w, plan, Network.of(offer))
+    econ = economics(
+        priced_w,
+        plan,
+        rule=OWNED_RULE,
+        spot=False,
+        tokens_per_hour=rate,
+        checkpoint_size_gib=checkpoint_gib(priced_w),
+        gpu_id=offer.gpu_id,
+    )
+    return Priced(offer, plan, econ, 0.0)
 
 
 def recommend(
@@ -259,48 +245,81 @@ def recommend(
     """
     if top < 1:
         raise ValueError("top must be at least 1")
-    # One search per question: its memos (memory figures, layouts, plans) live as long as
-    # this call, as do the plan of each instance shape and its rate on each network.
-    search = LayoutSearch(workload)
-    fitted = fitted_groups(workload, catalog, search)
-    work = _work(workload, catalog, fitted)
+    rules = {**rules, OWNED_PROVIDER: OWNED_RULE}
+    # Owned GPUs are the team's own: rented offers may be any GPU (to meet a deadline), and
+    # are chosen and ranked as the question would rank them without the owned GPUs.
+    rented = replace(workload, hardware=None, owned=False) if workload.owned else workload
+    objective = objective_of(rented)
+    # One search per question: plans and rates per instance shape live as long as it.
+    search = LayoutSearch(rented)
+    fitted = fitted_groups(rented, catalog, search)
+    work = work_for(rented, catalog, fitted)
     # The workload every option is priced on: a duration becomes the tokens it buys on the
     # reference layout (the duration itself is kept to mark the options that take longer).
-    priced_w = workload
+    priced_w = rented
     target: float | None = None
     if work.tokens is not None and workload.tokens is None:
-        priced_w = replace(workload, tokens=work.tokens, duration_hours=None)
+        priced_w = replace(rented, tokens=work.tokens, duration_hours=None)
         target = work.duration_hours
-    # Of each offer group, only the first ``top`` within the budget can be shown (the best
-    # of each GPU type and provider, then the best of all): one sort of those.
-    groups = priced_offers(priced_w, fitted, rules, keep=top)
+    groups = priced_offers(priced_w, fitted, rules, keep=top, objective=objective)
     # A plan under the memory safety margin is shown only when nothing safer exists, or
     # when the user fixed the hardware (it then ranks after every safe plan: rank_key).
-    # Every offer of a group shares its plan.
     any_safe = any(group.best.plan.safe for group in groups)
-    if any_safe and workload.hardware is None:
+    if any_safe and rented.hardware is None:
         groups = [group for group in groups if group.best.plan.safe]
-    ranked = rank(p for group in groups for p in group.within)
-    feasible = sum(group.feasible for group in groups)
+    candidates = [p for group in groups for p in group.within]
+    owned = _owned(workload, replace(priced_w, hardware=workload.hardware), LayoutSearch(workload))
+    owned_fits = owned is not None and owned.plan.fits
+    if owned is not None and owned_fits:
+        if owned.meets_deadline:
+            candidates, groups = [], []  # the team's GPUs do it in time: nothing to rent
+        candidates.append(owned)
+    sure = sure_cost(candidates, objective)
+    ranked = rank(candidates, objective, sure)
+    feasible = sum(group.feasible for group in groups) + int(owned_fits)
     over_budget: BudgetGap | None = None
     alternative: Alternative | None = None
     if workload.budget_usd is not None and groups and not ranked:
-        best = min((group.best for group in groups), key=rank_key)
+        best = min((group.best for group in groups), key=lambda p: rank_key(p, objective))
         cheapest = _option(priced_w, best, catalog, rules, now, target_hours=target)
         over_budget = BudgetGap(workload.budget_usd, cheapest)
     if not ranked:
         alternative = _alternative(priced_w, catalog, rules, now)
+    shown = diversify(ranked, top)
+    if owned_fits and owned is not None and owned not in shown:
+        shown = [*shown[: top - 1], owned]
     chosen = [
-        _option(priced_w, p, catalog, rules, now, rank=i + 1, target_hours=target)
-        for i, p in enumerate(_diversify(ranked, top))
+        _build(priced_w, p, objective, sure, catalog, rules, now, rank=i + 1, target=target)
+        for i, p in enumerate(shown)
     ]
-    notes = _notes(work, chosen, any_safe=any_safe)
+    quick, cheap = fastest_and_cheapest(
+        chosen, [p for g in groups for p in g.scaled], ranked, objective, sure
+    )
+    fastest_option, cheapest_option = (
+        None
+        if p is None
+        else _build(priced_w, p, objective, sure, catalog, rules, now, target=target)
+        for p in (quick, cheap)
+    )
+    notes = answer_notes(
+        work,
+        chosen,
+        any_safe=any_safe,
+        objective=objective,
+        owned_plan=None if owned is None else owned.plan,
+        unbounded=_unbounded(priced_w, groups, chosen, objective, catalog, rules, now, target),
+    )
     # The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
     # for what can be rented (``gpufit estimate`` lists every known GPU).
     per_gpu: tuple[Plan, ...] = ()
     if layouts or not chosen:
         sold = {group.offers[0].gpu_id for group in catalog.groups}
         per_gpu = search.smallest_layouts(g for g in all_gpus() if g.id in sold)
+    empty = (
+        why_empty(rented, catalog, fitted, [g.best for g in groups], per_gpu, objective)
+        if not chosen
+        else ()
+    )
     return Recommendation(
         workload=workload,
         options=tuple(chosen),
@@ -313,89 +332,64 @@ def recommend(
         alternative=alternative,
         notes=tuple(notes),
         work=work,
+        objective=objective_of(workload),
+        fastest=fastest_option,
+        cheapest=cheapest_option,
+        empty_reasons=empty,
     )
 
 
-def _work(workload: Workload, catalog: Catalog, fitted: list[Fitted]) -> Work:
-    """What the options are priced for (see :mod:`recommender.work`)."""
-    if workload.tokens is not None:
-        return Work(HoursBasis.TOKENS, tokens=workload.tokens)
-    duration = workload.duration_hours
-    if duration is None:
-        return Work(HoursBasis.DEFAULT)
-    ref = reference(workload, fitted)
-    if ref is None:  # the job fits nowhere: nothing to price either
-        return Work(HoursBasis.DURATION, duration_hours=duration)
-    tokens = ref.tokens_per_hour * duration
-    capped = False
-    if workload.budget_usd is not None:
-        # At the lowest price the reference shape is listed for among the allowed offers.
-        price = min(
-            o.price_usd_per_hour
-            for group in catalog.groups
-            if group.offers[0].gpu_id == ref.offer.gpu_id
-            and group.offers[0].gpu_count == ref.offer.gpu_count
-            for o in group.offers
-            if allowed(workload, o)
+def _unbounded(
+    workload: Workload,
+    groups: list[PricedGroup],
+    chosen: list[Option],
+    objective: PlanObjective,
+    catalog: Catalog,
+    rules: Mapping[str, BillingRule],
+    now: datetime,
+    target: float | None,
+) -> Option | None:
+    """With a budget and set work, the plan that would come first without the budget, when
+    it is not the first: what the plan within the budget gives up."""
+    if objective.kind is not ObjectiveKind.CHEAPEST_WITHIN_BUDGET or not chosen or not groups:
+        return None
+    best = min((g.best for g in groups), key=lambda p: rank_key(p, objective))
+    if best.offer == chosen[0].offer and best.plan.nodes == chosen[0].nodes:
+        return None
+    return _option(workload, best, catalog, rules, now, target_hours=target)
+
+
+def _build(
+    workload: Workload,
+    priced: Priced,
+    objective: PlanObjective,
+    sure: float | None,
+    catalog: Catalog,
+    rules: Mapping[str, BillingRule],
+    now: datetime,
+    *,
+    rank: int = 0,
+    target: float | None = None,
+) -> Option:
+    """One option as shown: with a budget alone, priced for the work the budget buys on it;
+    a spot option says what its risk buys against the sure plan."""
+    extra = spot_risk(priced, sure, objective)
+    if objective.kind is ObjectiveKind.MOST_WORK_FOR_BUDGET and priced.expected_cost_usd > 0:
+        budget = objective.budget_usd or 0.0
+        # What the budget buys, within the largest work a workload may carry (a $1M budget
+        # on a 1M-parameter model buys more tokens than any run has trained).
+        tokens = min(priced.tokens * budget / priced.expected_cost_usd, MAX_TOKENS)
+        bought = replace(workload, tokens=tokens, budget_usd=None)
+        rule = rules.get(priced.offer.provider.lower(), rule_for(priced.offer.provider))
+        econ = economics(
+            bought,
+            priced.plan,
+            rule=rule,
+            spot=priced.offer.spot,
+            tokens_per_hour=tokens_per_hour(bought, priced.plan, Network.of(priced.offer)),
+            gpu_id=priced.offer.gpu_id,
         )
-        cluster_per_hour = price * ref.plan.nodes
-        affordable = workload.budget_usd / cluster_per_hour * ref.tokens_per_hour
-        capped = affordable < tokens
-        tokens = min(tokens, affordable)
-    return Work(
-        HoursBasis.DURATION,
-        tokens=tokens,
-        duration_hours=duration,
-        reference=ref,
-        budget_capped=capped,
-    )
-
-
-def _notes(work: Work, chosen: list[Option], *, any_safe: bool) -> list[str]:
-    """What the answer is priced for, and a word when no plan keeps the memory margin."""
-    notes: list[str] = []
-    if work.basis is HoursBasis.DEFAULT:
-        notes.append(
-            "no duration or token budget given: options are ranked by cost per billion "
-            "tokens trained; totals are for one day of running (say `2 days` or `on 2B tokens`)"
-        )
-    elif work.basis is HoursBasis.DURATION and work.reference is not None:
-        ref, tokens = work.reference, work.tokens or 0.0
-        late = sum(o.over_duration for o in chosen)
-        marked = f"; {late} shown take longer and are marked" if late else ""
-        if work.budget_capped:
-            bought = (
-                f"what the budget buys within {hours_text(work.duration_hours or 0.0)} on "
-                f"{_nodes_text(ref.plan)} (reference): {_fmt_tokens(tokens)} tokens"
-            )
-        else:
-            bought = (
-                f"{hours_text(work.duration_hours or 0.0)} ≈ {_fmt_tokens(tokens)} tokens on "
-                f"{_nodes_text(ref.plan)} (reference)"
-            )
-        notes.append(
-            f"{bought}; every option is priced for that work{marked}. "
-            "Say `on 2B tokens` to set the work yourself"
-        )
-    if chosen and not any_safe:
-        notes.append(
-            f"no layout keeps the memory safety margin ({HEADROOM_FRAC * 100:.0f} % of GPU "
-            f"memory, at least {HEADROOM_MIN_GIB:.0f} GiB) for this job: the options shown "
-            "are tight"
-        )
-    return notes
-
-
-def _nodes_text(plan: Plan) -> str:
-    """``8× H100 SXM 80GB`` or ``3 nodes × 8 H100 SXM 80GB``."""
-    name = get_gpu(plan.gpu_id).name
-    if plan.nodes > 1:
-        return f"{plan.nodes} nodes × {plan.gpus_per_node} {name}"
-    return f"{plan.gpus}× {name}"
-
-
-def _fmt_tokens(tokens: float) -> str:
-    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6)):
-        if tokens >= scale:
-            return f"{tokens / scale:.1f}{unit}"
-    return f"{tokens:.0f}"
+        cost = econ.expected_cost_usd(priced.offer.price_usd_per_hour)
+        priced = priced._replace(econ=econ, expected_cost_usd=cost)
+        workload = bought
+    return _option(workload, priced, catalog, rules, now, rank, target, extra)

@@ -209,7 +209,7 @@ def _caveats(
             )
         )
     elif gpu is not None and per_gpu < GPU_OUTLIER_FRAC * gpu[0]:
-        kind = "spot" if offer.spot else "on-demand"
+        kind = offer.kind
         out.append(
             Caveat(
                 CaveatKind.OUTLIER,

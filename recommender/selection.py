@@ -11,34 +11,40 @@ and an addition. :mod:`recommender.ranking` ranks what comes out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from recommender.billing import BillingRule, rule_for
 from recommender.catalog import Catalog, OfferGroup
 from recommender.caveats import Caveat, CaveatKind, Severity
 from recommender.economics import Economics, checkpoint_gib, economics
-from recommender.gpus import IntraNode, get_gpu
+from recommender.gpus import IntraNode
+from recommender.objective import ObjectiveKind, PlanObjective, objective_of
 from recommender.offers import Offer
-from recommender.throughput import Network, tokens_per_hour
+from recommender.scaling import MAX_NODES, MIN_HOURS_TO_SCALE, Scaled, ShapeScaling
+from recommender.throughput import Network
 from recommender.topology import LayoutSearch, Plan
 from recommender.workload import SpotPolicy, Workload
 
 __all__ = [
+    "FASTEST_COST_FACTOR",
     "MAX_NODES",
     "Fitted",
     "Priced",
     "PricedGroup",
+    "Runs",
     "allowed",
     "allows_shape",
+    "choose_nodes",
     "fitted_groups",
     "in_regions",
     "priced_offers",
     "shape_plan",
 ]
 
-# Largest cluster gpufit will propose for a single job.
-MAX_NODES = 64  # ours: beyond 512 GPUs the answer is a sales conversation, not a rental
+#: A faster node count is listed beside the chosen one while it costs at most this multiple
+#: of it: the answer's "fastest sensible" plan (ours: half as much again).
+FASTEST_COST_FACTOR = 1.5
 
 #: What an offer's plan depends on: GPU, GPUs per instance, link, fast fabric, host RAM.
 _Shape = tuple[str, int, IntraNode, bool, float | None]
@@ -63,6 +69,14 @@ class Priced(NamedTuple):
     @property
     def wall_hours(self) -> float:
         return self.econ.wall_hours
+
+    @property
+    def pessimistic_wall_hours(self) -> float:
+        return self.econ.pessimistic_wall_hours
+
+    @property
+    def pessimistic_cost_usd(self) -> float:
+        return self.econ.pessimistic_cost_usd(self.offer.price_usd_per_hour)
 
     @property
     def price_usd_per_hour(self) -> float:
@@ -107,12 +121,25 @@ def in_regions(workload: Workload, offer: Offer) -> bool:
 
 
 class Fitted(NamedTuple):
-    """An offer group the workload allows and the job fits on, with the group's plan and its
-    training rate (tokens per hour) on the group's network."""
+    """An offer group the workload allows and the job fits on, with the node counts its
+    shape can run it on (:class:`~recommender.scaling.ShapeScaling`): the fewest first."""
 
     group: OfferGroup
-    plan: Plan
-    tokens_per_hour: float
+    scaling: ShapeScaling
+
+    @property
+    def base(self) -> Scaled:
+        """The fewest nodes the job fits on, with its rate."""
+        assert self.scaling.base is not None  # fitted_groups keeps only groups that fit
+        return self.scaling.base
+
+    @property
+    def plan(self) -> Plan:
+        return self.base.plan
+
+    @property
+    def tokens_per_hour(self) -> float:
+        return self.base.tokens_per_hour
 
 
 def fitted_groups(workload: Workload, catalog: Catalog, search: LayoutSearch) -> list[Fitted]:
@@ -121,11 +148,10 @@ def fitted_groups(workload: Workload, catalog: Catalog, search: LayoutSearch) ->
 
     A plan depends only on the instance shape (GPU, GPUs per instance, link, fast fabric,
     host RAM) and a rate only on the plan and the network, not on the work asked (tokens,
-    duration, budget), so the reference layout (:mod:`recommender.work`) and the pricing
-    share them: one plan per shape and one rate per (shape, network), for this question.
+    duration, budget), so groups of one shape and network share one
+    :class:`~recommender.scaling.ShapeScaling` for this question.
     """
-    plans: dict[_Shape, Plan | None] = {}
-    rates: dict[tuple[_Shape, Network], float] = {}
+    scalings: dict[tuple[_Shape, Network], ShapeScaling] = {}
     out: list[Fitted] = []
     for group in catalog.groups:
         offer = group.offers[0]
@@ -133,16 +159,11 @@ def fitted_groups(workload: Workload, catalog: Catalog, search: LayoutSearch) ->
             continue
         if workload.regions and not any(in_regions(workload, o) for o in group.offers):
             continue
-        shape = shape_of(offer)
-        if shape not in plans:
-            plans[shape] = shape_plan(search, offer)
-        plan = plans[shape]
-        if plan is None:
-            continue
-        network = Network.of(offer)
-        if (shape, network) not in rates:
-            rates[shape, network] = tokens_per_hour(workload, plan, network)
-        out.append(Fitted(group, plan, rates[shape, network]))
+        key = (shape_of(offer), Network.of(offer))
+        if key not in scalings:
+            scalings[key] = ShapeScaling(workload, search, offer)
+        if scalings[key].base is not None:
+            out.append(Fitted(group, scalings[key]))
     return out
 
 
@@ -161,6 +182,9 @@ class PricedGroup(NamedTuple):
     within: list[Priced]
     #: How many of its offers are within the budget.
     feasible: int
+    #: Its best offer on every node count priced, fewest nodes first (the chosen one
+    #: among them): what the answer's fastest sensible plan is picked from.
+    scaled: list[Priced]
 
 
 def priced_offers(
@@ -169,6 +193,7 @@ def priced_offers(
     rules: Mapping[str, BillingRule],
     *,
     keep: int,
+    objective: PlanObjective | None = None,
 ) -> list[PricedGroup]:
     """Per offer group the job fits on (:func:`fitted_groups`), its allowed offers, priced,
     one per (instance, spot, price): of the allowed regions that list it
@@ -177,35 +202,47 @@ def priced_offers(
     are some (Lambda lists one price everywhere). The workload's regions, when it names
     some, have already narrowed the choice to the user's geography.
 
-    Only the offers the catalog's sanity checks keep are priced
-    (:func:`recommender.sanity.screen`); each offer group gets one plan and one set of
-    economics, so an offer's expected cost is two multiplications and an addition. A
-    group's offers come in rank order (its price points' order), so only its best and its
-    first ``keep`` within the workload's budget can be shown; the rest are counted.
+    Each group runs on the node count :func:`choose_nodes` picks for the ``objective``
+    (the workload's own by default) at the group's best price; every offer of the group
+    shares that plan and its economics, so an offer's expected cost is two multiplications
+    and an addition. Only the offers the catalog's sanity checks keep are priced
+    (:func:`recommender.sanity.screen`). A group's offers come in rank order (its price
+    points' order), so only its best and its first ``keep`` within the workload's budget
+    can be shown; the rest are counted.
     """
+    goal = objective or objective_of(workload)
     ckpt = checkpoint_gib(workload)
     budget = workload.budget_usd
     out: list[PricedGroup] = []
-    for group, plan, rate in fitted:
+    for group, scaling in fitted:
         shape = group.offers[0]
-        econ = economics(
-            workload,
-            plan,
-            rule=rules.get(shape.provider.lower(), rule_for(shape.provider)),
-            spot=shape.spot,
-            tokens_per_hour=rate,
-            checkpoint_size_gib=ckpt,
-            gpu_id=shape.gpu_id,
-        )
+        rule = rules.get(shape.provider.lower(), rule_for(shape.provider))
+
+        def econ_of(scaled: Scaled, shape: Offer = shape, rule: BillingRule = rule) -> Economics:
+            return economics(
+                workload,
+                scaled.plan,
+                rule=rule,
+                spot=shape.spot,
+                tokens_per_hour=scaled.tokens_per_hour,
+                checkpoint_size_gib=ckpt,
+                gpu_id=shape.gpu_id,
+            )
+
+        points = [
+            (point, places)
+            for point in group.prices
+            if (places := _in_regions(workload, point.offers))
+        ]
+        if not points:
+            continue
+        first = points[0][1][0]
+        runs = choose_nodes(scaling, econ_of, goal, first.price_usd_per_hour, budget)
+        plan, econ = runs.chosen
         best: Priced | None = None
         within: list[Priced] = []
         feasible = 0
-        for point in group.prices:
-            places = point.offers
-            if workload.regions:
-                places = tuple(o for o in places if in_regions(workload, o))
-                if not places:
-                    continue
+        for point, places in points:
             expected = econ.expected_cost_usd(places[0].price_usd_per_hour)
             fits_budget = budget is None or expected <= budget
             feasible += fits_budget
@@ -216,9 +253,108 @@ def priced_offers(
                 best = best or priced
                 if fits_budget and len(within) < keep:
                     within.append(priced)
-        if best is not None:
-            out.append(PricedGroup(best, within, feasible))
+        assert best is not None  # points is not empty
+        scaled = [
+            Priced(first, p, e, e.expected_cost_usd(first.price_usd_per_hour), (), best.doubtful)
+            for p, e in runs.priced
+        ]
+        out.append(PricedGroup(best, within, feasible, scaled))
     return out
+
+
+def _in_regions(workload: Workload, places: tuple[Offer, ...]) -> tuple[Offer, ...]:
+    if not workload.regions:
+        return places
+    return tuple(o for o in places if in_regions(workload, o))
+
+
+class Runs(NamedTuple):
+    """The node counts priced for one offer group, and the one chosen."""
+
+    chosen: tuple[Plan, Economics]
+    #: Every count priced, fewest nodes first.
+    priced: list[tuple[Plan, Economics]]
+
+
+def choose_nodes(
+    scaling: ShapeScaling,
+    econ_of: Callable[[Scaled], Economics],
+    objective: PlanObjective,
+    price_usd_per_hour: float,
+    budget_usd: float | None,
+) -> Runs:
+    """The node count an offer group runs on, at its best price:
+
+    * with a deadline, the fewest nodes whose pessimistic hours meet it (powers of two,
+      then bisection between the last that missed and the first that met); the fastest
+      count priced when none meets it;
+    * otherwise the count with the best :meth:`PlanObjective.score` within the budget
+      (the cheapest count when none is within it), stopping once two counts in a row
+      score worse than the best.
+
+    Counts beyond the chosen one are priced while they cost at most
+    :data:`FASTEST_COST_FACTOR` × the chosen one and the count before took longer than
+    :data:`~recommender.scaling.MIN_HOURS_TO_SCALE`, for the answer's fastest sensible plan.
+    """
+    priced: list[tuple[Plan, Economics]] = []
+
+    def cost(econ: Economics) -> float:
+        return econ.expected_cost_usd(price_usd_per_hour)
+
+    def score(econ: Economics) -> float:
+        return objective.score(
+            expected_cost_usd=cost(econ),
+            pessimistic_cost_usd=econ.pessimistic_cost_usd(price_usd_per_hour),
+            wall_hours=econ.wall_hours,
+            pessimistic_wall_hours=econ.pessimistic_wall_hours,
+            tokens=econ.tokens,
+        )
+
+    def rank(econ: Economics) -> tuple[int, float]:
+        over = budget_usd is not None and cost(econ) > budget_usd
+        return (int(over), cost(econ) if over else score(econ))
+
+    deadline = objective.kind is ObjectiveKind.CHEAPEST_MEETING_DEADLINE
+    chosen: tuple[Plan, Economics] | None = None
+    worse = 0
+    previous: Scaled | None = None
+    for scaled in scaling.counts():
+        econ = econ_of(scaled)
+        if chosen is not None:
+            # Past the chosen count: faster only while it costs little more, and never to
+            # save time on a run that already takes under MIN_HOURS_TO_SCALE.
+            if cost(econ) > FASTEST_COST_FACTOR * cost(chosen[1]):
+                break
+            if priced[-1][1].wall_hours <= MIN_HOURS_TO_SCALE:
+                break
+            priced.append((scaled.plan, econ))
+            if not deadline:
+                if rank(econ) < rank(chosen[1]):
+                    chosen, worse = (scaled.plan, econ), 0
+                else:
+                    worse += 1
+                    if worse >= 2:
+                        break
+            continue
+        if deadline and econ.meets_deadline and previous is not None:
+            # Fewer nodes between the last count that missed and this one may meet it too.
+            low, high = previous.nodes, scaled.nodes
+            while high - low > 1:
+                mid = (low + high) // 2
+                between = scaling.at(mid)
+                mid_econ = econ_of(between) if between is not None else None
+                if between is not None and mid_econ is not None and mid_econ.meets_deadline:
+                    high, scaled, econ = mid, between, mid_econ
+                else:
+                    low = mid
+        priced.append((scaled.plan, econ))
+        if not deadline or econ.meets_deadline:
+            chosen = (scaled.plan, econ)
+        previous = scaled
+    if chosen is None:  # a deadline none meets: the fastest count priced
+        chosen = min(priced, key=lambda run: (run[1].pessimistic_wall_hours, cost(run[1])))
+    priced.sort(key=lambda run: run[0].nodes)
+    return Runs(chosen, priced)
 
 
 def _regions_note(places: tuple[Offer, ...]) -> tuple[Caveat, ...]:
@@ -234,10 +370,5 @@ def _regions_note(places: tuple[Offer, ...]) -> tuple[Caveat, ...]:
 def shape_plan(search: LayoutSearch, offer: Offer) -> Plan | None:
     """The fewest whole nodes of the offer's instance shape the job fits on, more than one
     only over a fast fabric; a GPU count the workload names is evaluated as is."""
-    return search.fit_on_nodes(
-        get_gpu(offer.gpu_id),
-        gpus_per_node=offer.gpu_count,
-        max_nodes=MAX_NODES,
-        multi_node=offer.fabric.fast,
-        host_ram_gib=offer.ram_gib,
-    )
+    base = ShapeScaling(search.workload, search, offer).base
+    return None if base is None else base.plan

@@ -14,6 +14,7 @@ from enum import StrEnum
 from recommender.models import Architecture
 
 __all__ = [
+    "MAX_TOKENS",
     "HardwareRequest",
     "LossKernel",
     "MemorySavers",
@@ -26,6 +27,11 @@ __all__ = [
     "SpotPolicy",
     "Workload",
 ]
+
+
+#: The largest token budget a workload may carry: 1e15 tokens, ~65× the 15T of the largest
+#: published pretraining runs (Llama 3, §3.1), so a larger figure is a typo or a unit error.
+MAX_TOKENS = 1e15
 
 
 class Method(StrEnum):
@@ -229,6 +235,11 @@ class Workload:
     virtual_stages: int | None = None
     #: ``3d parallel``: split the model (TP/PP/CP) even where sharding alone would fit.
     model_parallel: bool = False
+    #: ``time is worth $2k/day`` (``no rush``: 0); ``None`` takes the default of
+    #: :mod:`recommender.objective`.
+    time_value_usd_per_day: float | None = None
+    #: ``we already have 4x A100``: :attr:`hardware` is owned, priced at $0 rental.
+    owned: bool = False
     assumed: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     text: str = field(default="", compare=False)
@@ -240,10 +251,18 @@ class Workload:
             raise ValueError("micro-batch must be between 1 and 65536")
         if self.duration_hours is not None and not 0 < self.duration_hours <= 24 * 366:
             raise ValueError("duration must be between a minute and a year")
-        if self.tokens is not None and not 0 < self.tokens <= 1e15:
+        if self.tokens is not None and not 0 < self.tokens <= MAX_TOKENS:
             raise ValueError("token budget must be positive and below 1e15")
         if self.budget_usd is not None and not 0 < self.budget_usd <= 1e9:
             raise ValueError("budget must be positive and below $1B")
+        if self.time_value_usd_per_day is not None and not (
+            0 <= self.time_value_usd_per_day <= 1e7
+        ):
+            raise ValueError("the value of a day must be between $0 and $10M")
+        if self.owned and (
+            self.hardware is None or self.hardware.gpu_id is None or self.hardware.count is None
+        ):
+            raise ValueError("owned hardware names a GPU and a count")
         if not 1 <= self.group_size <= 1024:
             raise ValueError("GRPO group size must be between 1 and 1024")
         if not 1 <= self.lora_rank <= 4096:

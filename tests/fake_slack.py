@@ -196,6 +196,8 @@ class FakeSlack:
         #: Every message posted (``chat.postMessage``), as conversations.replies returns it.
         self._posted: list[dict[str, Any]] = []
         self.violations: list[str] = []
+        #: ``users.info`` answers: user id → IANA time zone (unknown users: user_not_found).
+        self.user_zones: dict[str, str] = {}
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -434,6 +436,12 @@ class FakeSlack:
             }
             scopes = {"x-oauth-scopes": "commands,chat:write,chat:write.public,app_mentions:read"}
             return 200, {**json_type, **scopes}, json.dumps(identity)
+        if method == "users.info":  # the user's IANA time zone, as Slack's user object has it
+            user = str(body.get("user", ""))
+            zone = self.user_zones.get(user)
+            if zone is None:
+                return 200, json_type, json.dumps({"ok": False, "error": "user_not_found"})
+            return 200, json_type, json.dumps({"ok": True, "user": {"id": user, "tz": zone}})
         if method in ("chat.postMessage", "chat.update"):
             with self._lock:
                 self._ts += 100

@@ -52,7 +52,7 @@ MIN_REPEAT_DROP_FRAC = 0.15  # ours: a 15 % cut changes which option a team pick
 #: Prices older than this earn a stale-price caveat in an alert.
 STALE_AFTER_HOURS = 48.0  # the same two-day rule the answers use (recommender.ranking)
 #: Largest cluster a multi-node watch count may be made of.
-MAX_NODES = 64  # the same ceiling the ranking proposes for one job (recommender.ranking)
+MAX_NODES = 2048  # the same ceiling the ranking proposes for one job (recommender.scaling)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +76,7 @@ class PricePoint:
     def where(self) -> str:
         o = self.offer
         shape = f"{self.nodes}× {o.instance_type}" if self.nodes > 1 else o.instance_type
-        kind = "spot" if o.spot else "on-demand"
+        kind = o.kind
         zone = f"/{o.zone}" if o.zone else ""
         return f"{o.provider} {shape} ({o.gpu_count}× {o.gpu_id}, {kind}) in {o.region}{zone}"
 

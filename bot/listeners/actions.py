@@ -33,6 +33,7 @@ from bot.render.blocks import (
 )
 from bot.render.limits import Message
 from bot.services import Services
+from bot.user_zone import zone_for
 
 __all__ = ["ACTIONS", "CLICK_CLAIM_TTL_S", "Click", "claim_click", "on_click"]
 
@@ -122,6 +123,12 @@ async def on_click(
     )
 
 
+def _user(body: dict[str, Any]) -> str | None:
+    """The id of the user who clicked."""
+    user = (body.get("user") or {}).get("id")
+    return str(user) if user else None
+
+
 async def _refine(click: Click) -> None:
     """More options / spot only / on-demand only: the same question, re-answered."""
     action_id = click.action["action_id"]
@@ -132,6 +139,7 @@ async def _refine(click: Click) -> None:
         follow_up=_REFINEMENTS[action_id] or None,
         top=min(click.top * MORE_FACTOR, MORE_MAX) if more else click.top,
         ephemeral=bool(_container(click.body).get("is_ephemeral")),
+        zone=await zone_for(click.services, click.value, _user(click.body)),
     )
     await _deliver(click.body, click.respond, click.client, result.message)
 
@@ -140,7 +148,8 @@ async def _post(click: Click) -> None:
     """Post the answer to the channel for everyone (once, however often it is clicked)."""
     if not await claim_click(click.services.redis, click.body, click.action):
         return
-    result = await answer(click.services, click.value, top=click.top, ephemeral=False)
+    zone = await zone_for(click.services, click.value, _user(click.body))
+    result = await answer(click.services, click.value, top=click.top, ephemeral=False, zone=zone)
     await click.respond(
         response_type="in_channel", replace_original=False, **result.message.kwargs()
     )

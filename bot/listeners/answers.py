@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import ParamSpec, TypeVar
 
 from bot.answer_cache import Answer
@@ -150,6 +150,7 @@ async def answer(
     follow_up: str | None = None,
     top: int,
     ephemeral: bool,
+    zone: tzinfo | None = None,
 ) -> Answer:
     """Parse, recommend and render: the ranked answer to ``question`` (refined by ``follow_up``).
 
@@ -164,8 +165,8 @@ async def answer(
     """
     query = _query(question, follow_up)
     catalog = await services.catalog()
-    now = services.now()
-    key = (question, follow_up, top, ephemeral)
+    now = _local(services.now(), zone)
+    key = (question, follow_up, top, ephemeral, str(now.tzinfo))
     cached = services.answers.get(key, catalog, now)
     if cached is not None:
         return cached
@@ -182,6 +183,7 @@ def answer_now(
     follow_up: str | None = None,
     top: int,
     ephemeral: bool,
+    zone: tzinfo | None = None,
 ) -> Answer | None:
     """:func:`answer`, when it needs no waiting: the catalog is at hand
     (``services.catalog_now``) and small (:data:`ON_LOOP_OFFERS`), so the answer is computed
@@ -196,13 +198,18 @@ def answer_now(
     if catalog is None or len(catalog) > ON_LOOP_OFFERS:
         return None
     query = _query(question, follow_up)
-    now = services.now()
-    key = (question, follow_up, top, ephemeral)
+    now = _local(services.now(), zone)
+    key = (question, follow_up, top, ephemeral, str(now.tzinfo))
     result = services.answers.get(key, catalog, now)
     if result is None:
         result = _compute(query, follow_up, catalog, now, top, ephemeral, services.metrics)
         services.answers.put(key, catalog, now, result)
     return result
+
+
+def _local(now: datetime, zone: tzinfo | None) -> datetime:
+    """``now`` in the asker's time zone (deadlines such as "by Friday" are read in it)."""
+    return now if zone is None else now.astimezone(zone)
 
 
 def _query(question: str, follow_up: str | None) -> str:

@@ -24,6 +24,7 @@ from bot.listeners.errors import failure_message, reported, reporting
 from bot.render.blocks import render_gpus, render_help, render_working
 from bot.render.limits import Message
 from bot.services import Services
+from bot.user_zone import zone_for
 from recommender import all_gpus
 
 __all__ = ["ACK_BUDGET_S", "COMMAND", "on_gpufit"]
@@ -67,16 +68,19 @@ async def on_gpufit(
     if sub == "prices":
         work = prices(services, rest)
     else:
+        # A calendar deadline ("by Friday") is read in the asker's time zone, which Slack
+        # tells only when asked (bot.user_zone); a question without one needs no lookup.
+        zone = await zone_for(services, text, command.get("user_id"))
         # With the catalog at hand the answer is ready now: ack it without a task and a wait.
         try:
-            ready = answer_now(services, text, top=top, ephemeral=True)
+            ready = answer_now(services, text, top=top, ephemeral=True, zone=zone)
         except Exception as exc:
             await ack(failure_message(exc).response_json("ephemeral"))
             return
         if ready is not None:
             await ack(ready.message.response_json("ephemeral"))
             return
-        work = _message(answer(services, text, top=top, ephemeral=True))
+        work = _message(answer(services, text, top=top, ephemeral=True, zone=zone))
     task = asyncio.create_task(work, name="gpufit-answer")
     done, _ = await asyncio.wait({task}, timeout=ACK_BUDGET_S)
     if task in done:

@@ -37,6 +37,7 @@ from bot.listeners.errors import failure_message
 from bot.outbox import MAX_REPLY_ATTEMPTS, ReplyJob, ReplyOutbox
 from bot.render.blocks import render_help
 from bot.services import Services
+from bot.user_zone import zone_for
 
 __all__ = [
     "REPLY_EVENT_TYPE",
@@ -258,10 +259,13 @@ async def _render(services: Services, job: ReplyJob, top: int) -> dict[str, Any]
     key = thread_key(job.team_id, job.channel, job.thread_ts)
     try:
         previous = await _previous(services.redis, key)
+        zone = await zone_for(services, f"{previous or ''} {text}", job.user or None)
         if previous is None:
-            result = await answer(services, text, top=top, ephemeral=False)
+            result = await answer(services, text, top=top, ephemeral=False, zone=zone)
         else:
-            result = await answer(services, previous, follow_up=text, top=top, ephemeral=False)
+            result = await answer(
+                services, previous, follow_up=text, top=top, ephemeral=False, zone=zone
+            )
         await _remember(services.redis, key, result.query)
     except Exception as exc:  # the one error handler's words (logged there), posted in thread
         return failure_message(exc).kwargs()

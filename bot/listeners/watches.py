@@ -164,7 +164,7 @@ async def handle_watch_button(
         return
     [offer] = found
     threshold_usd = round(offer.price_usd_per_hour * (1 - BUTTON_DROP_FRAC), 2)
-    kind = "spot" if offer.spot else "on-demand"
+    kind = offer.kind
     place = f"on {offer.provider} in {offer.region}"
     spec = WatchSpec(
         threshold=Threshold(threshold_usd, PriceBasis.INSTANCE_HOUR),

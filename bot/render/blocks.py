@@ -32,6 +32,7 @@ from bot.render.text import (
     memory_text,
     money,
     per_btok_text,
+    scaling_lines,
 )
 from recommender import (
     Caveat,
@@ -155,7 +156,7 @@ def _why(option: Option, rec: Recommendation) -> str:
 
 def _option_text(option: Option, rec: Recommendation) -> str:
     o = option.offer
-    kind = "spot" if o.spot else "on-demand"
+    kind = o.kind
     e = escape_mrkdwn
     per = per_btok_text(option.usd_per_btok)
     finish = finish_text(option, rec.hours_basis)
@@ -163,6 +164,8 @@ def _option_text(option: Option, rec: Recommendation) -> str:
         finish += " :warning:"
     if rec.hours_basis is HoursBasis.DEFAULT:
         cost = f"one day {money(option.expected_cost_usd)} · *{per}*"
+    elif rec.hours_basis is HoursBasis.BUDGET:
+        cost = f"your budget *{money(option.expected_cost_usd)}* · {per}"
     else:
         cost = f"whole run *{money(option.expected_cost_usd)}* · {per}"
     return (
@@ -240,6 +243,8 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
         blocks.append(_context("Assumed: " + e("; ".join(w.assumed))))
     if w.ignored:
         blocks.append(_context("Not understood (ignored): " + e(", ".join(w.ignored))))
+    if rec.objective is not None:
+        blocks.append(_context("*" + e(rec.objective.text) + "*"))
     shared = _shared_caveats(rec.options)
     if rec.options:
         best = rec.options[0].plan
@@ -272,11 +277,15 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
                     )
                 )
             )
+        scaling = scaling_lines(rec)
+        if scaling:
+            blocks.append(_context("\n".join(e(line) for line in scaling)))
         hidden = rec.feasible - len(rec.options)
         if hidden > 0:
             blocks.append(_context(f"{hidden} more option(s) fit: press *More options*."))
     else:
-        blocks.append(_section("*No offer in the catalog can run this job as asked.*"))
+        reasons = "\n".join("• " + e(reason) for reason in rec.empty_reasons)
+        blocks.append(_section("*No offer in the catalog can run this job as asked:*\n" + reasons))
     if rec.over_budget is not None:
         gap = rec.over_budget
         o = gap.cheapest.offer
@@ -379,7 +388,7 @@ def render_prices(
     if not ranked:
         blocks.append(_section(f"No offer for {e(gpu.name)} in the current price data."))
     for i, o in enumerate(ranked, start=1):
-        kind = "spot" if o.spot else "on-demand"
+        kind = o.kind
         zone = f" ({e(o.zone)})" if o.zone else ""
         blocks.append(
             _section(

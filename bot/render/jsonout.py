@@ -15,6 +15,7 @@ from recommender import (
     Estimate,
     Option,
     Plan,
+    PlanObjective,
     Recommendation,
     SourceInfo,
     Work,
@@ -82,6 +83,8 @@ def workload_doc(w: Workload) -> JSON:
         "providers": sorted(w.providers),
         "regions": list(w.regions),
         "lora_rank": w.lora_rank if not w.method.trains_all_weights else None,
+        "time_value_usd_per_day": w.time_value_usd_per_day,
+        "owned_hardware": w.owned,
         "assumed": list(w.assumed),
         "ignored": list(w.ignored),
     }
@@ -227,6 +230,18 @@ def work_doc(work: Work) -> JSON:
     }
 
 
+def objective_doc(objective: PlanObjective) -> JSON:
+    """What the ranking optimised (:mod:`recommender.objective`)."""
+    return {
+        "kind": objective.kind.value,
+        "deadline_hours": objective.deadline_hours,
+        "time_value_usd_per_day": objective.time_value_usd_per_day,
+        "time_value_stated": objective.time_value_stated,
+        "budget_usd": objective.budget_usd,
+        "text": objective.text,
+    }
+
+
 def recommendation_document(rec: Recommendation, *, query: str) -> JSON:
     """The ``gpufit ask --json`` document."""
     budget = None
@@ -258,6 +273,10 @@ def recommendation_document(rec: Recommendation, *, query: str) -> JSON:
         "options": [option_doc(o, rec.workload) for o in rec.options],
         "budget": budget,
         "alternative": alternative,
+        "objective": None if rec.objective is None else objective_doc(rec.objective),
+        "fastest": None if rec.fastest is None else option_doc(rec.fastest, rec.workload),
+        "cheapest": None if rec.cheapest is None else option_doc(rec.cheapest, rec.workload),
+        "empty_reasons": list(rec.empty_reasons),
         "layouts": [plan_doc(p) for p in rec.layouts],
         "sources": [source_doc(s, rec.generated_at) for s in rec.sources],
         "notes": list(rec.notes),

@@ -39,7 +39,7 @@ def render_launch_files(option: Option, files: LaunchFiles, *, query: str) -> Me
     """An option's ``task.yaml`` and ``accelerate.yaml`` as code blocks, with how to use them."""
     o = option.offer
     e = escape_mrkdwn
-    kind = "spot" if o.spot else "on-demand"
+    kind = o.kind
     blocks: list[Block] = [
         _header(f"Launch files · option {option.rank}"),
         _echo(query),

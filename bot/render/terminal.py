@@ -13,6 +13,7 @@ from bot.render.text import (
     layout_text,
     memory_text,
     money,
+    scaling_lines,
     tokens_text,
 )
 from recommender import (
@@ -32,18 +33,19 @@ def _options_table(options: tuple[Option, ...], *, basis: HoursBasis) -> Table:
     """One row per option: price, the cost of the work and per billion tokens (the rank
     order), the time to finish it, and memory per GPU with what is left free."""
     default = basis is HoursBasis.DEFAULT
+    budget = basis is HoursBasis.BUDGET
     table = Table(show_lines=False, header_style="bold", expand=False)
     table.add_column("#", justify="right")
     table.add_column("provider / instance")
     table.add_column("region")
     table.add_column("layout")
     table.add_column("$/h", justify="right")
-    table.add_column("1 day" if default else "total", justify="right")
+    table.add_column("1 day" if default else "budget" if budget else "total", justify="right")
     table.add_column("$/B tok", justify="right")
     table.add_column("time per B tok" if default else "time", justify="right")
     table.add_column("mem/GPU (free)", justify="right")
     for o in options:
-        kind = "spot" if o.offer.spot else "on-demand"
+        kind = o.offer.kind
         time = hours_text(o.hours_per_btok if default else o.wall_hours)
         plan = o.plan
         mem = (
@@ -111,6 +113,8 @@ def render_recommendation(rec: Recommendation) -> RenderableType:
         out.append(Text("assumed: " + "; ".join(w.assumed), style="dim"))
     if w.ignored:
         out.append(Text("ignored (not understood): " + ", ".join(w.ignored), style="yellow"))
+    if rec.objective is not None:
+        out.append(Text(rec.objective.text, style="bold"))
     if rec.options:
         best = rec.options[0]
         out.append(Text(f"memory: {memory_text(best.plan)}"))
@@ -121,12 +125,14 @@ def render_recommendation(rec: Recommendation) -> RenderableType:
             out.append(work)
         out.append(_options_table(rec.options, basis=rec.hours_basis))
         out.extend(_caveat_lines(rec.options))
+        out.extend(Text(line, style="green") for line in scaling_lines(rec))
         if rec.feasible > len(rec.options):
             out.append(
                 Text(f"{rec.feasible - len(rec.options)} more options: use --top N", style="dim")
             )
     else:
-        out.append(Text("No offer in the catalog can run this job as asked.", style="bold red"))
+        out.append(Text("No offer in the catalog can run this job as asked:", style="bold red"))
+        out.extend(Text(f"  • {reason}", style="red") for reason in rec.empty_reasons)
     if rec.over_budget is not None:
         gap = rec.over_budget
         cheapest = gap.cheapest

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import math
 
-from recommender import HoursBasis, Option, Plan, Workload, get_gpu, hours_text
+from recommender import (
+    HoursBasis,
+    Option,
+    Plan,
+    Recommendation,
+    Workload,
+    get_gpu,
+    hours_text,
+)
 
 __all__ = [
     "describe_workload",
@@ -18,6 +26,7 @@ __all__ = [
     "memory_text",
     "money",
     "per_btok_text",
+    "scaling_lines",
     "tokens_text",
 ]
 
@@ -47,6 +56,7 @@ def finish_text(option: Option, basis: HoursBasis) -> str:
     options differ in what they train, the time for one billion tokens."""
     if basis is HoursBasis.DEFAULT:
         return f"1B tokens in {hours_text(option.hours_per_btok)}"
+    # A budget alone (each option trains what it buys) or set work: what and how long.
     return f"{tokens_text(option.tokens)} tokens in {hours_text(option.wall_hours)}"
 
 
@@ -99,3 +109,18 @@ def memory_text(plan: Plan) -> str:
         f"{m.optimizer_gib:.1f}, activations {m.activations_gib:.1f}, overhead "
         f"{m.overhead_gib:.1f}; headroom {plan.headroom_frac * 100:.0f} %)"
     )
+
+
+def scaling_lines(rec: Recommendation) -> list[str]:
+    """The fastest sensible plan and the cheapest one, when they differ from the first."""
+    out: list[str] = []
+    for label, option in (("fastest sensible", rec.fastest), ("cheapest", rec.cheapest)):
+        if option is None:
+            continue
+        o = option.offer
+        kind = o.kind
+        out.append(
+            f"{label}: {layout_text(option.plan)} on {o.provider} {o.instance_type} ({kind}), "
+            f"{hours_text(option.wall_hours)} for {money(option.expected_cost_usd)}"
+        )
+    return out

@@ -201,7 +201,7 @@ class TestNeverMatches:
     def test_workload_that_fits_no_gpu(self) -> None:
         """A workload too big for any GPU at any count is refused."""
         with pytest.raises(ImpossibleWatchError, match="any GPU gpufit knows"):
-            self._check("watch 9T full pretraining 2 days under $5000")
+            self._check("watch 9T pretraining seq 1048576 micro-batch 64 2 days under $5000")
 
     def test_workload_that_fits_not_on_its_named_hardware(self) -> None:
         """A workload pinned to hardware it cannot fit on is refused, naming that hardware."""

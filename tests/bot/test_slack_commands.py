@@ -15,7 +15,7 @@ from bot.listeners import commands
 from bot.services import Services
 from bot.settings import Settings
 from recommender import Catalog
-from tests.bot.slack_requests import FORM, command_body, request
+from tests.bot.slack_requests import FORM, USER_ID, command_body, request
 from tests.fake_slack import FakeSlack
 
 
@@ -227,3 +227,33 @@ class TestBadInput:
         assert "Traceback" not in text
         incident = text.split("incident `")[1].split("`")[0]
         assert any(incident in r.getMessage() for r in caplog.records)
+
+
+class TestTimeZone:
+    """A calendar deadline is read in the asker's time zone, from Slack's ``users.info``."""
+
+    async def test_by_friday_is_the_end_of_the_askers_friday(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """The tests' clock is Saturday 21 Nov 12:00 UTC: at UTC+14 it is already Sunday,
+        and the end of Friday comes 14 hours sooner than in UTC."""
+        question = "llama-3-8b lora on 2B tokens by Friday"
+        fake_slack.user_zones[USER_ID] = "Pacific/Kiritimati"
+        local = _all_text(await _command(app, fake_slack, question))
+        assert "(+14), 142 h from" in local
+        assert len(fake_slack.calls("users.info")) == 1
+        again = _all_text(await _command(app, fake_slack, question))
+        assert "(+14), 142 h from" in again
+        assert len(fake_slack.calls("users.info")) == 1  # kept in Redis for a day
+
+    async def test_without_a_zone_from_slack_deadlines_are_read_in_utc(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        text = _all_text(await _command(app, fake_slack, "llama-3-8b lora on 2B tokens by Friday"))
+        assert "(UTC), 156 h from" in text
+
+    async def test_a_question_without_a_calendar_day_does_not_ask_slack(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        await _command(app, fake_slack, "llama-3-8b lora on 2B tokens in 3 days")
+        assert fake_slack.calls("users.info") == []

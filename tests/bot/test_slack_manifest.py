@@ -44,6 +44,8 @@ class TestManifest:
             # answer was lost (docs/alerts.md), instead of posting it twice.
             "channels:history",
             "groups:history",
+            # users.info: the asker's time zone, for deadlines such as "by Friday".
+            "users:read",
         }
         assert manifest["settings"]["interactivity"]["is_enabled"] is True
         assert manifest["settings"]["interactivity"]["request_url"].endswith(EVENTS_PATH)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from recommender.caveats import CaveatKind
 from recommender.offers import Fabric, Offer
-from recommender.ranking import HoursBasis, rank, recommend
+from recommender.ranking import HoursBasis, Recommendation, rank, recommend
 from recommender.workload import HardwareRequest, Method, Precision, SpotPolicy
 from tests.factories import (
     A100_GCP,
@@ -30,6 +30,20 @@ def _rec(w=None, *offers: Offer, **kw):  # type: ignore[no-untyped-def]
     return recommend(w or workload(duration_hours=48), catalog(*offers), now=NOW, **kw)
 
 
+def _score(rec: Recommendation) -> float:
+    """The first option's score under the answer's objective."""
+    best, objective = rec.best, rec.objective
+    assert best is not None
+    assert objective is not None
+    return objective.score(
+        expected_cost_usd=best.expected_cost_usd,
+        pessimistic_cost_usd=best.pessimistic_cost_usd,
+        wall_hours=best.wall_hours,
+        pessimistic_wall_hours=best.pessimistic_wall_hours,
+        tokens=best.tokens,
+    )
+
+
 class TestFeasibility:
     def test_options_only_where_the_job_fits(self) -> None:
         """A full fine-tune of an 8B model never lands on one 24 GB L4."""
@@ -39,12 +53,17 @@ class TestFeasibility:
 
     def test_small_job_fits_on_a_small_gpu(self) -> None:
         """QLoRA of an 8B model fits on a single L4, and for a small token budget it is the
-        cheapest option (the H100 node bills a whole hour for a few minutes' work)."""
+        cheapest option: first with `no rush`, and named as the cheapest beside the faster
+        H100 node when time has its default value."""
         w = workload(method=Method.QLORA, precision=Precision.BF16_TRUE, tokens=1e6)
+        no_rush = _rec(replace(w, time_value_usd_per_day=0.0), L4_SINGLE, H100_OD)
+        assert no_rush.best is not None
+        assert no_rush.best.offer.gpu_id == "L4"
+        assert no_rush.best.plan.gpus == 1
         rec = _rec(w, L4_SINGLE, H100_OD)
         assert rec.best is not None
-        assert rec.best.offer.gpu_id == "L4"
-        assert rec.best.plan.gpus == 1
+        first_is_l4 = rec.best.offer.gpu_id == "L4"
+        assert first_is_l4 or (rec.cheapest is not None and rec.cheapest.offer.gpu_id == "L4")
 
     def test_multi_node_needs_a_fast_fabric(self) -> None:
         """A job too big for one node is offered multi-node only over InfiniBand/EFA/RoCE."""
@@ -167,9 +186,13 @@ class TestBudget:
         """Over budget on a full fine-tune, gpufit points at LoRA/QLoRA for the same work:
         with a budget between the cheapest LoRA run and the cheapest full run of 100M tokens,
         the answer is over budget and names the adapter method that fits."""
-        full = _rec(workload(tokens=1e8), H100_OD, L4_SINGLE).options[0].expected_cost_usd
+
+        def cheapest(rec: Recommendation) -> float:
+            return min(o.expected_cost_usd for o in (*rec.options, rec.cheapest) if o)
+
+        full = cheapest(_rec(workload(tokens=1e8), H100_OD, L4_SINGLE))
         lora_w = workload(tokens=1e8, method=Method.LORA, precision=Precision.BF16_TRUE)
-        lora = _rec(lora_w, H100_OD, L4_SINGLE).options[0].expected_cost_usd
+        lora = cheapest(_rec(lora_w, H100_OD, L4_SINGLE))
         assert lora < full  # adapters skip the weight gradients and the full optimizer step
         w = workload(tokens=1e8, budget_usd=(lora + full) / 2)
         rec = _rec(w, H100_OD, L4_SINGLE)
@@ -243,26 +266,31 @@ _OFFER_POOL = [H100_OD, H100_SPOT, A100_GCP, L4_SINGLE, L40S_4X, LAMBDA_H100]
 class TestInvariants:
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(
-        offers=st.lists(st.sampled_from(_OFFER_POOL), min_size=1, max_size=6),
+        offers=st.lists(
+            st.sampled_from([o for o in _OFFER_POOL if not o.spot]), min_size=1, max_size=6
+        ),
         discount=st.floats(min_value=0.05, max_value=0.95),
         pick=st.integers(min_value=0, max_value=5),
     )
-    def test_a_cheaper_equivalent_offer_never_makes_the_top_pick_dearer(
+    def test_a_cheaper_equivalent_offer_never_makes_the_top_pick_worse(
         self, offers: list[Offer], discount: float, pick: int
     ) -> None:
-        """Adding a strictly cheaper copy of an offer never raises the best expected cost."""
+        """Adding a strictly cheaper copy of an on-demand offer never worsens the first
+        option's score under the answer's objective (cost, and hours past the stated 12 h at
+        the time value). With spot in the catalog a cheaper sure plan may, by design, move a
+        spot plan whose worst case it now makes too risky below it (test_objective.py)."""
         w = workload(duration_hours=12)
-        before = recommend(w, catalog(*offers), now=NOW).best
+        before = recommend(w, catalog(*offers), now=NOW)
         base = offers[pick % len(offers)]
         cheaper = replace(
             base,
             instance_type=base.instance_type + "-promo",
             price_usd_per_hour=base.price_usd_per_hour * discount,
         )
-        after = recommend(w, catalog(*offers, cheaper), now=NOW).best
-        if before is not None:
-            assert after is not None
-            assert after.expected_cost_usd <= before.expected_cost_usd + 1e-9
+        after = recommend(w, catalog(*offers, cheaper), now=NOW)
+        if before.best is not None:
+            assert after.best is not None
+            assert _score(after) <= _score(before) + 1e-9
 
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(
@@ -326,8 +354,10 @@ class TestOffloadOnTheSameWork:
         assert small.over_duration
         assert not big.over_duration
         assert any(c.kind is CaveatKind.OVER_DURATION for c in small.caveats)
-        costs = [o.expected_cost_usd for o in rec.options]
-        assert costs == sorted(costs)
+        # The hours beyond the stated two days count at the time value: the slow single GPU,
+        # though cheaper, ranks after the node that does the work in time.
+        assert small.expected_cost_usd < big.expected_cost_usd
+        assert [o.offer.gpu_count for o in rec.options] == [8, 1]
 
     def test_offload_still_offered_when_it_is_all_that_fits(self) -> None:
         """If only an offload layout exists, it is the answer, with its caveat."""

@@ -3,26 +3,21 @@
 from __future__ import annotations
 
 import gc
-from dataclasses import replace
 
 import pytest
 
 from recommender.billing import RULES
 from recommender.catalog import Catalog
-from recommender.caveats import CaveatKind, Severity
-from recommender.costing import Option, price_option
 from recommender.feeds.bundled import load_bundled
 from recommender.gpus import get_gpu
 from recommender.layouts import evaluate, fit_on_nodes
 from recommender.parse import parse_workload
 from recommender.ranking import rank, recommend
-from recommender.sanity import doubtful, screen
-from recommender.selection import MAX_NODES, allowed, fitted_groups, priced_offers, shape_plan
+from recommender.selection import allowed, fitted_groups, priced_offers, shape_plan
 from recommender.throughput import Network, tokens_per_hour
 from recommender.topology import LayoutSearch
-from recommender.work import reference
 from recommender.workload import Method, Workload
-from tests.factories import NOW, catalog, model, offer, workload
+from tests.factories import NOW, model, workload
 
 #: Workloads whose fewest nodes on small GPUs range from 1 to dozens, or none at all.
 WORKLOADS = [
@@ -87,118 +82,6 @@ QUESTIONS = [
     "34B full finetune 3 days",
     "34B full finetune under $50",
 ]
-
-
-def _priced_by_hand(w: Workload, c: Catalog) -> list[Option]:
-    """Every allowed offer priced on its own plan, the cheapest zone of each (provider,
-    instance, region, spot): what recommend() finds with one plan per shape and one set of
-    economics per shape, provider and spot flag. A duration is priced as the tokens it buys
-    on the reference layout; plans under the memory margin only when no plan keeps it."""
-    target = None
-    if w.tokens is None and w.duration_hours is not None:
-        ref = reference(w, fitted_groups(w, c, LayoutSearch(w)))
-        if ref is not None:
-            target = w.duration_hours
-            w = replace(w, tokens=ref.tokens_per_hour * target, duration_hours=None)
-    best: dict[tuple[str, str, str, bool], Option] = {}
-    screened = screen(c.offers)
-    for o in screened.offers:
-        if not allowed(w, o):
-            continue
-        plan = fit_on_nodes(
-            w,
-            get_gpu(o.gpu_id),
-            gpus_per_node=o.gpu_count,
-            max_nodes=MAX_NODES,
-            multi_node=o.fabric.fast,
-            host_ram_gib=o.ram_gib,
-        )
-        if plan is None:
-            continue
-        option = price_option(
-            w,
-            o,
-            plan,
-            rules=RULES,
-            target_hours=target,
-            extra_caveats=screened.caveats.get(o.key, ()),
-            doubtful=doubtful(screened.caveats.get(o.key, ())),
-        )
-        # The cheapest zone of each region, a doubted price only when the region has no other.
-        key = (o.provider, o.instance_type, o.gpu_id, o.region, o.spot)
-        current = best.get(key)
-        if current is None or (option.doubtful, option.expected_cost_usd, o.zone) < (
-            current.doubtful,
-            current.expected_cost_usd,
-            current.offer.zone,
-        ):
-            best[key] = option
-    # One region per (provider, instance, spot, price): the first by name.
-    first: dict[tuple[object, ...], Option] = {}
-    for option in sorted(best.values(), key=lambda o: (o.offer.region, o.offer.zone)):
-        o = option.offer
-        same = (o.provider, o.instance_type, o.gpu_id, o.spot, option.expected_cost_usd)
-        first.setdefault((*same, option.doubtful), option)
-    options = list(first.values())
-    if w.hardware is None and any(o.plan.safe for o in options):
-        options = [o for o in options if o.plan.safe]
-    return options
-
-
-def _shown(option: Option) -> tuple[object, ...]:
-    """What the test compares: the option less the "same price in N regions" note."""
-    caveats = tuple(
-        c for c in option.caveats if not (c.kind is CaveatKind.ZONE and c.severity is Severity.INFO)
-    )
-    return (option.offer, option.expected_cost_usd, option.plan, caveats)
-
-
-class TestOnePass:
-    @pytest.mark.parametrize("budget", [None, 100.0, 2_000.0, 1e6])
-    def test_feasible_count_and_best_are_those_of_pricing_every_offer(
-        self, budget: float | None
-    ) -> None:
-        c = catalog(
-            offer(),
-            offer(region="us-west-2", price_usd_per_hour=50.0),
-            offer(region="us-west-2", zone="b", price_usd_per_hour=49.0),
-            offer(spot=True, price_usd_per_hour=22.0),
-            offer(provider="lambda", instance_type="gpu_8x_h100_sxm5", price_usd_per_hour=24.0),
-            offer(
-                provider="runpod",
-                instance_type="1x A100 80GB",
-                gpu_id="A100-SXM-80GB",
-                gpu_count=1,
-                price_usd_per_hour=1.9,
-            ),
-        )
-        w = workload(duration_hours=24, budget_usd=budget)
-        rec = recommend(w, c, now=NOW, top=2)
-        by_hand = _priced_by_hand(w, c)
-        within = [o for o in by_hand if budget is None or o.expected_cost_usd <= budget]
-        assert rec.feasible == len(within)
-        if within:
-            best = rank(within)[0]
-            assert rec.options[0].offer == best.offer
-            assert rec.options[0].expected_cost_usd == best.expected_cost_usd
-
-    @pytest.mark.parametrize("question", QUESTIONS)
-    def test_bundled_catalog_options_are_those_of_pricing_every_offer(self, question: str) -> None:
-        """On the bundled catalog, the shown options are among every offer priced on its
-        own plan (this catalog lists no source, so no source caveats)."""
-        w = parse_workload(question)
-        market = Catalog.of(load_bundled().offers, ())
-        rec = recommend(w, market, now=NOW, top=50)
-        by_hand = _priced_by_hand(w, market)
-        if w.budget_usd is not None:
-            by_hand = [o for o in by_hand if o.expected_cost_usd <= w.budget_usd]
-        assert rec.feasible == len(by_hand)
-        got = {_shown(o) for o in rec.options}
-        want = {_shown(o) for o in by_hand}
-        assert got <= want
-        if by_hand:
-            assert rec.options[0].offer == rank(by_hand)[0].offer
-        assert all(o.plan.safe for o in rec.options) or not any(o.plan.safe for o in by_hand)
 
 
 class TestFittedGroups:

@@ -1,0 +1,100 @@
+"""Plans that follow the ask, end to end: `gpufit ask --json` on the bundled catalog states
+its objective and ranks every answer by it (issue #31)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+
+from tests.bot.cli_helpers import ROOT, run_cli
+
+SCHEMA = json.loads((ROOT / "docs/schema/recommendation-v1.schema.json").read_text())
+
+
+def _ask(question: str) -> dict[str, Any]:
+    code, text = run_cli("ask", question, "--json")
+    assert code == 0
+    doc: dict[str, Any] = json.loads(text)
+    jsonschema.validate(doc, SCHEMA)
+    return doc
+
+
+def _meets(option: dict[str, Any]) -> bool:
+    return bool(option["meets_deadline"])
+
+
+class TestObjectiveEndToEnd:
+    def test_work_and_a_time_is_a_deadline_met_by_scaling_out(self) -> None:
+        doc = _ask("7B pretrain on 1T tokens in 3 weeks")
+        objective = doc["objective"]
+        assert objective["kind"] == "cheapest_meeting_deadline"
+        assert objective["deadline_hours"] == 504
+        first = doc["options"][0]
+        assert first["meets_deadline"] is True
+        assert first["pessimistic_hours"] <= 504
+        assert first["nodes"] > 1
+        met = [_meets(o) for o in doc["options"]]
+        assert met == sorted(met, reverse=True)
+
+    def test_a_time_alone_is_the_run_length(self) -> None:
+        doc = _ask("13B full finetune 2 days")
+        assert doc["objective"]["kind"] == "cheapest_for_duration"
+        assert doc["hours_basis"] == "duration"
+
+    def test_a_large_token_budget_does_not_put_a_months_long_plan_first(self) -> None:
+        doc = _ask("3B pretrain on 300B tokens")
+        assert doc["objective"]["kind"] == "cheapest_counting_time"
+        first = doc["options"][0]
+        assert first["expected_hours"] < 30 * 24
+        assert (
+            doc["cheapest"] is None
+            or doc["cheapest"]["expected_cost_usd"] < (first["expected_cost_usd"])
+        )
+
+    def test_a_budget_buys_work(self) -> None:
+        doc = _ask("we have $3k, pretrain a 1B model")
+        assert doc["objective"]["kind"] == "most_work_for_budget"
+        assert doc["hours_basis"] == "budget"
+        for option in doc["options"]:
+            assert option["expected_cost_usd"] == pytest.approx(3000, rel=0.05)
+            assert option["tokens"] > 1e9
+
+    def test_owned_gpus_are_priced_at_zero(self) -> None:
+        doc = _ask("llama-3-8b lora on 2B tokens, we already have 4x A100")
+        assert doc["objective"]["kind"] == "owned_hardware"
+        assert doc["workload"]["owned_hardware"] is True
+        (own,) = doc["options"]
+        assert own["provider"] == "owned"
+        assert own["expected_cost_usd"] == 0
+        assert own["total_gpus"] == 4
+
+    def test_owned_gpus_in_chinese(self) -> None:
+        doc = _ask("我们已经有4张A100，用2B tokens微调llama3 8b")
+        assert doc["objective"]["kind"] == "owned_hardware"
+
+    def test_zero_options_say_why(self) -> None:
+        doc = _ask("7b lora on A10G")
+        assert doc["options"] == []
+        assert any("A10G" in reason for reason in doc["empty_reasons"])
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "13B full finetune 2 days",
+            "llama-3-70b qlora on 2B tokens under $3,000",
+            "70B pretrain on 1T tokens in 30 days",
+            "mistral-7b lora 36h spot only aws only",
+            "llama3 8b lora 3 epochs over 100k samples of 512 tokens within 4 days",
+        ],
+    )
+    def test_every_answer_states_its_objective_in_one_line(self, question: str) -> None:
+        doc = _ask(question)
+        text = doc["objective"]["text"]
+        assert text.startswith("objective: ")
+        assert "\n" not in text
+        code, printed = run_cli("ask", question)
+        assert code == 0
+        assert "objective: " in printed

@@ -1,0 +1,121 @@
+"""Reading what a question asks to optimise (issue #31): deadlines in the phrasings people
+use, owned GPUs in English and Chinese, the value of time."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from recommender.errors import WorkloadError
+from recommender.parse import parse_workload, reads_calendar
+
+#: Friday 4 Dec 2026, 06:00 UTC.
+NOW = datetime(2026, 12, 4, 6, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "hours"),
+    [
+        ("7B pretrain on 1T tokens in 3 weeks", 504),
+        ("7b lora on 2B tokens within 4 days", 96),
+        ("7b lora on 2B tokens, has to be done in 30 hours", 30),
+        ("7b lora on 2B tokens, needs to be ready in 2 weeks", 336),
+        ("7b lora on 2B tokens, deadline is 10 days", 240),
+        ("7b lora on 2B tokens in the next 3 days", 72),
+        ("7b lora on 2B tokens before the 15th", 11 * 24 + 18),  # end of Tue 15 Dec
+        ("7b lora on 2B tokens by the 2nd", 29 * 24 + 18),  # the 2nd has passed: 2 Jan
+        ("7b lora on 2B tokens by 12/20", 16 * 24 + 18),  # month/day
+        ("7b lora on 2B tokens by 20/12", 16 * 24 + 18),  # day/month past 12
+        ("7b lora 3 epochs on 10k samples of 2k tokens, done by tomorrow", 42),
+    ],
+)
+def test_work_and_a_time_is_a_deadline(text: str, hours: float) -> None:
+    w = parse_workload(text, NOW)
+    assert w.tokens is not None
+    assert w.deadline_hours == pytest.approx(hours)
+    assert w.ignored == ()
+
+
+def test_a_time_alone_is_the_length_of_the_run() -> None:
+    w = parse_workload("13B full finetune 2 days", NOW)
+    assert w.duration_hours == 48
+    assert w.deadline_hours is None
+
+
+def test_a_date_that_does_not_exist_is_refused() -> None:
+    with pytest.raises(WorkloadError, match="does not exist"):
+        parse_workload("7b lora on 2B tokens by 13/13", NOW)
+
+
+def test_a_calendar_deadline_is_read_in_the_zone_of_now() -> None:
+    """In Honolulu (UTC-10) it is still Thursday evening: the end of Friday there is 28 h
+    away, against 18 h in UTC."""
+    utc = parse_workload("7b lora on 2B tokens by Friday", NOW)
+    local = parse_workload(
+        "7b lora on 2B tokens by Friday", NOW.astimezone(ZoneInfo("Pacific/Honolulu"))
+    )
+    assert utc.deadline_hours == pytest.approx(18)
+    assert local.deadline_hours == pytest.approx(28)
+    assert any("(HST)" in a for a in local.assumed)
+
+
+@pytest.mark.parametrize(
+    ("text", "calendar"),
+    [
+        ("7b lora by Friday", True),
+        ("13B on 2B tokens before the 15th", True),
+        ("by dec 15 please", True),
+        ("周五前微调", True),
+        ("7b lora in 3 weeks", False),
+        ("7b lora 2 days", False),
+    ],
+)
+def test_calendar_deadlines_are_told_from_spans(text: str, calendar: bool) -> None:
+    assert reads_calendar(text) is calendar
+
+
+@pytest.mark.parametrize(
+    ("text", "gpu", "count"),
+    [
+        ("llama-3-8b lora, we already have 4x A100", "A100-SXM-40GB", 4),
+        ("llama-3-8b lora, we own 8x H100", "H100-SXM-80GB", 8),
+        ("llama-3-8b lora on 2B tokens, we have 16 H100s", "H100-SXM-80GB", 16),
+        ("we've got 2 nodes of 8x H100, pretrain 7b on 100B tokens", "H100-SXM-80GB", 16),
+        ("7b lora on 2B tokens on our own 8x H100", "H100-SXM-80GB", 8),
+        ("我们已经有4张A100，微调llama3 8b", "A100-SXM-40GB", 4),
+    ],
+)
+def test_owned_gpus(text: str, gpu: str, count: int) -> None:
+    w = parse_workload(text, NOW)
+    assert w.owned
+    assert w.hardware is not None
+    assert (w.hardware.gpu_id, w.hardware.count) == (gpu, count)
+    assert w.ignored == ()
+
+
+def test_money_we_have_is_a_budget_not_owned_hardware() -> None:
+    w = parse_workload("we have $3k, pretrain a 1B model", NOW)
+    assert w.budget_usd == 3000
+    assert not w.owned
+
+
+def test_hardware_named_without_owning_it_is_a_filter() -> None:
+    w = parse_workload("llama-3-8b lora on 8x H100", NOW)
+    assert not w.owned
+
+
+@pytest.mark.parametrize(
+    ("text", "per_day"),
+    [
+        ("7b lora on 2B tokens, time is worth $2k/day", 2000),
+        ("7b lora, our time is worth 500 usd per day", 500),
+        ("7b lora on 2B tokens, no rush", 0),
+        ("7b lora on 2B tokens, not urgent", 0),
+    ],
+)
+def test_the_value_of_time(text: str, per_day: float) -> None:
+    w = parse_workload(text, NOW)
+    assert w.time_value_usd_per_day == per_day
+    assert w.ignored == ()

@@ -85,6 +85,7 @@ async def refresh_source(
             or provider_from_location(source.locations[0])
             or cloud_from_location(source.locations[0]),
             max_offers=max_offers,
+            max_bytes=max_bytes,
         )
     except CatalogError as exc:
         too_large = isinstance(exc, FeedTooLargeError)

@@ -24,7 +24,9 @@ from recommender.feeds.detect import parse_any
 from recommender.feeds.fetch import FetchTimeouts, RetryPolicy, fetch_source
 from recommender.feeds.redirects import redirect_refusal
 from recommender.feeds.store import FeedSource, PriceStore
-from tests.feeds.conftest import FeedServer, Route
+from tests.factories import NOW
+from tests.feeds.conftest import FeedServer, Route, fixture_bytes
+from tests.feeds.test_gpuhunt_zip import published
 from tests.feeds.test_native import feed_doc, offer_row
 
 #: Offers over the cap in the memory test; the cap is far below.
@@ -238,3 +240,13 @@ async def test_the_deadline_ends_a_trickle_even_with_retries_and_waits(
             fetch_source(url, client=client, policy=RetryPolicy(attempts=3), deadline_s=1.0), 10
         )
     assert time.monotonic() - start < 2.0
+
+
+def test_an_archive_may_expand_only_to_the_feeds_byte_cap() -> None:
+    """The parsed-size cap: a gpuhunt zip's members may expand to the feed's byte cap (before,
+    a fixed 256 MiB, ~9× the default cap; deflate packs repeated rows up to ~1000:1)."""
+    data = published()
+    expanded = sum(len(fixture_bytes(n)) for n in ("aws.csv", "gcp.csv", "lambdalabs.csv"))
+    with pytest.raises(FeedTooLargeError, match="expands past"):
+        parse_any(data, source="catalog.zip", as_of=NOW, max_bytes=expanded - 1)
+    assert parse_any(data, source="catalog.zip", as_of=NOW, max_bytes=expanded).offers

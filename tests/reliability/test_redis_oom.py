@@ -1,7 +1,7 @@
 """Redis out of memory (issue #34): every write refused with ``OOM command not allowed``
 (``maxmemory`` 1 byte, ``noeviction``), reads still answered. A command still gets its answer
-(never the "incident" apology), a watch gets the plain "unavailable" notice, and a mention
-gets exactly one reply. When memory is back, writes work again.
+(never the "incident" apology), a watch and a "Post to channel" click get the plain
+"unavailable" notice, and a mention gets exactly one reply. When memory is back, writes work again.
 
 The served app as ``gpufit serve`` builds it (``build_services``: the price store in Redis),
 the fake Slack on loopback, a real Redis."""
@@ -9,6 +9,7 @@ the fake Slack on loopback, a real Redis."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 
 import httpx
@@ -18,12 +19,15 @@ import redis.asyncio as aioredis
 from bot.app import build_app
 from bot.listeners import mentions
 from bot.listeners.errors import UNAVAILABLE_TEXT
+from bot.render.blocks import ACTION_POST
 from bot.server import EVENTS_PATH, build_asgi
 from bot.services import build_services
 from tests.bot.slack_requests import (
     CHANNEL_ID,
+    FORM,
     JSON,
     VERIFIER,
+    action_body,
     mention_body,
     settings_for,
     signed_headers,
@@ -65,6 +69,12 @@ async def test_with_redis_out_of_memory_answers_continue_and_a_mention_is_answer
             http, url, "watch 8xH100 below $20/h", response_url=fake_slack.hook_url("w")
         )
         watch_answer = await command_answer(fake_slack, watched, "w")
+        click = action_body(ACTION_POST, "13B lora 1 day", response_url=fake_slack.hook_url("p"))
+        clicked = await http.post(
+            url + EVENTS_PATH, content=click, headers=signed_headers(click, content_type=FORM)
+        )
+        assert clicked.status_code == 200
+        [posted] = await fake_slack.wait_for("hook:p")
         body = mention_body("13B lora 1 day", event_id="EvOOM", ts=ts)
         for _ in range(2):  # Slack's retry of the event too
             mentioned = await http.post(
@@ -89,7 +99,7 @@ async def test_with_redis_out_of_memory_answers_continue_and_a_mention_is_answer
     if services.store is not None:
         await services.store.aclose()
     assert "option" in answer.lower()
-    assert "incident" not in (answer + watch_answer).lower()
+    assert "incident" not in (answer + watch_answer + json.dumps(posted.body)).lower()
     assert UNAVAILABLE_TEXT.split(".")[0] in watch_answer
     replies = fake_slack.thread(CHANNEL_ID, ts)
     assert len(replies) <= 1  # at most once...

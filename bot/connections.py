@@ -68,6 +68,8 @@ MAX_CONNECTIONS = 256  # ours
 #: Connections the probe listener holds at once: the kubelet's three probes and a scraper
 #: need a handful; a shed idle one never blocks a probe that sends its request.
 PROBE_MAX_CONNECTIONS = 16  # ours
+#: At most one "over the cap" log line per this many seconds (with the count since the last).
+SHED_LOG_EVERY_S = 10.0  # ours
 #: uvicorn's own cap (503 to a request once this many connections or tasks are open). Only a
 #: backstop: :class:`bot.connections.GuardedH11Protocol` keeps a listener at its
 #: ``max_connections`` by shedding idle connections, and a shed connection still counts here
@@ -167,12 +169,22 @@ class GuardedH11Protocol(H11Protocol):
         idle = sorted((c for c in open_ if not c.busy), key=lambda c: c.idle_since)
         for victim in idle[:excess]:
             victim.close_idle()
-        logger.info(
-            "%d connections over the cap of %d; closed %d idle",
-            excess,
-            self.LIMITS.max_connections,
-            min(excess, len(idle)),
-        )
+        _Shedding.count += min(excess, len(idle))
+        now = self.loop.time()
+        if now - _Shedding.logged_at >= SHED_LOG_EVERY_S:  # a flood is a line, not 20k lines
+            logger.info(
+                "connections over the cap of %d: %d closed since the last report",
+                self.LIMITS.max_connections,
+                _Shedding.count,
+            )
+            _Shedding.count, _Shedding.logged_at = 0, now
+
+
+class _Shedding:
+    """How many connections were shed since the last log line, and when that line was."""
+
+    count = 0
+    logged_at = -SHED_LOG_EVERY_S
 
 
 def guarded_h11(limits: ConnectionLimits) -> type[GuardedH11Protocol]:

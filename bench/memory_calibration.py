@@ -3,13 +3,15 @@
 Reads ``tests/recommender/data/memory_calibration.csv`` (rows copied from public benchmark
 tables and docs, each with its source and the reading chosen) and prints, per case, the
 published peak, the estimate in the same metric and the error (estimate ÷ published − 1),
-then the median |error| and the share of right fit/OOM verdicts. ``--before`` drops what
+then, for the calibration set and the validation set apart, the median |error|, the share of
+right fit/OOM verdicts and of right implied fit/OOM judgements (:func:`implied`). Rows of
+the validation set are never used to set a constant. ``--before`` drops what
 the estimator could not express before issue #20 (stated savers: selective checkpointing
 counts as full; no post-training), for the before/after comparison in docs/estimator.md.
 Figures only: nothing here is timed; ``tests/recommender/test_memory_calibration.py``
 asserts the targets.
 
-    .venv/bin/python -m bench.memory_calibration [--markdown] [--before]
+    .venv/bin/python -m bench.memory_calibration [--markdown] [--before] [--set validation]
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ from recommender.gpus import GpuSpec, get_gpu
 from recommender.hardware import precision_on
 from recommender.memory import MemoryBreakdown, estimate_memory, usable_gib
 from recommender.models import lookup_model
+from recommender.parallelism import NO_PARALLEL, Parallel
 from recommender.strategies import MAX_GPUS_PER_NODE, Strategy
 from recommender.workload import (
     NO_SAVERS,
+    Framework,
     LossKernel,
     MemorySavers,
     Method,
@@ -40,6 +44,13 @@ from recommender.workload import (
 )
 
 CASES = Path(__file__).resolve().parent.parent / "tests/recommender/data/memory_calibration.csv"
+
+#: GPU memory sizes (GB labels) an implied judgement is made for: the common cards (T4,
+#: 24 GB consumer/L4/A10, A100 40/80, L40S/A6000 48, H100 80, H100 96 HBM2e, H200, B200).
+IMPLIED_LABELS = (16, 24, 40, 48, 80, 96, 141, 192)
+#: A capacity counts for a case when it is within this factor of the published peak; farther
+#: ones are judged right by any estimate and would only pad the score.
+IMPLIED_BAND = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +66,7 @@ class Case:
     published_gib: float | None  # None: the source reports an OOM
     fits: bool  # the published verdict
     kernels: Kernels = DEFAULT_KERNELS
+    set: str = "calibration"  # or "validation": never used to set a constant
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +106,12 @@ def _savers(cell: str) -> MemorySavers:
     )
 
 
+def _parallel(cell: str) -> Parallel:
+    """``tp8;pp8;cp2`` → the degrees; empty: none."""
+    degrees = {w[:2]: int(w[2:]) for w in filter(None, cell.split(";"))}
+    return Parallel(**degrees) if degrees else NO_PARALLEL
+
+
 def _case(row: dict[str, str], *, before: bool) -> Case:
     arch = lookup_model(row["model"])
     if arch is None:
@@ -118,8 +136,11 @@ def _case(row: dict[str, str], *, before: bool) -> Case:
         lora_targets=row["lora_targets"] or "all",
         savers=savers,
         objective=objective,
+        framework=Framework(row["framework"]) if row["framework"] else None,
     )
-    strategy = Strategy(Sharding(row["sharding"]), Offload(row["offload"]), ckpt != "none")
+    parallel = _parallel(row["parallel"])
+    sharding, offload = Sharding(row["sharding"]), Offload(row["offload"])
+    strategy = Strategy(sharding, offload, ckpt != "none", parallel)
     published = float(row["published_gib"]) if row["published_gib"] else None
     return Case(
         name=row["case"],
@@ -134,6 +155,7 @@ def _case(row: dict[str, str], *, before: bool) -> Case:
         fits=row["verdict"] == "fits",
         # "bnb_keeps_input": QLoRA run on bitsandbytes before 0.43.2 (activations.py)
         kernels=Kernels(nf4_keeps_input="bnb_keeps_input" in row["savers"].split(";")),
+        set=row["set"],
     )
 
 
@@ -171,9 +193,39 @@ def summary(results: list[Result]) -> tuple[float, float]:
     return statistics.median(errors), right / len(results)
 
 
+def implied(results: list[Result]) -> tuple[int, int]:
+    """(right, judged): the fit/OOM judgements a published peak implies for the common GPU
+    sizes (:data:`IMPLIED_LABELS`, usable as PyTorch sees them) within :data:`IMPLIED_BAND` of
+    it, against what the estimate in the same metric implies."""
+    right = judged = 0
+    for r in results:
+        published = r.case.published_gib
+        if published is None:
+            continue
+        for label in IMPLIED_LABELS:
+            usable = usable_gib(replace(get_gpu("H100-SXM-80GB"), memory_gb=float(label)))
+            if not published / IMPLIED_BAND <= usable <= published * IMPLIED_BAND:
+                continue
+            judged += 1
+            right += (published <= usable) == (r.estimated_gib <= usable)
+    return right, judged
+
+
+def report(results: list[Result], name: str) -> str:
+    """One line of figures for a set of cases."""
+    median, verdicts = summary(results)
+    right, judged = implied(results)
+    n = sum(r.error is not None for r in results)
+    return (
+        f"{name}: {len(results)} cases, median |error| {median:.1%} (n = {n}), verdicts "
+        f"right {verdicts:.0%}, implied fit/OOM right {right}/{judged} = {right / judged:.0%}"
+    )
+
+
 def main(argv: list[str]) -> None:
     before = "--before" in argv
-    results = [estimate(c) for c in load_cases(before=before)]
+    only = argv[argv.index("--set") + 1] if "--set" in argv else None
+    results = [estimate(c) for c in load_cases(before=before) if only in (None, c.set)]
     markdown = "--markdown" in argv
     if markdown:
         print("| case | published GiB | estimated GiB | error | verdict | source |")
@@ -189,8 +241,11 @@ def main(argv: list[str]) -> None:
             )
         else:
             print(f"{r.case.name:34s} {pub:>6s} {r.estimated_gib:6.1f} {err:>6s} {verdict}")
-    median, right = summary(results)
-    print(f"\n{len(results)} cases: median |error| {median:.1%}, verdicts right {right:.0%}")
+    print()
+    for name in ("calibration", "validation"):
+        part = [r for r in results if r.case.set == name]
+        if part:
+            print(report(part, name))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ from recommender.ranking import (
     Work,
     recommend,
 )
+from recommender.steptime import TimeBreakdown
+from recommender.throughput import Network, time_breakdown
 from recommender.topology import Plan
 from recommender.units import hours_text
 from recommender.workload import (
@@ -64,6 +66,7 @@ __all__ = [
     "LaunchFiles",
     "LaunchSpec",
     "Method",
+    "Network",
     "NoFeasibleOptionError",
     "ObjectiveKind",
     "Offer",
@@ -81,6 +84,7 @@ __all__ = [
     "SourceInfo",
     "SpotPolicy",
     "StoreError",
+    "TimeBreakdown",
     "UnknownGpuError",
     "Work",
     "Workload",
@@ -97,5 +101,6 @@ __all__ = [
     "parse_workload",
     "reads_calendar",
     "recommend",
+    "time_breakdown",
     "try_normalize",
 ]

@@ -12,9 +12,12 @@ from datetime import datetime
 
 from recommender import _lexicon as lex
 from recommender.errors import WorkloadError
+from recommender.frameworks import NO_FRAMEWORK, allocation_notes, describe
+from recommender.frameworks import defaults as framework_defaults
 from recommender.models import Architecture
 from recommender.posttrain import SPECS
 from recommender.workload import (
+    Framework,
     HardwareRequest,
     LossKernel,
     MemorySavers,
@@ -67,6 +70,9 @@ class Draft:
     activation_offload: bool | None = None
     objective: Objective | None = None
     group_size: int | None = None
+    precomputed_reference: bool | None = None
+    #: The framework named (issue #36); its defaults fill what is not stated (finish).
+    framework: Framework | None = None
     #: Model-parallel degrees and "3d parallel" (see :mod:`recommender.parallelism`).
     tp: int | None = None
     pp: int | None = None
@@ -151,6 +157,79 @@ def _savers(st: Draft) -> MemorySavers:
     )
 
 
+_PRECISION_WORD = {
+    Precision.BF16_TRUE: "bf16-true",
+    Precision.BF16_MIXED: "bf16-mixed",
+    Precision.FP32: "fp32",
+}
+
+
+def _apply_framework(st: Draft, method: Method, objective: Objective, *, chose_method: bool) -> str:
+    """Fill what the user did not state with the named framework's defaults for the method
+    (:mod:`recommender.frameworks`); the one line that says which, and how to change them."""
+    fw = st.framework
+    hidden = st.model.hidden if st.model is not None else 0
+    allocs = allocation_notes(
+        fw, zero3=st.sharding is Sharding.ZERO3, fp8=st.precision == "fp8", hidden=hidden
+    )
+    if fw is None:
+        return "; ".join([NO_FRAMEWORK, *allocs])
+    multi = (st.gpu_count or 1) > 1
+    params = float(st.model.params) if st.model is not None else 0.0
+    d = framework_defaults(fw, method, objective, multi_gpu=multi, params=params)
+    applied: list[str] = [f"{method.label} (4-bit base)"] if chose_method else []
+    if st.precision is None and d.precision is not None:
+        st.precision = _PRECISION_WORD[d.precision]
+        applied.append(d.precision.label)
+    if st.optimizer is None and d.optimizer is not None:
+        st.optimizer = d.optimizer
+        st.paged_optimizer = st.paged_optimizer or d.paged_optimizer
+        word = "8-bit AdamW" if d.optimizer is Optimizer.ADAMW_8BIT else "AdamW"
+        applied.append(("paged " if d.paged_optimizer else "") + word)
+    if st.optimizer_in_backward is None and d.optimizer_in_backward:
+        st.optimizer_in_backward = True
+        applied.append("optimizer step in backward")
+    if st.seq_len is None and d.seq_len is not None:
+        st.seq_len = d.seq_len
+        applied.append(f"seq {d.seq_len}")
+    if st.micro_batch is None and d.micro_batch is not None:
+        st.micro_batch = d.micro_batch
+        applied.append(f"micro-batch {d.micro_batch}")
+    if st.checkpointing is None and d.checkpointing is not None:
+        st.checkpointing = d.checkpointing
+        st.selective_checkpointing = d.selective_checkpointing
+        kind = "selective " if d.selective_checkpointing else ""
+        applied.append(f"{kind}activation checkpointing" if d.checkpointing else "no checkpointing")
+    if st.activation_offload is None and d.activation_offload:
+        st.activation_offload = True
+        applied.append("checkpoints offloaded to host RAM")
+    if st.loss is None and d.loss is not LossKernel.PLAIN:
+        st.loss = d.loss
+        applied.append(f"{d.loss.value} cross-entropy")
+    if st.compile is None and d.compile:
+        st.compile = True
+        applied.append("torch.compile")
+    if not method.trains_all_weights:
+        if st.lora_rank is None and d.lora_rank is not None:
+            st.lora_rank = d.lora_rank
+            applied.append(f"LoRA r={d.lora_rank}")
+        if st.lora_targets is None and d.lora_targets is not None:
+            st.lora_targets = d.lora_targets
+            where = "attention" if d.lora_targets == "attention" else "all linear layers"
+            applied.append(f"LoRA on {where}")
+    if st.sharding is None and d.sharding is not None and multi:
+        st.sharding = d.sharding
+        applied.append(d.sharding.value.upper())
+    full = (Sharding.ZERO3, Sharding.FSDP, Sharding.HSDP)
+    if st.offload is None and d.offload is not None and multi and st.sharding in full:
+        st.offload = d.offload
+        applied.append("parameters and optimizer offloaded to the CPU")
+    if st.sharding is Sharding.ZERO3 or st.precision == "fp8":
+        zero3 = st.sharding is Sharding.ZERO3
+        applied += allocation_notes(fw, zero3=zero3, fp8=st.precision == "fp8", hidden=hidden)
+    return describe(fw, applied, d.source)
+
+
 def _objective(st: Draft, method: Method, assumed: list[str]) -> Objective:
     objective = st.objective or Objective.SFT
     if objective is Objective.SFT:
@@ -163,7 +242,9 @@ def _objective(st: Draft, method: Method, assumed: list[str]) -> Objective:
         held.append("chosen + rejected per sample" if objective is not Objective.KTO else "")
     if objective is Objective.KTO:
         held.append("a KL completion per sample")
-    if spec.reference:
+    if spec.reference and st.precomputed_reference:
+        held.append("reference log-probs precomputed (no reference model held)")
+    elif spec.reference:
         held.append(
             "a frozen reference model"
             if method.trains_all_weights
@@ -194,9 +275,15 @@ def finish(st: Draft, text: str) -> Workload:
             not_understood=ignored,
         )
     assumed: list[str] = list(dict.fromkeys(st.notes))
+    chose_method = False
+    if st.framework is not None and st.method is None and not st.four_bit:
+        row = framework_defaults(st.framework, Method.FULL, Objective.SFT, multi_gpu=False)
+        if row.method is not None:  # Unsloth loads the base in 4 bits: QLoRA
+            st.method, chose_method = row.method, True
     method = _method(st, assumed)
-    precision = _precision(st, method, assumed)
     objective = _objective(st, method, assumed)
+    assumed.append(_apply_framework(st, method, objective, chose_method=chose_method))
+    precision = _precision(st, method, assumed)
     if st.optimizer is None:
         assumed.append("optimizer: AdamW")
     if st.seq_len is None:
@@ -253,6 +340,8 @@ def finish(st: Draft, text: str) -> Workload:
             nf4_double_quant=True if st.double_quant is None else st.double_quant,
             savers=_savers(st),
             objective=objective,
+            precomputed_reference=bool(st.precomputed_reference) and SPECS[objective].reference,
+            framework=st.framework,
             group_size=st.group_size or 8,
             tensor_parallel=st.tp,
             pipeline_parallel=st.pp,

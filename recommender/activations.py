@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from recommender import fp8
 from recommender.models import Architecture, Block
 from recommender.posttrain import SPECS, generation_bytes
 from recommender.workload import LossKernel, Method, Precision, Workload
@@ -191,6 +192,8 @@ def activations(workload: Workload, checkpointing: bool, kernels: Kernels) -> Ac
     tokens = s * workload.micro_batch * SPECS[workload.objective].sequences
     b = _act_bytes(workload.precision)
     full_layer = _layer_activation_bytes_per_token(m, b, flash=kernels.flash_for(m.block), s=s)
+    if workload.precision is Precision.FP8_MIXED:  # TE keeps linear inputs in FP8 (fp8.py)
+        full_layer -= fp8.activation_saving_per_token(fp8.recipe(workload.framework), m, b)
     if savers.compile:
         full_layer *= COMPILE_ACTIVATION_FACTOR
     if kernels.nf4_keeps_input and workload.method is Method.QLORA:

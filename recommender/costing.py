@@ -77,6 +77,17 @@ class Option:
     #: The catalog's sanity checks doubt its price (:func:`recommender.sanity.doubtful`):
     #: it ranks after every option with a sound price.
     doubtful: bool = False
+    #: Hours before the run can start (a reservation: economics.reservation_lead_hours).
+    lead_hours: float = 0.0
+
+    @property
+    def finish_hours(self) -> float:
+        """Hours from now until the run is done: the lead, then the run."""
+        return self.lead_hours + self.wall_hours
+
+    @property
+    def pessimistic_finish_hours(self) -> float:
+        return self.lead_hours + self.pessimistic_wall_hours
 
     @property
     def usd_per_btok(self) -> float:
@@ -171,6 +182,7 @@ def price_option(
         pessimistic_cost_usd=econ.pessimistic_cost_usd(offer.price_usd_per_hour),
         target_hours=target_hours,
         doubtful=doubtful,
+        lead_hours=econ.lead_hours,
     )
 
 
@@ -220,7 +232,7 @@ def _caveats(
                 "(torchrun/SLURM) and capacity for all nodes at once",
             )
         )
-        out.append(Caveat(CaveatKind.CAPACITY, Severity.WARN, _capacity_text(offer, econ.nodes)))
+        out.append(Caveat(CaveatKind.CAPACITY, Severity.WARN, _capacity_text(offer, econ)))
     if gpu.form_factor == "Superchip":
         # Grace (GH200/GB200) hosts are aarch64: NVIDIA ships PyTorch for it, but some
         # training wheels (bitsandbytes, flash-attn, DeepSpeed ops) may need building.
@@ -313,24 +325,19 @@ def _caveats(
     return tuple(out)
 
 
-#: From this many nodes, on-demand capacity is reserved ahead, not found on the day: AWS sells
-#: p5/p4d clusters as EC2 Capacity Blocks for ML (1-64 instances, booked up to 8 weeks ahead;
-#: AWS EC2 user guide), GCP and Azure as reservations; smaller clouds through sales.
-RESERVE_FROM_NODES = 4  # ours: 32 GPUs, past what an on-demand request is usually granted
-
-
-def _capacity_text(offer: Offer, nodes: int) -> str:
-    """Whether ``nodes`` nodes of ``offer`` can be had on the day, or must be reserved."""
+def _capacity_text(offer: Offer, econ: Economics) -> str:
+    """Whether the plan's nodes can be had on the day, or must be reserved first."""
+    nodes = econ.nodes
     if offer.spot:
         return (
             f"{nodes} spot nodes at once are rarely granted together, and any one preemption "
             f"stops the job: confirm capacity with {offer.provider} first, or reserve on-demand"
         )
-    if nodes >= RESERVE_FROM_NODES:
+    if econ.lead_hours > 0:
         return (
             f"{nodes} nodes must be reserved ahead with {offer.provider} (AWS Capacity Blocks "
-            "for ML, GCP/Azure reservations, or the provider's cluster sales); on-demand "
-            "requests this large are seldom granted on the day"
+            "for ML, GCP/Azure reservations, or the provider's cluster sales): counted as "
+            f"starting {hours_text(econ.lead_hours)} from now"
         )
     return f"confirm with {offer.provider} that {nodes} nodes can be had at once before you start"
 

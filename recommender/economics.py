@@ -19,10 +19,38 @@ from recommender.billing import (
     spot_economics,
 )
 from recommender.model_states import lora_params
+from recommender.offers import OWNED_PROVIDER
 from recommender.topology import Plan
 from recommender.workload import Optimizer, Precision, Workload
 
-__all__ = ["DEFAULT_HOURS", "Economics", "checkpoint_gib", "economics"]
+__all__ = [
+    "DEFAULT_HOURS",
+    "RESERVATION_LEAD_HOURS",
+    "RESERVE_FROM_NODES",
+    "Economics",
+    "checkpoint_gib",
+    "economics",
+    "reservation_lead_hours",
+]
+
+#: From this many nodes, on-demand capacity is reserved ahead, not found on the day: AWS sells
+#: p5/p4d clusters as EC2 Capacity Blocks for ML (1-64 instances, booked for a future start;
+#: AWS EC2 user guide), GCP and Azure as reservations, smaller clouds through sales.
+RESERVE_FROM_NODES = 4  # ours: 32 GPUs, past what an on-demand request is usually granted
+#: The least time such a reservation takes before the run can start (ours: Capacity Blocks
+#: start at a fixed hour of a later day; a cloud's sales answer within a day at best). It is
+#: not billed, but counts toward a deadline and, at the time value, in the ranking.
+RESERVATION_LEAD_HOURS = 24.0
+
+
+def reservation_lead_hours(nodes: int, *, spot: bool, provider: str) -> float:
+    """Hours before a plan of ``nodes`` on-demand nodes can start: a reservation from
+    :data:`RESERVE_FROM_NODES` on (spot capacity is waited for in the spot model; the team's
+    own GPUs need none)."""
+    if spot or provider == OWNED_PROVIDER or nodes < RESERVE_FROM_NODES:
+        return 0.0
+    return RESERVATION_LEAD_HOURS
+
 
 # With no duration and no token budget, options are compared on one day of running.
 DEFAULT_HOURS = 24.0  # ours: a day is the natural unit a team budgets a trial run in
@@ -84,6 +112,17 @@ class Economics:
     pessimistic_billed_hours: float
     #: Tokens the run trains: the workload's budget, else throughput × ``hours``.
     tokens: float
+    #: Hours before the run can start: a reservation (:func:`reservation_lead_hours`).
+    lead_hours: float = 0.0
+
+    @property
+    def finish_hours(self) -> float:
+        """Hours from now until the run is done: the lead, then the run."""
+        return self.lead_hours + self.wall_hours
+
+    @property
+    def pessimistic_finish_hours(self) -> float:
+        return self.lead_hours + self.pessimistic_wall_hours
 
     def cost_usd(self, price_usd_per_hour: float) -> float:
         return self.billed_hours * price_usd_per_hour * self.nodes
@@ -138,6 +177,7 @@ def economics(
     # storage is billed pro rata by the hour on every provider in RULES).
     storage = ckpt * 2**30 / 1e9 * rule.storage_usd_per_gb_month * wall / HOURS_PER_MONTH
     deadline = workload.deadline_hours
+    lead = reservation_lead_hours(nodes, spot=spot, provider=rule.provider)
     return Economics(
         nodes=nodes,
         hours=hours,
@@ -145,8 +185,9 @@ def economics(
         billed_hours=billed,
         storage_usd=storage,
         spot=preemption,
-        meets_deadline=deadline is None or pess_wall <= deadline,
+        meets_deadline=deadline is None or lead + pess_wall <= deadline,
         pessimistic_wall_hours=pess_wall,
         pessimistic_billed_hours=billed_hours(rule, pess_run),
         tokens=tokens,
+        lead_hours=lead,
     )

@@ -81,7 +81,7 @@ def answer_notes(
         first = chosen[0]
         notes.append(
             f"no plan meets the {hours_text(deadline)} deadline: the fastest takes "
-            f"{hours_text(first.pessimistic_wall_hours)} at worst on {nodes_text(first.plan)} "
+            f"{hours_text(first.pessimistic_finish_hours)} at worst on {nodes_text(first.plan)} "
             f"(${first.expected_cost_usd:,.0f}); more nodes no longer speed it up enough"
         )
     budget = objective.budget_usd

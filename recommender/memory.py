@@ -23,8 +23,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from recommender import fp8
 from recommender.activations import DEFAULT_KERNELS, Kernels, activations
-from recommender.gpus import GpuSpec
+from recommender.capacity import (
+    HEADROOM_FRAC,
+    HEADROOM_MIN_GIB,
+    safe_limit_gib,
+    safety_margin_gib,
+    usable_gib,
+)
+from recommender.frameworks import fp32_main_grads
 from recommender.model_states import (
     FULL_SHARDING,
     SHARDS_GRADS,
@@ -41,9 +49,12 @@ from recommender.models import Architecture
 from recommender.parallelism import Parallel, activation_scale, stage_fractions
 from recommender.posttrain import extra_models
 from recommender.strategies import Strategy
-from recommender.workload import Method, Offload, Workload
+from recommender.workload import Method, Offload, Precision, Sharding, Workload
+from recommender.zero3 import WorkingSet, working_set
 
 __all__ = [
+    "HEADROOM_FRAC",
+    "HEADROOM_MIN_GIB",
     "MemoryBreakdown",
     "MemoryModel",
     "Strategy",
@@ -57,17 +68,6 @@ GIB = 2**30
 
 # ------------------------------------------------------------------ constants (each sourced)
 
-# Usable capacity. Vendors label binary-sized DRAM in "GB": an "80GB" A100 is 81920 MiB in
-# nvidia-smi, and PyTorch reports "total capacity of 79.15 GiB" (Lightning-AI/litgpt
-# tutorials/oom.md); the driver keeps the rest. So the label is read as GiB and scaled by
-# the fraction PyTorch can see.
-VISIBLE_FRACTION = 79.15 / 80
-# GDDR data-centre cards ship with ECC on, which reserves 1/16 of the memory: a 16 GB T4
-# shows 15360 MiB and a 24 GB L4 23034 MiB in nvidia-smi (NVIDIA T4/L4 product briefs:
-# "ECC on by default"). HBM has side-band ECC and loses nothing.
-ECC_RESERVED_FRACTION = 1 / 16
-ECC_GDDR_GPUS = frozenset({"T4", "L4", "A10", "A10G", "A40", "L40", "L40S"})
-
 # CUDA context with lazy module loading (CUDA ≥ 11.7, PyTorch ≥ 1.13): 287 MB measured in
 # pytorch/pytorch PR #86509, "~300MB" in #107667, ~400 MB in #109888, 426 MiB in
 # unslothai/unsloth-zoo PR #1053. 0.5 GiB covers the spread.
@@ -75,8 +75,8 @@ CUDA_CONTEXT_GIB = 0.5
 # cuBLAS/cuDNN workspaces and allocator slack outside the tensors we count (ours: no single
 # published constant; memory.md §7 recommends 0.5 GiB).
 WORKSPACE_GIB = 0.5
-# NCCL buffers, DDP/ZeRO gradient buckets and FSDP all-gather staging when world size > 1
-# (ours, memory.md §7; DeepSpeed's default reduce/allgather buckets alone are 5e8 elements).
+# NCCL buffers, DDP/ZeRO-1/2 gradient buckets and FSDP all-gather staging when world size > 1
+# (ours, memory.md §7); ZeRO-3's reduce bucket is counted apart (recommender.zero3).
 COMMS_BUFFER_GIB = 1.0
 # The caching allocator fragments: reserved exceeds allocated. A 10 % margin on activations,
 # the tensors that are allocated and freed every step (ours, memory.md §7).
@@ -84,14 +84,6 @@ FRAGMENTATION_FRACTION = 0.10
 # DeepSpeed's estimator multiplies every CPU figure by additional_buffer_factor = 1.5
 # (deepspeed/runtime/zero/stage_1_and_2.py and stage3.py, commit 38327e0).
 HOST_BUFFER_FACTOR = 1.5
-
-# Safety margin, set from the estimate's measured error (docs/estimator.md, "Uncertainty and
-# the safety margin": 45 published cases): outside QLoRA, 80 % of the underestimates are
-# within −16 %; a plan that leaves 15 % free can be 1/0.85 − 1 = 17.6 % low and still fit. The
-# 2 GiB floor covers small GPUs and small jobs, where fixed costs (CUDA context 0.3-0.4 GiB,
-# NCCL buffers, allocator slack) dominate the error.
-HEADROOM_FRAC = 0.15
-HEADROOM_MIN_GIB = 2.0
 
 # ------------------------------------------------------------------ breakdown
 
@@ -172,8 +164,6 @@ class MemoryModel:
 
     __slots__ = (
         "_activations",
-        "_gathered_g",
-        "_gathered_w",
         "_grads_floor",
         "_grads_total",
         "_host_opt",
@@ -187,6 +177,7 @@ class MemoryModel:
         "_terms_memo",
         "_trainable",
         "_weights_total",
+        "_working",
     )
 
     def __init__(self, workload: Workload, kernels: Kernels = DEFAULT_KERNELS) -> None:
@@ -202,7 +193,8 @@ class MemoryModel:
             trainable = m.params
             frozen_bytes = 0.0
             block_bytes = 4.0 if reg is Regime.FP32 else 2.0
-        per = trainable_bytes(workload.optimizer, reg, adapters=peft)
+        fp32_grads = fp32_main_grads(workload.framework) and not peft
+        per = trainable_bytes(workload.optimizer, reg, adapters=peft, fp32_grads=fp32_grads)
         # Post-training: frozen reference/reward models and PPO's trained value model
         # (recommender.posttrain), held, split and sharded like the policy's weights.
         extra_frozen, value_model = extra_models(workload, frozen_bytes)
@@ -214,6 +206,15 @@ class MemoryModel:
         self._peft = peft
         self._trainable = trained
         self._weights_total = trained * per.weights + frozen_bytes + extra_frozen
+        # FP8 (recommender.fp8): Transformer Engine caches FP8 weights and transposes; torchao
+        # casts one layer at a time; TE keeps amax histories and scales.
+        block = block_params(m)
+        fp8_fixed = 0.0
+        if workload.precision is Precision.FP8_MIXED:
+            recipe = fp8.recipe(workload.framework)
+            cache = fp8.weight_cache_bytes_per_param(recipe) * block * m.layers
+            self._weights_total += cache
+            fp8_fixed = fp8.weight_cast_bytes(recipe, block) + fp8.scaling_state_bytes(recipe, m)
         # Optimizer step in backward (torchtune optimizer_in_bwd; Lv et al. 2023 LOMO): each
         # gradient is applied and freed as soon as it is ready, so no full gradient buffer
         # exists; one unit's gradient at a time remains (``_grads_floor``, set below).
@@ -230,16 +231,25 @@ class MemoryModel:
         # gradients out in buckets (counted in the communication buffers).
         self._host_opt = trained * (per.optimizer + (4.0 if per.master else per.grads))
 
-        # Full sharding gathers one unit at a time: the current unit and the prefetched next
-        # one are unsharded (FSDP backward_prefetch; DeepSpeed counts 4·largest_layer for
-        # fp16 params + grads), and during backward the unit's unsharded gradient exists
-        # before its reduce-scatter (full training only; adapters' gradients are tiny).
+        # Full sharding's working set, as FSDP or DeepSpeed ZeRO-3 allocates it (zero3.py):
+        # gathered parameters, the unit's unsharded gradient (full training only; adapters'
+        # gradients are tiny) and ZeRO-3's reduce bucket.
         unit = m.largest_layer_params
-        block = block_params(m)
-        embed_bytes = 4.0 if reg is Regime.FP32 else 2.0
-        unit_bytes = block_bytes if unit == block else embed_bytes
-        self._gathered_w = unit * unit_bytes + block * block_bytes
-        self._gathered_g = 0.0 if peft else unit * per.grads
+        dense = 4.0 if reg is Regime.FP32 else 2.0
+        self._working = {
+            kind: working_set(
+                m,
+                kind,
+                workload.framework,
+                block=block,
+                block_bytes=block_bytes,
+                embed_bytes=dense,
+                grad_bytes=per.grads,
+                trains_base=not peft,
+                compute_bytes=dense,
+            )
+            for kind in (Sharding.FSDP, Sharding.ZERO3)
+        }
         self._grads_floor = unit * per.grads if savers.optimizer_in_backward and not peft else 0.0
         # Full sharding under a pipeline keeps the stage unsharded for the whole step:
         # torchtitan does not reshard after forward when PP is on ("to avoid per-microbatch
@@ -259,7 +269,7 @@ class MemoryModel:
         overhead: list[tuple[float, float]] = []
         for act in self._activations:
             fragmentation = FRAGMENTATION_FRACTION * act.gpu
-            single = CUDA_CONTEXT_GIB * GIB + WORKSPACE_GIB * GIB + fragmentation
+            single = CUDA_CONTEXT_GIB * GIB + WORKSPACE_GIB * GIB + fragmentation + fp8_fixed
             multi = single + COMMS_BUFFER_GIB * GIB
             if workload.method is Method.QLORA:
                 # One linear layer is dequantised to bf16 at a time for its matmul.
@@ -294,7 +304,7 @@ class MemoryModel:
         grads = part(self._grads_total, sharding in SHARDS_GRADS)
         optimizer = part(self._optimizer_total, sharded_opt)
 
-        gathered_w, gathered_g = (0.0, 0.0), 0.0
+        gathered_w, gathered_g, buckets = (0.0, 0.0), 0.0, 0.0
         if full and dp_multi and par.pp > 1:
             # The whole stage stays gathered, its gradients unsharded (see __init__):
             # stage·(1 − 1/n) on top of the stage's own shard.
@@ -302,7 +312,9 @@ class MemoryModel:
             gathered_w, gathered_g = (stage, -stage), self._pp_grads * own
         elif (full and dp_multi) or strategy.offload is Offload.PARAMS:
             # Tensor parallelism splits the gathered unit as it splits every block matmul.
-            gathered_w, gathered_g = (self._gathered_w / par.tp, 0.0), self._gathered_g / par.tp
+            ws = self._working_for(sharding)
+            gathered_w, gathered_g = (ws.weights / par.tp, 0.0), ws.grads / par.tp
+            buckets = ws.buckets
         floor = max(self._grads_floor / par.tp - gathered_g, 0.0)
 
         host = (0.0, 0.0)
@@ -318,7 +330,7 @@ class MemoryModel:
             host = (kept * HOST_BUFFER_FACTOR, sharded * HOST_BUFFER_FACTOR)
         elif self._paged:
             host = part(self._paged, sharded_opt)
-        overhead = self._overhead[ckpt][0 if single_gpu else 1] + extra_overhead
+        overhead = self._overhead[ckpt][0 if single_gpu else 1] + extra_overhead + buckets
         weights = (weights[0] + gathered_w[0], weights[1] + gathered_w[1])
         grads = (grads[0] + floor + gathered_g, grads[1])
         terms = _Terms(
@@ -336,6 +348,10 @@ class MemoryModel:
         )
         self._terms_memo[key] = terms
         return terms
+
+    def _working_for(self, sharding: Sharding) -> WorkingSet:
+        """DeepSpeed's ZeRO-3 working set, or FSDP's (also HSDP's) for the other shardings."""
+        return self._working[Sharding.ZERO3 if sharding is Sharding.ZERO3 else Sharding.FSDP]
 
     def _split(self, par: Parallel, ckpt: int) -> tuple[float, float, float, float, float]:
         """What model parallelism ``par`` leaves on one GPU, with or without checkpointing
@@ -427,22 +443,3 @@ class _Terms:
 def _at(part: tuple[float, float], n: int) -> float:
     """A (kept, sharded) part on ``n`` shards."""
     return part[0] + part[1] / n
-
-
-def usable_gib(gpu: GpuSpec) -> float:
-    """Memory PyTorch can allocate on one GPU, in GiB (below the label; see the constants)."""
-    capacity = gpu.memory_gb * VISIBLE_FRACTION
-    if gpu.id in ECC_GDDR_GPUS:
-        capacity *= 1 - ECC_RESERVED_FRACTION
-    return capacity
-
-
-def safety_margin_gib(usable: float) -> float:
-    """Memory a plan should leave free on a GPU with ``usable`` GiB: :data:`HEADROOM_FRAC`
-    of it (15 %), at least :data:`HEADROOM_MIN_GIB` (2 GiB)."""
-    return max(HEADROOM_FRAC * usable, HEADROOM_MIN_GIB)
-
-
-def safe_limit_gib(usable: float) -> float:
-    """The most a plan may use per GPU and keep the safety margin (:func:`safety_margin_gib`)."""
-    return usable - safety_margin_gib(usable)

@@ -41,15 +41,20 @@ class Regime(StrEnum):
     FP32 = "fp32"  # fp32 weights, gradients and states
     MIXED = "mixed"  # 16-bit weights and gradients, fp32 master copy and states
     PURE_BF16 = "pure-bf16"  # everything 16-bit (torchtune default, LitGPT bf16-true)
+    FP8 = "fp8"  # mixed precision's states plus FP8 copies and scales (recommender.fp8)
 
 
 def regime(precision: Precision) -> Regime:
-    """The memory regime of a precision. FP8 training keeps bf16/fp32 states: no saving
-    (accelerate estimate.py comment; torchtitan measured 77.0 → 76.8 GiB adding Float8)."""
+    """The memory regime of a precision. FP8 training keeps bf16 mixed precision's states
+    per parameter (accelerate estimate.py comment; torchtitan measured 77.0 → 76.8 GiB adding
+    Float8); its recipe's FP8 copies, scaling state and activations are counted apart
+    (:mod:`recommender.fp8`), so it is a regime of its own."""
     if precision is Precision.FP32:
         return Regime.FP32
     if precision is Precision.BF16_TRUE:
         return Regime.PURE_BF16
+    if precision is Precision.FP8_MIXED:
+        return Regime.FP8
     return Regime.MIXED
 
 
@@ -87,7 +92,12 @@ class _ParamBytes:
     master: float  # part of ``optimizer``: the fp32 copy a mixed-precision step updates
 
 
-def trainable_bytes(optimizer: Optimizer, reg: Regime, *, adapters: bool) -> _ParamBytes:
+def trainable_bytes(
+    optimizer: Optimizer, reg: Regime, *, adapters: bool, fp32_grads: bool = False
+) -> _ParamBytes:
+    """Bytes per trainable parameter; ``fp32_grads``: the framework keeps an fp32 main
+    gradient under mixed precision (Megatron-LM: 18 B/param with AdamW,
+    :func:`recommender.frameworks.fp32_main_grads`)."""
     states = _state_bytes(optimizer, reg)
     if reg is Regime.FP32:
         return _ParamBytes(4.0, 4.0, states, 0.0)
@@ -98,7 +108,7 @@ def trainable_bytes(optimizer: Optimizer, reg: Regime, *, adapters: bool) -> _Pa
         # weights and grads, fp32 states, no separate master copy → 16 B with AdamW.
         return _ParamBytes(4.0, 4.0, states, 0.0)
     # ZeRO §3.1: 2 (fp16/bf16 weights) + 2 (grads) + K, K = 4 (fp32 master) + states.
-    return _ParamBytes(2.0, 2.0, 4.0 + states, 4.0)
+    return _ParamBytes(2.0, 4.0 if fp32_grads else 2.0, 4.0 + states, 4.0)
 
 
 # ------------------------------------------------------------------ sharding

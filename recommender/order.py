@@ -48,6 +48,10 @@ class Ranked(Protocol):
     @property
     def pessimistic_wall_hours(self) -> float: ...
     @property
+    def finish_hours(self) -> float: ...
+    @property
+    def pessimistic_finish_hours(self) -> float: ...
+    @property
     def expected_cost_usd(self) -> float: ...
     @property
     def pessimistic_cost_usd(self) -> float: ...
@@ -67,8 +71,8 @@ def _score(item: Ranked, objective: PlanObjective | None) -> float:
     return objective.score(
         expected_cost_usd=item.expected_cost_usd,
         pessimistic_cost_usd=item.pessimistic_cost_usd,
-        wall_hours=item.wall_hours,
-        pessimistic_wall_hours=item.pessimistic_wall_hours,
+        wall_hours=item.finish_hours,
+        pessimistic_wall_hours=item.pessimistic_finish_hours,
         tokens=item.tokens,
     )
 
@@ -95,13 +99,13 @@ def rank_key(
         int(not item.plan.safe),
         int(item.doubtful),
         int(late),
-        item.pessimistic_wall_hours if late else 0.0,
+        item.pessimistic_finish_hours if late else 0.0,
         int(o.provider != OWNED_PROVIDER),
         int(risky),
         _score(item, objective),
         item.expected_cost_usd,
         item.price_usd_per_hour,
-        item.wall_hours,
+        item.finish_hours,
         -item.plan.headroom_frac,
         o.provider,
         o.instance_type,
@@ -220,10 +224,10 @@ def fastest_and_cheapest(
         return per_btok(wall, tokens) if objective.per_token else wall
 
     fastest = min(
-        quick, key=lambda p: (hours(p.wall_hours, p.tokens), p.expected_cost_usd), default=None
+        quick, key=lambda p: (hours(p.finish_hours, p.tokens), p.expected_cost_usd), default=None
     )
-    if fastest is not None and hours(fastest.wall_hours, fastest.tokens) > (
-        _FASTER_SHARE * hours(first.wall_hours, first.tokens)
+    if fastest is not None and hours(fastest.finish_hours, fastest.tokens) > (
+        _FASTER_SHARE * hours(first.finish_hours, first.tokens)
     ):
         fastest = None
     cheap = [p for p in ranked if sensible(p) and p.offer != first.offer]

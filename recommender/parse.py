@@ -40,11 +40,14 @@ from recommender._rulekit import (
     _sets,
     _whole,
 )
+from recommender._rules_framework import FRAMEWORK_RULES
 from recommender._scan import Tokens, tokenize
 from recommender.errors import WorkloadError
 from recommender.gpus import normalize, try_normalize
 from recommender.models import infer_architecture, lookup_family, lookup_model
 from recommender.workload import (
+    MAX_GPU_COUNT,
+    Framework,
     LossKernel,
     Method,
     Objective,
@@ -185,7 +188,11 @@ def _fine_tune(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 
 def _zero(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     stages = (Sharding.DDP, Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
-    return _set(st, "sharding", stages[int(m["z"])])
+    if not _set(st, "sharding", stages[int(m["z"])]):
+        return False
+    if m.group(0).startswith(("deepspeed", "ds")) and st.framework is None:
+        st.framework = Framework.DEEPSPEED
+    return True
 
 
 def _parallel_degree(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -276,7 +283,7 @@ def _hardware(toks: Tokens, i: int, st: Draft) -> int:
     if end < n and norm[end] in lex.GPU_WORDS:
         end += 1
     raw = toks.raw[i:end]
-    whole = None if count is None else _whole(count, 1, 4096, raw, "The GPU count")
+    whole = None if count is None else _whole(count, 1, MAX_GPU_COUNT, raw, "The GPU count")
     if not (_ok(st.gpu_id, gpu_id or st.gpu_id) and _ok(st.gpu_count, whole or st.gpu_count)):
         return 0
     st.gpu_id, st.gpu_count = gpu_id or st.gpu_id, whole or st.gpu_count
@@ -341,6 +348,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("compile", _rx(lex.COMPILE, _sets("compile", True))),
     _Rule("activation offload", _rx(lex.ACTIVATION_OFFLOAD, _sets("activation_offload", True))),
     _Rule("objective", _rx(lex.OBJECTIVE, _objective)),
+    *FRAMEWORK_RULES,
     _Rule("group size", _rx(lex.GROUP_SIZE, _group_size)),
     _Rule("N completions", _rx(lex.GROUP_COMPLETIONS, _group_size)),
     _Rule("adamw 8bit", _rx(lex.ADAMW_8BIT, _optimizer(Optimizer.ADAMW_8BIT))),

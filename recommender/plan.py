@@ -7,14 +7,15 @@ much, and whether CPU offload would have made it fit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from recommender.activations import Kernels
-from recommender.memory import MemoryBreakdown, MemoryModel, safety_margin_gib
+from recommender.memory import MemoryBreakdown, MemoryModel, estimate_memory, safety_margin_gib
 from recommender.model_states import FULL_SHARDING
 from recommender.parallelism import parallel_notes
+from recommender.posttrain import SPECS
 from recommender.strategies import MAX_GPUS_PER_NODE, Strategy
-from recommender.workload import Offload, Sharding, Workload
+from recommender.workload import Objective, Offload, Sharding, Workload
 
 __all__ = [
     "CHECKPOINTING_COMPUTE_COST",
@@ -176,8 +177,46 @@ def plan_notes(
         )
     if workload.savers.labels:
         notes.append("counted with the memory savers stated: " + ", ".join(workload.savers.labels))
+    if workload.objective is not Objective.SFT:
+        notes.append(_against_sft(workload, strategy, mem, gpus=gpus, kernels=kernels))
     if not kernels.flash_for(workload.model.block):
         notes.append(
             "attention scores are materialised (no fused flash kernel): the s² term counts"
         )
     return tuple(notes)
+
+
+def _against_sft(
+    workload: Workload, strategy: Strategy, mem: MemoryBreakdown, *, gpus: int, kernels: Kernels
+) -> str:
+    """A post-training plan next to SFT of the same model on the same layout, which it never
+    undercuts (the extra sequences, models and generation only add): a post-training answer
+    can show less memory than an SFT answer only because it runs on another layout."""
+    sft = replace(workload, objective=Objective.SFT, precomputed_reference=False)
+    per_node = min(gpus, MAX_GPUS_PER_NODE)
+    base = estimate_memory(sft, strategy, gpus=gpus, gpus_per_node=per_node, kernels=kernels)
+    spec = SPECS[workload.objective]
+    why = []
+    if spec.sequences == 2:
+        why.append("two sequences per sample")
+    if spec.reference:
+        if workload.precomputed_reference:
+            why.append("reference log-probs precomputed, no reference model")
+        elif workload.method.trains_all_weights:
+            why.append("a frozen reference model")
+        else:
+            why.append("reference = the base with adapters off (free)")
+    elif not spec.value:
+        why.append("no reference model")
+    if spec.reward:
+        why.append("a reward model")
+    if spec.value:
+        why.append("a trained value model")
+    if spec.generates:
+        why.append("generation's KV cache")
+    label = workload.objective.label
+    return (
+        f"{label} on this layout: {mem.total_gib:.1f} GiB/GPU vs {base.total_gib:.1f} for SFT "
+        f"of the same model on the same layout ({', '.join(why)}); an SFT answer on another "
+        "layout can show more"
+    )

@@ -83,8 +83,8 @@ def extra_models(workload: Workload, frozen_base: float) -> tuple[float, bool]:
     peft = not workload.method.trains_all_weights
     dense = workload.model.params * _dense_bytes(workload)
     frozen = 0.0
-    if spec.reference and not peft:
-        frozen += dense
+    if spec.reference and not peft and not workload.precomputed_reference:
+        frozen += dense  # precomputed reference log-probs (TRL): no reference model held
     if spec.reward:
         frozen += frozen_base if peft else dense
     if spec.value and peft:

@@ -75,6 +75,14 @@ class Priced(NamedTuple):
         return self.econ.pessimistic_wall_hours
 
     @property
+    def finish_hours(self) -> float:
+        return self.econ.finish_hours
+
+    @property
+    def pessimistic_finish_hours(self) -> float:
+        return self.econ.pessimistic_finish_hours
+
+    @property
     def pessimistic_cost_usd(self) -> float:
         return self.econ.pessimistic_cost_usd(self.offer.price_usd_per_hour)
 
@@ -305,8 +313,8 @@ def choose_nodes(
         return objective.score(
             expected_cost_usd=cost(econ),
             pessimistic_cost_usd=econ.pessimistic_cost_usd(price_usd_per_hour),
-            wall_hours=econ.wall_hours,
-            pessimistic_wall_hours=econ.pessimistic_wall_hours,
+            wall_hours=econ.finish_hours,
+            pessimistic_wall_hours=econ.pessimistic_finish_hours,
             tokens=econ.tokens,
         )
 
@@ -352,7 +360,7 @@ def choose_nodes(
             chosen = (scaled.plan, econ)
         previous = scaled
     if chosen is None:  # a deadline none meets: the fastest count priced
-        chosen = min(priced, key=lambda run: (run[1].pessimistic_wall_hours, cost(run[1])))
+        chosen = min(priced, key=lambda run: (run[1].pessimistic_finish_hours, cost(run[1])))
     priced.sort(key=lambda run: run[0].nodes)
     return Runs(chosen, priced)
 

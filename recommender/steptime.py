@@ -6,31 +6,52 @@ at small batches, e.g. LoRA at micro-batch 1) and the sharding/offload traffic o
 actual links. The slower of compute and traffic sets the pace and a share of the faster
 one stays exposed (collectives steal SMs and memory bandwidth; the first gather and the
 last reduce-scatter overlap nothing). QLoRA adds its NF4 dequantisation, the optimizer step
-is amortised over the micro-steps of one global batch, and large clusters lose time to
-failures (goodput). Every constant names its source; "ours" marks a judgement.
+is amortised over the micro-steps of one global batch (stated, or the published-runs rule
+of :mod:`recommender.global_batch`, which also sets the micro-batches in flight and so the
+pipeline bubble), and large clusters lose time to failures (goodput). A micro-step is never
+shorter than launching its kernels. :meth:`StepTime.breakdown` says where the time goes.
+Every constant names its source; "ours" marks a judgement.
 
 Calibrated on tokens/s of published runs (``bench/time_calibration.py``,
-``tests/recommender/data/time_calibration.csv``); hardware FLOPs (with recompute) are
-divided by HFU-style efficiencies, so recomputation is counted exactly once.
+``tests/recommender/data/time_calibration.csv``: a calibration set, and a validation set
+never tuned on); hardware FLOPs (with recompute) are divided by HFU-style efficiencies, so
+recomputation is counted exactly once.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from enum import StrEnum
 
+from recommender.efficiency import (
+    ATTENTION_RELATIVE_RATE,
+    FP8_GENERATIONS,
+    Generation,
+    compute_efficiency,
+    dense_tflops,
+    fp8_speedup,
+    generation,
+)
+from recommender.global_batch import FINETUNE_BATCH_TOKENS, pretrain_batch_tokens
 from recommender.gpus import GpuSpec, IntraNode
+from recommender.links import cross_pod_factor, link_gbs, node_nic_gbs
 from recommender.models import Architecture
 from recommender.offers import Fabric
-from recommender.parallel_time import bubble_share, split_traffic
+from recommender.parallel_time import (
+    CAPACITY_FACTOR,
+    SplitTraffic,
+    bubble_share,
+    routed_params,
+    split_traffic,
+)
 from recommender.posttrain import extra_flops_per_param
 from recommender.strategies import Strategy
 from recommender.workload import Method, Offload, Precision, Sharding, Workload
 
 __all__ = [
+    "FINETUNE_BATCH_TOKENS",
     "Generation",
     "StepTime",
+    "TimeBreakdown",
     "compute_efficiency",
     "dense_tflops",
     "fp8_speedup",
@@ -41,103 +62,6 @@ __all__ = [
 ]
 
 
-class Generation(StrEnum):
-    """Accelerator family, inferred from the spec's id (it sets the achievable peak)."""
-
-    BLACKWELL = "blackwell"
-    HOPPER = "hopper"
-    AMPERE = "ampere"  # data-centre A100/A800
-    AMPERE_PRO = "ampere-pro"  # A10/A10G/A40/RTX A6000/RTX 3090
-    ADA = "ada"
-    VOLTA = "volta"
-    TURING = "turing"
-    PASCAL = "pascal"
-    CDNA = "cdna"  # AMD Instinct
-    GAUDI = "gaudi"
-
-
-_GEN_PREFIXES: tuple[tuple[str, Generation], ...] = (
-    ("GB2", Generation.BLACKWELL),
-    ("B2", Generation.BLACKWELL),
-    ("B3", Generation.BLACKWELL),
-    ("H", Generation.HOPPER),
-    ("GH", Generation.HOPPER),
-    ("A100", Generation.AMPERE),
-    ("A800", Generation.AMPERE),
-    ("L4", Generation.ADA),
-    ("RTX-4", Generation.ADA),
-    ("RTX-6000-ADA", Generation.ADA),
-    ("A", Generation.AMPERE_PRO),
-    ("RTX", Generation.AMPERE_PRO),
-    ("V100", Generation.VOLTA),
-    ("T4", Generation.TURING),
-    ("P", Generation.PASCAL),
-    ("MI", Generation.CDNA),
-    ("GAUDI", Generation.GAUDI),
-)
-
-
-def generation(gpu: GpuSpec) -> Generation:
-    """The family of ``gpu`` from its canonical id (unknown parts count as Ampere-class)."""
-    gid = gpu.id.upper()
-    for prefix, gen in _GEN_PREFIXES:
-        if gid.startswith(prefix):
-            return gen
-    return Generation.AMPERE_PRO
-
-
-# ------------------------------------------------------------------ compute
-
-# Asymptotic share of the dense bf16 peak that large matmuls reach in training (hardware
-# FLOPs incl. recompute, causal flash attention), fitted on measured tokens/s:
-_PEAK_SHARE = {
-    # llm-foundry A100 HFU 0.65-0.75 for MPT-7B..70B (benchmarking README) → fit 0.80·h/(h+h0)
-    Generation.AMPERE: 0.80,
-    # llm-foundry H100 bf16 HFU 0.46-0.58 (7B-70B), torchtitan 8B, NeMo/Llama 3 → fit
-    Generation.HOPPER: 0.57,
-    # no public training table yet; taken at about Hopper's share (ours, a judgement call)
-    Generation.BLACKWELL: 0.58,
-    # torchtune RTX 4090 LoRA 8B ~0.5 of the 165 TFLOP/s dense rate (README) (ours: 0.55)
-    Generation.ADA: 0.55,
-    # workstation/inference Ampere: less HBM bandwidth per FLOP than A100 (ours)
-    Generation.AMPERE_PRO: 0.60,
-    # Megatron-LM 8.3B on 512 V100: 39 % of peak end to end (Shoeybi et al. 2019 §5.1)
-    Generation.VOLTA: 0.50,
-    Generation.TURING: 0.35,  # T4: 70 W power cap throttles the tensor cores (ours)
-    Generation.PASCAL: 0.45,  # P100 fp16 SIMT, no tensor cores (ours)
-    # MI300X training reports sit well below Hopper's share of peak (ours, conservative)
-    Generation.CDNA: 0.42,
-    Generation.GAUDI: 0.50,  # ours
-}
-# Matmul efficiency grows with the hidden size h as h/(h + H0): llm-foundry HFU on A100 is
-# ~0.42 at h=768, ~0.56 at h=2048, ~0.70 at h≥4096 (benchmarking README, fitted)
-HIDDEN_KNEE = 640
-# FP8 linears gain more the wider the GEMMs, as the casts and scales cost per element while
-# the GEMM grows with h: 1 + G·h/(h + K) through three published end-to-end gains, torchtitan
-# Llama 3.1 8B (h=4096) on 8×H100 6667 → 8532 tok/s/GPU, ×1.28
-# (benchmarks/llama3_h100_202412_torchtitan.md); Llama 3 70B (h=8192) on 128 H100 ×1.50, 80 %
-# of it from compute, ×1.40 (PyTorch dev-discuss "Enabling float8 all-gather in FSDP2", 2024);
-# 405B (h=16384) on 512 GPUs "up to 1.5x" (pytorch/ao torchao/float8 README). GPT-2 124M
-# (h=768) gains ~7 % (karpathy/llm.c fp8 note), which the fit gives (×1.08).
-FP8_GAIN = 0.68
-FP8_KNEE = 5800
-# Flash attention runs at about half the rate of the weight GEMMs: FlashAttention-2 reaches
-# 50-73 % of A100 peak forward and less backward (Dao 2023, §4.1) against ~80 % for GEMMs;
-# fitted on llm-foundry rows at seq 8192 vs 2048
-ATTENTION_RELATIVE_RATE = 0.5
-_FP8_GENERATIONS = frozenset({Generation.HOPPER, Generation.ADA, Generation.BLACKWELL})
-
-
-def fp8_speedup(hidden: int) -> float:
-    """End-to-end speed-up of FP8 linears over bf16, on FP8 tensor cores, at width ``hidden``."""
-    return 1.0 + FP8_GAIN * hidden / (hidden + FP8_KNEE)
-
-
-def compute_efficiency(gpu: GpuSpec, hidden: int) -> float:
-    """Achievable share of the dense (bf16/fp16/fp32) peak for matmuls of width ``hidden``."""
-    return _PEAK_SHARE[generation(gpu)] * hidden / (hidden + HIDDEN_KNEE)
-
-
 # ------------------------------------------------------------------ memory and links
 
 # HBM reaches ~80-90 % of its nominal bandwidth in streaming kernels (STREAM-like
@@ -146,58 +70,12 @@ HBM_EFFICIENCY = 0.8
 # bitsandbytes NF4 dequantisation costs as much time as streaming ~8 B per weight and pass
 # (LitGPT resource tables, Llama 2 7B on A100-40GB: QLoRA 3.68 vs LoRA 2.36 min/1k iters)
 DEQUANT_BYTES_PER_PARAM = 8.0
-# NCCL ring bus bandwidth reaches ~80 % of the NVLink per-direction rate (nccl-tests on
-# DGX A100: ~230-240 GB/s of 300)
-NVLINK_EFFICIENCY = 0.8
-# PCIe Gen4 x16 moves ~22-25 GB/s per direction; NCCL without peer-to-peer bounces through
-# host memory (ours: 16 GB/s bus bandwidth for PCIe-only and bridge-paired cards)
-PCIE_GBS = 16.0
 # Host↔GPU copies for offload: pinned PCIe Gen4 x16 ~24 GB/s measured (ours: 20)
 HOST_GBS = 20.0
-# Per-GPU NIC: DGX H100 8×400 Gb/s NDR, DGX A100 8×200 Gb/s HDR (NVIDIA DGX datasheets);
-# AWS p5 3200 Gbps/8 GPUs, p4d 400 Gbps/8 GPUs (EC2 instance pages); ~80 % achieved (ours)
-_NIC_GBITS_NEW, _NIC_GBITS_OLD, _EFA_GBITS_OLD = 400.0, 200.0, 50.0
-NET_EFFICIENCY = 0.8
-# Plain TCP Ethernet between nodes: ~100 Gb/s per node shared by its GPUs (ours)
-ETHERNET_NODE_GBITS = 100.0
 # Share of the shorter of compute and communication that stays exposed (first gather,
 # last reduce-scatter, SM contention); fitted on llm-foundry rows with small micro-batches
 # (13B on 8×H100 at 2×2048 tokens: HFU 0.40 vs 0.51-0.57 with larger batches)
 EXPOSED_SHARE = 0.35
-
-
-def link_gbs(
-    gpu: GpuSpec,
-    *,
-    gpus_per_node: int,
-    nodes: int,
-    link: IntraNode,
-    fabric: Fabric,
-    fabric_gbps: float | None = None,
-) -> tuple[float, float]:
-    """Achievable ring bandwidth per GPU, GB/s per direction: inside a node, and for a ring
-    that spans the nodes. With one NIC per GPU (rail-optimised), a node receives what it
-    lacks through all its NICs at once, so a spanning ring runs at the slower of the GPU's
-    own link and the node's aggregate NIC rate: the instance's stated rate (``fabric_gbps``,
-    Gbit/s per node, as the feeds give it) or else a typical one for the fabric kind."""
-    if link is IntraNode.NVLINK and gpu.interconnect_gbps:
-        intra = gpu.interconnect_gbps / 2 * NVLINK_EFFICIENCY
-    else:
-        intra = PCIE_GBS
-    if gpus_per_node <= 1:
-        intra = math.inf
-    if nodes <= 1:
-        return intra, intra
-    new = generation(gpu) in (Generation.HOPPER, Generation.BLACKWELL)
-    if fabric_gbps:
-        node_gbits = fabric_gbps
-    elif fabric in (Fabric.INFINIBAND, Fabric.ROCE):
-        node_gbits = (_NIC_GBITS_NEW if new else _NIC_GBITS_OLD) * gpus_per_node
-    elif fabric is Fabric.EFA:
-        node_gbits = (_NIC_GBITS_NEW if new else _EFA_GBITS_OLD) * gpus_per_node
-    else:
-        node_gbits = ETHERNET_NODE_GBITS
-    return intra, min(intra, node_gbits / 8 * NET_EFFICIENCY)
 
 
 # ------------------------------------------------------------------ optimizer and goodput
@@ -208,10 +86,6 @@ ADAM_BYTES_PER_PARAM = 30.0
 # CPU-Adam updates ~1-2 B parameters/s on a two-socket host (ZeRO-Offload, Ren et al. 2021,
 # §4.1: 5-7× PyTorch's CPU Adam); 1.5e9 per node (ours within that range)
 CPU_ADAM_PARAMS_PER_S = 1.5e9
-# Default global batch when the workload gives none: pretraining runs use ~1-4M tokens
-# (Llama 2: 4M; GPT-3 1.3B: 1M), fine-tunes ~128K (NeMo SFT/LoRA GBS 32 × 4096)
-PRETRAIN_BATCH_TOKENS = 1_048_576
-FINETUNE_BATCH_TOKENS = 131_072
 # Llama 3 paper §3.3.4: 466 interruptions in 54 days on 16,384 H100s, >90 % effective
 # training time → 2.2e-5 interruptions per GPU-hour, each losing ~0.3 h (restart + lost work)
 FAILURES_PER_GPU_HOUR = 466 / (54 * 24 * 16_384)
@@ -232,7 +106,39 @@ def goodput(gpus: int, *, end_to_end: bool = True) -> float:
     return failures * RUN_EFFICIENCY if end_to_end else failures
 
 
+# Every kernel costs a launch whatever its size: a few µs each on the host ("Getting Started
+# with CUDA Graphs", NVIDIA developer blog 2019), more through PyTorch's dispatcher (ours:
+# 5 µs); a decoder block runs ~30 kernels forward and twice that backward in eager PyTorch
+# (ours: counted from a Llama block's ops). A micro-step shorter than that waits on the host.
+KERNEL_LAUNCH_S = 5e-6
+KERNELS_PER_LAYER_PASS = 30
+
+
 # ------------------------------------------------------------------ the step
+
+NO_SPLIT = SplitTraffic()  # no model parallelism: no TP/CP/PP/EP traffic
+
+
+@dataclass(frozen=True, slots=True)
+class TimeBreakdown:
+    """Where a whole run's wall-clock goes on the chosen layout, seconds per micro-step per
+    GPU (they run in step), with the assumptions the figures rest on."""
+
+    compute_s: float  # matmuls at the assumed efficiency, or HBM-bound weight reads
+    tp_s: float  # exposed tensor-parallel collectives (NVLink)
+    cp_s: float  # exposed context-parallel K/V ring
+    pp_s: float  # exposed pipeline sends (the fabric between nodes)
+    dp_s: float  # exposed data-parallel / FSDP traffic (the slowest ring hop)
+    ep_s: float  # exposed expert all-to-all (NVLink and each GPU's own NIC)
+    offload_s: float  # exposed host↔GPU copies of CPU offload
+    bubble_s: float  # pipeline bubble, amortised per micro-step
+    optimizer_s: float  # optimizer step (and CPU work), amortised per micro-step
+    failures_frac: float  # wall-clock lost to failures and restarts
+    stalls_frac: float  # wall-clock lost to checkpoint saves, evaluation and data stalls
+    global_batch_tokens: float  # the batch assumed (stated, or the rule's)
+    micro_batches: float  # micro-batches per pipeline per optimizer step
+    efficiency: float  # share of the dense peak assumed for the matmuls
+    tokens_per_second: float  # the whole layout, averaged over a whole run
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,12 +154,25 @@ class StepTime:
     goodput: float
     split_s: float = 0.0  # tensor/expert-parallel collectives on the critical path
     bubble_s: float = 0.0  # pipeline bubble, amortised per micro-step
+    global_batch_tokens: float = 0.0  # the global batch the step was costed for
+    micro_batches: float = 1.0  # micro-batches per pipeline per optimizer step
+    efficiency: float = 0.0  # share of the dense peak the matmuls are assumed to reach
+    split: SplitTraffic = NO_SPLIT
+    dp_s: float = 0.0  # of comm_s: data-parallel / sharding traffic
+    offload_s: float = 0.0  # of comm_s: host↔GPU copies
+    launch_s: float = 0.0  # host time launching the micro-step's kernels
+
+    @property
+    def work_s(self) -> float:
+        """The GPU's own work: compute or weight reads (plus dequantisation), or the host's
+        kernel launches when the micro-step is shorter than those."""
+        return max(self.compute_s, self.weights_s, self.launch_s) + self.dequant_s
 
     @property
     def busy_s(self) -> float:
         """Compute/memory bound and traffic: the slower sets the pace, part of the other
         stays exposed; tensor-parallel collectives and the pipeline bubble add to it."""
-        work = max(self.compute_s, self.weights_s) + self.dequant_s
+        work = self.work_s
         overlapped = max(work, self.comm_s) + EXPOSED_SHARE * min(work, self.comm_s)
         return overlapped + self.split_s + self.bubble_s
 
@@ -271,42 +190,63 @@ class StepTime:
         """Between checkpoints and evaluations: what throughput benchmarks report."""
         return self.tokens * self.goodput / RUN_EFFICIENCY / (self.busy_s + self.serial_s)
 
+    def breakdown(self) -> TimeBreakdown:
+        """The step's time by cause. Overlappable traffic (CP, PP, DP, offload) is exposed
+        as far as it outlasts the work plus ``EXPOSED_SHARE`` of the overlap, shared out in
+        proportion to each kind's seconds; TP and EP collectives are exposed whole."""
+        work = self.work_s
+        exposed = max(work, self.comm_s) + EXPOSED_SHARE * min(work, self.comm_s) - work
+        share = exposed / self.comm_s if self.comm_s > 0 else 0.0
+        failures = 1.0 - goodput_failures(self.goodput)
+        return TimeBreakdown(
+            compute_s=work,
+            tp_s=self.split.tp_s,
+            cp_s=self.split.cp_s * share,
+            pp_s=self.split.pp_s * share,
+            dp_s=self.dp_s * share,
+            ep_s=self.split.ep_s * share if self.split.ep_hidden else self.split.ep_s,
+            offload_s=self.offload_s * share,
+            bubble_s=self.bubble_s,
+            optimizer_s=self.serial_s,
+            failures_frac=failures,
+            stalls_frac=(1.0 - failures) * (1.0 - RUN_EFFICIENCY),
+            global_batch_tokens=self.global_batch_tokens,
+            micro_batches=self.micro_batches,
+            efficiency=self.efficiency,
+            tokens_per_second=self.tokens_per_second,
+        )
+
+
+def goodput_failures(goodput_: float) -> float:
+    """The failures-only part of an end-to-end goodput (it includes ``RUN_EFFICIENCY``)."""
+    return min(goodput_ / RUN_EFFICIENCY, 1.0)
+
 
 _ADAPTERS = (Method.LORA, Method.QLORA)
 _FULL_SHARD = (Sharding.FSDP, Sharding.ZERO3)
 
 
+def _matmul_params(m: Architecture) -> float:
+    """Parameters a token's matmuls pass through: the active ones, less an untied input
+    embedding (a lookup)."""
+    return float(m.active_params if m.tied_embeddings else m.active_params - m.vocab * m.hidden)
+
+
 def hw_flops_per_token(workload: Workload, checkpointing: bool) -> tuple[float, float]:
     """Executed FLOPs per token (recompute included): the weight matmuls, and attention."""
     m = workload.model
-    n = m.active_params if m.tied_embeddings else m.active_params - m.vocab * m.hidden
     weights = (4.0 if workload.method in _ADAPTERS else 6.0) + (2.0 if checkpointing else 0.0)
     weights += extra_flops_per_param(workload)  # post-training: reference, reward, generation
     # causal attention with flash kernels: half of PaLM's 12·L·h·s (App. B)
     attention = 6.0 * m.layers * m.hidden * workload.seq_len
     if checkpointing:
         attention *= 4 / 3
-    return weights * n, attention
+    return weights * _matmul_params(m), attention
 
 
 def _block_linear_params(m: Architecture) -> float:
     """Weights NF4 quantises: all block linears (embeddings and the head stay 16-bit)."""
     return float(max(m.params - m.embedding_params, 0))
-
-
-def dense_tflops(gpu: GpuSpec, precision: Precision) -> float:
-    """The dense 16- or 32-bit peak TFLOP/s the precision's matmuls run at (FP8 is a speed-up
-    on top, or its own peak: :func:`recommender.throughput.peak_tflops`). bf16 falls back to
-    the fp16 rate on V100/T4/P100, which have no bf16 (memory.md §11); fp32 runs at the fp32
-    rate because PyTorch keeps TF32 matmuls off by default (allow_tf32 = False since 1.12)."""
-    half = gpu.bf16_tflops if gpu.supports_bf16 and gpu.bf16_tflops else gpu.fp16_tflops
-    if precision is Precision.FP32:
-        rate = gpu.fp32_tflops or gpu.tf32_tflops
-    elif precision is Precision.FP16_MIXED:
-        rate = gpu.fp16_tflops or half
-    else:
-        rate = half
-    return float(rate or half or gpu.fp32_tflops or 1.0)
 
 
 def step_time(
@@ -321,7 +261,9 @@ def step_time(
     fabric_gbps: float | None = None,
     global_batch_tokens: float | None = None,
 ) -> StepTime:
-    """The micro-step of ``workload`` on ``gpus`` × ``gpu`` laid out as ``strategy``."""
+    """The micro-step of ``workload`` on ``gpus`` × ``gpu`` laid out as ``strategy``; a
+    pretraining run without a stated ``global_batch_tokens`` gets the published-runs rule
+    (:func:`recommender.global_batch.pretrain_batch_tokens`)."""
     m = workload.model
     method, precision = workload.method, workload.precision
     ckpt = strategy.checkpointing
@@ -336,15 +278,19 @@ def step_time(
     # compute: hardware FLOPs at the achievable share of the dense peak
     gen = generation(gpu)
     peak = dense_tflops(gpu, precision) * 1e12
-    if precision is Precision.FP8_MIXED and gpu.supports_fp8 and gen in _FP8_GENERATIONS:
+    if precision is Precision.FP8_MIXED and gpu.supports_fp8 and gen in FP8_GENERATIONS:
         peak *= fp8_speedup(m.hidden)
+    efficiency = compute_efficiency(gpu, m.hidden)
     dense, attention = hw_flops_per_token(workload, ckpt)
+    # routed experts: the busiest expert rank sets the pace (``CAPACITY_FACTOR``)
+    dense *= 1 + (CAPACITY_FACTOR - 1) * routed_params(m) / max(_matmul_params(m), 1.0)
     flops = (dense + attention / ATTENTION_RELATIVE_RATE) * per_gpu_tokens
-    compute_s = flops / (peak * compute_efficiency(gpu, m.hidden)) / replica
+    compute_s = flops / (peak * efficiency) / replica
+    passes = 3.0 if ckpt else 2.0
+    launch_s = KERNEL_LAUNCH_S * KERNELS_PER_LAYER_PASS * (passes + 1) * m.layers / par.pp
 
     # HBM: every pass (forward, recompute, backward) reads all the weights it multiplies
     hbm = gpu.mem_bandwidth_tbps * 1e12 * HBM_EFFICIENCY
-    passes = 3.0 if ckpt else 2.0
     w_bytes = 4.0 if precision is Precision.FP32 else 2.0
     n_active = float(m.active_params)
     frozen_q = _block_linear_params(m) * n_active / m.params if method is Method.QLORA else 0.0
@@ -363,72 +309,92 @@ def step_time(
     w_store = (params - _block_linear_params(m)) * w_bytes + _block_linear_params(m) * (
         0.5 if method is Method.QLORA else w_bytes
     )
-    batch = global_batch_tokens or (
-        PRETRAIN_BATCH_TOKENS if method is Method.PRETRAIN else FINETUNE_BATCH_TOKENS
-    )
-    accum = max(batch / (per_gpu_tokens * gpus / replica), 1.0)
+    pipelines = gpus / replica  # data-parallel replicas, each fed its own micro-batches
+    if global_batch_tokens:
+        batch = float(global_batch_tokens)
+    elif method is Method.PRETRAIN:
+        batch = pretrain_batch_tokens(
+            m,
+            pipelines=max(int(pipelines), 1),
+            microbatch_tokens=per_gpu_tokens,
+            stages=par.pp,
+        )
+    else:
+        batch = float(FINETUNE_BATCH_TOKENS)
+    accum = max(batch / (per_gpu_tokens * pipelines), 1.0)
     sharding = strategy.sharding
-    comm_s = split_s = bubble_s = 0.0
+    dp_s = 0.0
+    split = NO_SPLIT
     ranks = gpus  # the data-parallel group (FSDP shards over dp·cp)
     if not par.trivial:
-        traffic = split_traffic(
+        # tp·cp rings run side by side, one per rank in the node, each on its own rail:
+        # across nodes each gets its share of the node's NICs, at most its NVLink rate
+        node_bw = node_nic_gbs(gpu, gpus_per_node=gpn, fabric=fabric, fabric_gbps=fabric_gbps)
+        rails = min(par.tp * par.cp, gpn)
+        ring_bw = min(intra_bw, node_bw * 1e9 / rails) if nodes > 1 else intra_bw
+        split = split_traffic(
             workload,
             par,
             checkpointing=ckpt,
             gpus_per_node=gpn,
             nodes=nodes,
             intra_bw=intra_bw,
-            span_bw=span_bw / min(par.tp * par.cp, gpn),
+            span_bw=ring_bw,
+            nic_bw=node_bw * 1e9 / gpn,
         )
-        split_s, comm_s = traffic.exposed_s, traffic.overlap_s
         trained, w_store, ranks = trained / mp, w_store / mp, dp * par.cp
-        # tp·cp data-parallel rings run side by side, one per rank in the node: across
-        # nodes each gets its share of the node's NICs; inside a node, NVLink
-        if ranks * par.tp <= gpn:
-            span_bw = intra_bw
-        else:
-            span_bw = min(intra_bw, span_bw / min(par.tp * par.cp, gpn))
+        span_bw = intra_bw if ranks * par.tp <= gpn else ring_bw
+    span_bw *= cross_pod_factor(fabric, gpus=gpus, ranks=ranks)
     if ranks > 1:
         ring = (ranks - 1) / ranks
         if sharding in _FULL_SHARD:  # all-gather fwd + bwd, reduce-scatter grads
-            comm_s += (2 * w_store + trained * grad_bytes) * ring / span_bw
+            dp_s = (2 * w_store + trained * grad_bytes) * ring / span_bw
         elif sharding is Sharding.FSDP_GRAD_OP:  # gather once, reduce-scatter each micro-step
-            comm_s += (w_store + trained * grad_bytes) * ring / span_bw
+            dp_s = (w_store + trained * grad_bytes) * ring / span_bw
         elif sharding is Sharding.HSDP:  # full shard in the node, all-reduce across nodes
             if gpn > 1:
-                comm_s += (2 * w_store + trained * grad_bytes) * (gpn - 1) / gpn / intra_bw
+                dp_s = (2 * w_store + trained * grad_bytes) * (gpn - 1) / gpn / intra_bw
             if nodes > 1:
                 across = 2 * trained * grad_bytes / gpn * (nodes - 1) / nodes
-                comm_s += across / span_bw / accum
+                dp_s += across / span_bw / accum
         else:  # DDP, ZeRO-1/2: all-reduce (or RS + AG) once per optimizer step
-            comm_s += 2 * trained * grad_bytes * ring / span_bw / accum
+            dp_s = 2 * trained * grad_bytes * ring / span_bw / accum
 
     # optimizer step, amortised over the micro-steps of one global batch
     shard = ranks if sharding is not Sharding.DDP else 1
     if sharding is Sharding.HSDP:
         shard = gpn
     offload = strategy.offload
-    serial_s = 0.0
+    serial_s = offload_s = 0.0
     if offload is Offload.NONE:
         serial_s = trained / shard * ADAM_BYTES_PER_PARAM / hbm / accum
     else:
         # grads to the host every micro-step (overlaps backward), the update on the CPU and
         # the 16-bit weights back once per optimizer step (ZeRO-Offload's schedule, §4)
-        comm_s += trained / shard * grad_bytes / (HOST_GBS * 1e9)
+        offload_s = trained / shard * grad_bytes / (HOST_GBS * 1e9)
         cpu = trained / shard * gpn / CPU_ADAM_PARAMS_PER_S
         serial_s = (cpu + trained / shard * w_bytes / (HOST_GBS * 1e9)) / accum
         if offload is Offload.PARAMS:  # every gather streams the shard in from host memory
-            comm_s += 2 * w_store / max(shard, 1) / (HOST_GBS * 1e9)
+            offload_s += 2 * w_store / max(shard, 1) / (HOST_GBS * 1e9)
+    bubble_s = 0.0
     if par.pp > 1:  # the 1F1B bubble over the accum micro-batches of one optimizer step
-        bubble_s = bubble_share(par, accum) * (max(compute_s, weights_s) + dequant_s + split_s)
+        work = max(compute_s, weights_s, launch_s) + dequant_s
+        bubble_s = bubble_share(par, accum) * (work + split.exposed_s)
     return StepTime(
-        tokens=per_gpu_tokens * gpus / replica,
+        tokens=per_gpu_tokens * pipelines,
         compute_s=compute_s,
         weights_s=weights_s,
         dequant_s=dequant_s,
-        comm_s=comm_s,
+        comm_s=split.overlap_s + dp_s + offload_s,
         serial_s=serial_s,
         goodput=goodput(gpus),
-        split_s=split_s,
+        split_s=split.exposed_s,
         bubble_s=bubble_s,
+        global_batch_tokens=batch,
+        micro_batches=accum,
+        efficiency=efficiency,
+        split=split,
+        dp_s=dp_s,
+        offload_s=offload_s,
+        launch_s=launch_s,
     )

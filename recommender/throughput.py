@@ -19,7 +19,13 @@ from dataclasses import dataclass
 
 from recommender.gpus import GpuSpec, IntraNode, get_gpu
 from recommender.offers import Fabric, Offer
-from recommender.steptime import StepTime, dense_tflops, hw_flops_per_token, step_time
+from recommender.steptime import (
+    StepTime,
+    TimeBreakdown,
+    dense_tflops,
+    hw_flops_per_token,
+    step_time,
+)
 from recommender.topology import Plan
 from recommender.workload import Precision, Workload
 
@@ -29,6 +35,7 @@ __all__ = [
     "mfu",
     "peak_tflops",
     "plan_step",
+    "time_breakdown",
     "tokens_per_hour",
     "train_hours",
 ]
@@ -89,6 +96,11 @@ def plan_step(
         fabric_gbps=network.fabric_gbps,
         global_batch_tokens=global_batch_tokens,
     )
+
+
+def time_breakdown(workload: Workload, plan: Plan, network: Network) -> TimeBreakdown:
+    """Where the chosen layout's time goes, with the global batch and efficiency assumed."""
+    return plan_step(workload, plan, network).breakdown()
 
 
 def mfu(workload: Workload, plan: Plan, network: Network) -> float:

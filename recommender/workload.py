@@ -14,7 +14,9 @@ from enum import StrEnum
 from recommender.models import Architecture
 
 __all__ = [
+    "MAX_GPU_COUNT",
     "MAX_TOKENS",
+    "Framework",
     "HardwareRequest",
     "LossKernel",
     "MemorySavers",
@@ -123,6 +125,35 @@ class Objective(StrEnum):
         return {Objective.SFT: "SFT", Objective.SIMPO: "SimPO"}.get(self, self.value.upper())
 
 
+class Framework(StrEnum):
+    """The training framework the user named; its documented defaults for the method are
+    applied where the user states nothing (:mod:`recommender.frameworks`)."""
+
+    TORCHTUNE = "torchtune"
+    HF = "hf"  # Hugging Face Trainer / TRL (SFTTrainer, DPOTrainer, GRPOTrainer)
+    AXOLOTL = "axolotl"
+    UNSLOTH = "unsloth"
+    LITGPT = "litgpt"
+    DEEPSPEED = "deepspeed"  # DeepSpeed's own engine and config defaults
+    MEGATRON = "megatron"  # Megatron-LM / NeMo (Megatron-Core)
+    TORCHTITAN = "torchtitan"
+    LLM_FOUNDRY = "llm-foundry"
+
+    @property
+    def label(self) -> str:
+        return {
+            Framework.TORCHTUNE: "torchtune",
+            Framework.HF: "HF Trainer/TRL",
+            Framework.AXOLOTL: "Axolotl",
+            Framework.UNSLOTH: "Unsloth",
+            Framework.LITGPT: "LitGPT",
+            Framework.DEEPSPEED: "DeepSpeed",
+            Framework.MEGATRON: "Megatron-LM/NeMo",
+            Framework.TORCHTITAN: "torchtitan",
+            Framework.LLM_FOUNDRY: "llm-foundry",
+        }[self]
+
+
 class LossKernel(StrEnum):
     """How the cross-entropy over the vocabulary is computed."""
 
@@ -179,6 +210,12 @@ class SpotPolicy(StrEnum):
     NEVER = "never"  # the job cannot be interrupted
 
 
+#: The largest cluster a request may name: 65,536 GPUs, room above the largest published
+#: pretraining run (Llama 3 405B on 16,384 H100, Dubey et al. 2024 §3.3) and Meta's two
+#: 24,576-GPU clusters ("Building Meta's GenAI infrastructure", 2024) (ours: 2^16)
+MAX_GPU_COUNT = 65_536
+
+
 @dataclass(frozen=True, slots=True)
 class HardwareRequest:
     """Hardware the user named: ``on 8x H100`` (gpu + count), ``single gpu`` (count only)."""
@@ -189,8 +226,8 @@ class HardwareRequest:
     def __post_init__(self) -> None:
         if self.gpu_id is None and self.count is None:
             raise ValueError("a hardware request names a GPU, a count or both")
-        if self.count is not None and not 1 <= self.count <= 4096:
-            raise ValueError("GPU count must be between 1 and 4096")
+        if self.count is not None and not 1 <= self.count <= MAX_GPU_COUNT:
+            raise ValueError(f"GPU count must be between 1 and {MAX_GPU_COUNT}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +261,11 @@ class Workload:
     savers: MemorySavers = NO_SAVERS
     #: Post-training objective (issue #20 item 4); ``SFT`` for plain training.
     objective: Objective = Objective.SFT
+    #: DPO/IPO/KTO with the reference log-probs computed before training (TRL
+    #: ``precompute_ref_log_probs=True``): no reference model is held while training.
+    precomputed_reference: bool = False
+    #: The framework the user named (``None``: not stated; :mod:`recommender.frameworks`).
+    framework: Framework | None = None
     #: GRPO: completions sampled per prompt (TRL GRPOConfig.num_generations default 8).
     group_size: int = 8
     #: Model-parallel degrees the user fixed (``tp 8``, ``pp 4``, ``cp 2``, ``ep 8``, ``vp 5``);

@@ -13,6 +13,7 @@ from typing import Any
 
 from recommender import (
     Estimate,
+    Network,
     Option,
     Plan,
     PlanObjective,
@@ -22,6 +23,7 @@ from recommender import (
     Workload,
     get_gpu,
     launch_spec,
+    time_breakdown,
 )
 
 __all__ = ["SCHEMA_VERSION", "estimate_document", "recommendation_document"]
@@ -134,8 +136,33 @@ def launch_doc(o: Option, workload: Workload) -> JSON:
     return launch_spec(workload, o).as_dict()
 
 
+def time_doc(o: Option, workload: Workload) -> JSON:
+    """Where the option's training time goes on its layout (seconds per micro-step per
+    GPU), and the global batch and efficiency the estimate assumed."""
+    b = time_breakdown(workload, o.plan, Network.of(o.offer))
+    return {
+        "seconds_per_micro_step": {
+            "compute": _r(b.compute_s, 5),
+            "tensor_parallel": _r(b.tp_s, 5),
+            "context_parallel": _r(b.cp_s, 5),
+            "pipeline_parallel": _r(b.pp_s, 5),
+            "data_parallel": _r(b.dp_s, 5),
+            "expert_parallel": _r(b.ep_s, 5),
+            "offload": _r(b.offload_s, 5),
+            "pipeline_bubble": _r(b.bubble_s, 5),
+            "optimizer": _r(b.optimizer_s, 5),
+        },
+        "failures_frac": _r(b.failures_frac, 4),
+        "checkpoint_eval_stalls_frac": _r(b.stalls_frac, 4),
+        "global_batch_tokens": _r(b.global_batch_tokens, 0),
+        "micro_batches_per_step": _r(b.micro_batches, 2),
+        "compute_efficiency": _r(b.efficiency, 4),
+        "tokens_per_second": _r(b.tokens_per_second, 1),
+    }
+
+
 def option_doc(o: Option, workload: Workload | None = None) -> JSON:
-    """One option; with its ``workload``, the ``launch`` object too."""
+    """One option; with its ``workload``, the ``launch`` and ``time`` objects too."""
     offer = o.offer
     spot = None
     if o.spot is not None:
@@ -180,6 +207,7 @@ def option_doc(o: Option, workload: Workload | None = None) -> JSON:
         "expected_cost_usd": _r(o.expected_cost_usd),
         "pessimistic_cost_usd": _r(o.pessimistic_cost_usd),
         "pessimistic_hours": _r(o.pessimistic_wall_hours, 3),
+        "lead_hours": _r(o.lead_hours, 3),
         "meets_deadline": o.meets_deadline,
         "tokens": _r(o.tokens, 0),
         "usd_per_billion_tokens": _r(o.usd_per_btok),
@@ -191,7 +219,11 @@ def option_doc(o: Option, workload: Workload | None = None) -> JSON:
             {"kind": c.kind.value, "severity": c.severity.value, "text": c.text} for c in o.caveats
         ],
         "price_source": offer.source,
-        **({} if workload is None else {"launch": launch_doc(o, workload)}),
+        **(
+            {}
+            if workload is None
+            else {"launch": launch_doc(o, workload), "time": time_doc(o, workload)}
+        ),
     }
 
 

@@ -48,6 +48,22 @@ class TestAsk:
             assert o["layout"]["fits"] is True
             assert o["expected_cost_usd"] >= o["cost_usd"] > 0
 
+    def test_json_options_show_the_time_breakdown(self) -> None:
+        """Each option's `time` object shows where its hours go and what was assumed (#33):
+        the global batch, the micro-batches per step and the matmul efficiency; the parts
+        times the micro-steps of the run add up to at most its hours."""
+        doc = _json("ask", "pretrain 7B on 200B tokens")
+        assert doc["options"]
+        for o in doc["options"]:
+            t = o["time"]
+            assert t["global_batch_tokens"] >= 2e6  # the size rule at 7B (GPT-3, Llama)
+            assert 0.2 < t["compute_efficiency"] < 0.8
+            parts = t["seconds_per_micro_step"]
+            assert parts["compute"] > 0
+            assert parts["tensor_parallel"] >= 0
+            assert parts["pipeline_bubble"] >= 0
+            assert 0 < t["checkpoint_eval_stalls_frac"] < 0.25
+
     def test_top_limits_the_options(self) -> None:
         """`--top 2` returns at most two options."""
         doc = _json("ask", "7B lora 10 hours", "--top", "2")

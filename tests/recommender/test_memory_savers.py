@@ -11,11 +11,11 @@ from recommender.activations import COMPILE_ACTIVATION_FACTOR, Kernels, activati
 from recommender.estimate import estimate
 from recommender.gpus import get_gpu
 from recommender.layouts import evaluate, fit_on_nodes
-from recommender.memory import GIB, estimate_memory
+from recommender.memory import GIB, MemoryModel, estimate_memory
 from recommender.parse import parse_workload
-from recommender.posttrain import flops_multiplier, generation_bytes
+from recommender.posttrain import SPECS, flops_multiplier, generation_bytes
 from recommender.steptime import hw_flops_per_token
-from recommender.strategies import Strategy
+from recommender.strategies import Strategy, candidate_strategies
 from recommender.workload import (
     LossKernel,
     MemorySavers,
@@ -152,6 +152,63 @@ class TestPostTraining:
         post = replace(w, objective=objective)
         assert one(post, CKPT) >= one(w, CKPT)
         assert flops_multiplier(post) >= 1.0
+
+    @pytest.mark.parametrize("method", [Method.FULL, Method.LORA, Method.QLORA])
+    @pytest.mark.parametrize("layout", [(1, 1), (8, 8), (16, 8), (4, 4)])
+    def test_never_below_sft_on_any_strategy_of_the_same_layout(
+        self, method: Method, layout: tuple[int, int]
+    ) -> None:
+        """Issue #36 item 4: on the same layout (GPUs and strategy) no post-training objective
+        needs less than SFT, with or without precomputed reference log-probs; the reference
+        only ever adds (DPO ≥ DPO with precomputed log-probs ≥ SFT)."""
+        gpus, per_node = layout
+        w = workload(model=model("Llama 3 8B"), method=method, precision=Precision.BF16_TRUE)
+        ladder = candidate_strategies(w, gpus=gpus, nodes=gpus // per_node, gpus_per_node=per_node)
+        sft = MemoryModel(w)
+        posts = [
+            (
+                objective,
+                pre,
+                MemoryModel(replace(w, objective=objective, precomputed_reference=pre)),
+            )
+            for objective in Objective
+            for pre in (False, True)
+            if not pre or SPECS[objective].reference
+        ]
+        for s in ladder:
+            base = sft.totals(s, gpus=gpus, gpus_per_node=per_node)[0]
+            for objective, pre, post in posts:
+                total = post.totals(s, gpus=gpus, gpus_per_node=per_node)[0]
+                assert total >= base, (objective, pre, s)
+
+    def test_precomputed_reference_drops_the_reference_model_only(self) -> None:
+        """TRL precompute_ref_log_probs: the frozen reference is not held; the pairs are."""
+        w = workload(model=model("Llama 3 8B"))
+        dpo = replace(w, objective=Objective.DPO)
+        pre = replace(dpo, precomputed_reference=True)
+        assert one(dpo, CKPT) - one(pre, CKPT) == pytest.approx(w.model.params * 2 / GIB)
+        assert one(pre, CKPT) > one(w, CKPT)
+        orpo = replace(w, objective=Objective.ORPO)
+        assert one(pre, CKPT) == pytest.approx(one(orpo, CKPT))
+
+    def test_the_answer_compares_with_sft_on_the_same_layout(self) -> None:
+        """The issue's 49 vs 57 GiB: SFT's answer picks ZeRO-1 (57 GiB), DPO's needs FSDP,
+        where SFT would need less still; the DPO plan says so with both figures."""
+        sft = estimate(parse_workload("llama 3 8b full finetune on 8x H100")).hardware
+        dpo = estimate(parse_workload("llama 3 8b dpo full finetune on 8x H100")).hardware
+        assert sft is not None
+        assert dpo is not None
+        assert dpo.strategy != sft.strategy
+        (note,) = [n for n in dpo.notes if n.startswith("DPO on this layout")]
+        same = estimate_memory(
+            parse_workload("llama 3 8b full finetune on 8x H100"),
+            dpo.strategy,
+            gpus=8,
+            gpus_per_node=8,
+        ).total_gib
+        assert f"vs {same:.1f} for SFT" in note
+        assert same < dpo.memory.total_gib
+        assert "a frozen reference model" in note
 
     def test_reference_model_is_free_with_lora(self) -> None:
         lora = workload(method=Method.LORA, precision=Precision.BF16_TRUE)

@@ -11,6 +11,7 @@ import pytest
 from recommender.billing import RULES
 from recommender.caveats import CaveatKind, Severity
 from recommender.costing import Option
+from recommender.economics import RESERVATION_LEAD_HOURS, RESERVE_FROM_NODES
 from recommender.gpus import get_gpu
 from recommender.objective import (
     DEFAULT_TIME_VALUE_USD_PER_DAY,
@@ -40,7 +41,7 @@ def _late_after_on_time(rec: Recommendation) -> None:
     hours the options show (spot by its pessimistic hours)."""
     deadline = rec.workload.deadline_hours
     assert deadline is not None
-    met = [o.pessimistic_wall_hours <= deadline for o in rec.options]
+    met = [o.pessimistic_finish_hours <= deadline for o in rec.options]
     assert met == [o.meets_deadline for o in rec.options]
     assert met == sorted(met, reverse=True)
 
@@ -87,7 +88,7 @@ class TestDeadline:
         assert rec.objective.kind is ObjectiveKind.CHEAPEST_MEETING_DEADLINE
         assert best.nodes > 1
         assert best.meets_deadline
-        assert best.pessimistic_wall_hours <= 21 * 24
+        assert best.pessimistic_finish_hours <= 21 * 24
         _late_after_on_time(rec)
         assert any(c.kind is CaveatKind.AVAILABILITY for c in best.caveats)
 
@@ -107,7 +108,7 @@ class TestDeadline:
         rec = recommend(w, catalog(H100_OD, ONE_H100), now=NOW)
         assert rec.options
         assert not any(o.meets_deadline for o in rec.options)
-        hours = [o.pessimistic_wall_hours for o in rec.options]
+        hours = [o.pessimistic_finish_hours for o in rec.options]
         assert hours == sorted(hours)
         assert any("no plan meets the" in n for n in rec.notes)
 
@@ -228,7 +229,7 @@ class TestOwned:
         assert own.wall_hours > 0
 
     def test_rentals_that_meet_a_deadline_the_owned_gpus_miss_come_first(self) -> None:
-        w = workload(owned=True, hardware=self.OWN, tokens=2e10, duration_hours=24)
+        w = workload(owned=True, hardware=self.OWN, tokens=2e10, duration_hours=72)
         rec = recommend(w, catalog(H100_OD), now=NOW)
         providers = [o.offer.provider for o in rec.options]
         assert OWNED_PROVIDER in providers
@@ -294,3 +295,20 @@ def test_grace_hosts_carry_an_arm_caveat() -> None:
     best: Option | None = rec.best
     assert best is not None
     assert any(c.kind is CaveatKind.ARM_HOST for c in best.caveats)
+
+
+def test_a_reserved_cluster_starts_a_day_later_and_a_deadline_counts_it() -> None:
+    """Four or more on-demand nodes must be reserved: the plan starts a day later, which
+    counts toward the deadline (and the answer says so)."""
+    w = replace(PRETRAIN_7B, duration_hours=21 * 24)
+    rec = recommend(w, catalog(H100_OD), now=NOW)
+    best = rec.best
+    assert best is not None
+    assert best.nodes >= RESERVE_FROM_NODES
+    assert best.lead_hours == RESERVATION_LEAD_HOURS
+    assert best.pessimistic_finish_hours == best.lead_hours + best.pessimistic_wall_hours <= 504
+    assert any("must be reserved ahead" in c.text for c in best.caveats)
+    small = recommend(replace(w, tokens=1e9), catalog(H100_OD), now=NOW).best
+    assert small is not None
+    assert small.nodes < RESERVE_FROM_NODES
+    assert small.lead_hours == 0

@@ -71,7 +71,7 @@ class TestRejections:
             "13b seq 1.5",
             "13b 0 gpus",
             "13b on 0x H100",
-            "13b on 5000x H100",
+            "13b on 70000x H100",
             "1e400 params",
             "0.0001b",
             "99999t",

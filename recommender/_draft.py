@@ -12,6 +12,7 @@ from datetime import datetime
 
 from recommender import _lexicon as lex
 from recommender.errors import WorkloadError
+from recommender.finetune_speed import objective_range
 from recommender.frameworks import NO_FRAMEWORK, allocation_notes, describe
 from recommender.frameworks import defaults as framework_defaults
 from recommender.models import Architecture
@@ -93,6 +94,18 @@ class Draft:
     epochs: float | None = None
     notes: list[str] = field(default_factory=list)
     cjk: bool = False
+    # Post-training as practitioners write it (issue #32; recommender._rules_post).
+    completion_len: int | None = None
+    prompt_len: int | None = None
+    generation_gpus: int | None = None
+    engine: str | None = None
+    rl_framework: str | None = None
+    reward_params: float | None = None
+    packing: bool | None = None
+    async_rollouts: bool | None = None
+    global_batch: int | None = None
+    grad_accum: int | None = None
+    steps: int | None = None
 
 
 _DEFAULT_PRECISION = {
@@ -282,6 +295,12 @@ def finish(st: Draft, text: str) -> Workload:
             st.method, chose_method = row.method, True
     method = _method(st, assumed)
     objective = _objective(st, method, assumed)
+    if method is not Method.PRETRAIN:
+        low, high = objective_range(objective, method)
+        assumed.append(
+            f"time: ×{low:g} to ×{high:g} of the estimate, a fine-tune's range (a "
+            "deadline is judged at its top)"
+        )
     assumed.append(_apply_framework(st, method, objective, chose_method=chose_method))
     precision = _precision(st, method, assumed)
     if st.optimizer is None:
@@ -343,6 +362,13 @@ def finish(st: Draft, text: str) -> Workload:
             precomputed_reference=bool(st.precomputed_reference) and SPECS[objective].reference,
             framework=st.framework,
             group_size=st.group_size or 8,
+            completion_len=st.completion_len,
+            generation_gpus=st.generation_gpus or 0,
+            engine=st.engine,
+            rl_framework=st.rl_framework,
+            reward_params=st.reward_params,
+            packing=st.packing,
+            async_rollouts=bool(st.async_rollouts),
             tensor_parallel=st.tp,
             pipeline_parallel=st.pp,
             context_parallel=st.cp,

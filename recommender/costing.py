@@ -291,8 +291,10 @@ def _caveats(
         )
     if not econ.meets_deadline and workload.deadline_hours is not None:
         late = f"finishes in ~{hours_text(wall)}"
-        if econ.spot is not None and econ.pessimistic_wall_hours > workload.deadline_hours >= wall:
-            late = f"on spot may take up to {hours_text(econ.pessimistic_wall_hours)}"
+        if econ.pessimistic_wall_hours > workload.deadline_hours >= wall:
+            # the pessimistic end: spot's, and a fine-tune's time range (issue #32)
+            where = "on spot " if econ.spot is not None else ""
+            late = f"{where}may take up to {hours_text(econ.pessimistic_wall_hours)}"
         out.append(
             Caveat(
                 CaveatKind.DEADLINE,

@@ -18,10 +18,11 @@ from recommender.billing import (
     billed_hours,
     spot_economics,
 )
+from recommender.finetune_speed import run_overhead_s, time_range
 from recommender.model_states import lora_params
 from recommender.offers import OWNED_PROVIDER
 from recommender.topology import Plan
-from recommender.workload import Optimizer, Precision, Workload
+from recommender.workload import Method, Optimizer, Precision, Workload
 
 __all__ = [
     "DEFAULT_HOURS",
@@ -154,6 +155,9 @@ def economics(
     """
     # Hours to train the token budget, if there is one.
     computed = None if workload.tokens is None else workload.tokens / tokens_per_hour
+    if computed is not None and workload.method is not Method.PRETRAIN:
+        # A fine-tune's fixed cost: start, load, save (issue #32, recommender.finetune_speed)
+        computed += run_overhead_s(workload, plan.gpus) / 3600
     nodes = plan.nodes
     hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
     tokens = workload.tokens if workload.tokens is not None else tokens_per_hour * hours
@@ -172,6 +176,13 @@ def economics(
     if preemption is not None and computed is None and preemption.elapsed_hours > 0:
         # A fixed run length on spot: preemptions and waits eat into the compute done.
         tokens *= hours / preemption.elapsed_hours
+    if computed is not None and workload.deadline_hours is not None:
+        # Fine-tunes and post-training carry a time range (issue #32): a deadline is judged
+        # at its top (recommender.finetune_speed.time_range). Without a deadline the range
+        # is stated with the answer but stays out of the pessimistic hours, which rank
+        # options against each other (one multiplier for all options of a workload).
+        extra = hours * (time_range(workload)[1] - 1)
+        pess_wall, pess_run = pess_wall + extra, pess_run + extra
     billed = billed_hours(rule, run)
     # One checkpoint kept in object storage for the run (at least a month is not assumed:
     # storage is billed pro rata by the hour on every provider in RULES).

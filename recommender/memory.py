@@ -197,8 +197,8 @@ class MemoryModel:
         per = trainable_bytes(workload.optimizer, reg, adapters=peft, fp32_grads=fp32_grads)
         # Post-training: frozen reference/reward models and PPO's trained value model
         # (recommender.posttrain), held, split and sharded like the policy's weights.
-        extra_frozen, value_model = extra_models(workload, frozen_bytes)
-        trained = trainable * (2 if value_model else 1)
+        extra_frozen, value_share = extra_models(workload, frozen_bytes)
+        trained = round(trainable * (1 + value_share))
         savers = workload.savers
         self._terms_memo: dict[tuple[Strategy, bool, bool], _Terms] = {}
         self._splits: dict[tuple[Parallel, int], tuple[float, float, float, float, float]] = {}

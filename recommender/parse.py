@@ -5,7 +5,7 @@ small named rules is then tried at each token; the first rule that matches consu
 of tokens and records what it understood in a :class:`~recommender._draft.Draft`. A token no
 rule takes is either a filler word (consumed silently) or reported in ``Workload.ignored``.
 Word lists and phrase patterns live in :mod:`recommender._lexicon`; defaults and validation
-in :mod:`recommender._draft`.
+in :mod:`recommender._draft`; the rules for the model in :mod:`recommender._rules_model`.
 
 Conventions:
 
@@ -27,6 +27,8 @@ from datetime import datetime
 from recommender import _fuzzy
 from recommender import _lexicon as lex
 from recommender import _rules_lang as lang
+from recommender import _rules_model as model
+from recommender import _rules_post as post
 from recommender import _words as words
 from recommender._draft import Draft, finish
 from recommender._rulekit import (
@@ -44,7 +46,6 @@ from recommender._rules_framework import FRAMEWORK_RULES
 from recommender._scan import Tokens, tokenize
 from recommender.errors import WorkloadError
 from recommender.gpus import normalize, try_normalize
-from recommender.models import infer_architecture, lookup_family, lookup_model
 from recommender.workload import (
     MAX_GPU_COUNT,
     Framework,
@@ -64,49 +65,6 @@ __all__ = ["parse_workload", "reads_calendar"]
 MAX_CHARS = 2000
 
 # ------------------------------------------------------------------ handlers
-
-
-def _model_name(toks: Tokens, i: int, st: Draft) -> int:
-    for span in range(min(5, len(toks.norm) - i), 0, -1):
-        if not all(w.isascii() for w in toks.norm[i + 1 : i + span]):
-            continue  # lookup keys drop non-ASCII: "llama3 8b 预算" is not one name
-        if span == 1 and (taken := _model_family(toks, i, st)):
-            # A family word and a size say more than the word alone: "gpt2 1.5b" is GPT-2 XL,
-            # though "gpt2" by itself names the 124M model.
-            return taken
-        arch = lookup_model(" ".join(toks.norm[i : i + span]))
-        if arch is not None:
-            return span if _set(st, "model", arch) else 0
-    return _model_family(toks, i, st)
-
-
-_FAMILY_SIZE = re.compile(r"(?P<n>[0-9]+(?:\.[0-9]+)?)(?P<u>[bm])")
-
-
-def _model_family(toks: Tokens, i: int, st: Draft) -> int:
-    """``llama 70b``: a family word and a size name that family's newest model of the size."""
-    if i + 1 >= len(toks.norm):
-        return 0
-    size = _FAMILY_SIZE.fullmatch(toks.norm[i + 1])
-    if size is None:
-        return 0
-    params = float(size["n"]) * (1e9 if size["u"] == "b" else 1e6)
-    arch = lookup_family(toks.norm[i], params)
-    return 2 if arch is not None and _set(st, "model", arch) else 0
-
-
-def _mixtral(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    return _set(st, "model", lookup_model("mixtral-8x7b"))
-
-
-def _size(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    params = _number(m["n"], raw) * lex.SIZE_UNITS.get(m.groupdict().get("u") or "", 1.0)
-    if not 1e6 <= params <= 1e13:
-        raise _bad(raw, "A model size must be between 1M and 10T parameters")
-    if st.model is not None:
-        return False
-    st.model = infer_architecture(params)
-    return True
 
 
 def _seq(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -296,11 +254,12 @@ def _hardware(toks: Tokens, i: int, st: Draft) -> int:
 # come before bare sizes ("4k context", "2B tokens", "$3k" are not model sizes).
 
 _RULES: tuple[_Rule, ...] = (
-    _Rule("model name", _model_name),
-    _Rule("mixtral 8x7b", _rx(lex.MIXTRAL, _mixtral)),
+    _Rule("model name", model.model_name),
+    _Rule("mixtral 8x7b", _rx(lex.MIXTRAL, model.mixtral)),
     _Rule("tp N", _rx(lex.PARALLEL_DEGREE, _parallel_degree)),
     _Rule("3d parallel", _rx(lex.PARALLEL_SEARCH, _parallel_search)),  # "3d" is not 3 days
     _Rule("family + new size", lang.family_shape),
+    *post.RULES,  # practitioners' post-training and fine-tuning settings (issue #32)
     _Rule("N samples", _rx(words.DATASET, lang.h_dataset)),
     _Rule("N tokens each", _rx(words.EXAMPLE_LENGTH, lang.h_example_length)),
     _Rule("N epochs", _rx(words.EPOCHS, lang.h_epochs)),
@@ -385,8 +344,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("pretrain", _rx(lex.PRETRAIN, _sets("method", Method.PRETRAIN))),
     _Rule("full fine-tune", _rx(lex.FULL, _sets("method", Method.FULL))),
     _Rule("fine-tune", _rx(lex.FINE_TUNE, _fine_tune)),
-    _Rule("size", _rx(lex.SIZE, _size)),
-    _Rule("N params", _rx(lex.SIZE_PARAMS, _size)),
+    _Rule("size", _rx(lex.SIZE, model.bare_size)),
+    _Rule("N params", _rx(lex.SIZE_PARAMS, model.bare_size)),
 )
 
 
@@ -421,6 +380,7 @@ def parse_workload(text: str, now: datetime | None = None) -> Workload:
         st.notes[:0] = [note for i, note in zip(fixes, read, strict=True) if i not in unknown]
         toks = fixed
     lang.ask_back(toks, unknown, lambda t, i: _readable(t, i, now))
+    post.settle(st)
     lang.settle(st)
     return finish(st, text)
 

@@ -72,24 +72,28 @@ def _dense_bytes(workload: Workload) -> float:
     return 4.0 if workload.precision is Precision.FP32 else 2.0
 
 
-def extra_models(workload: Workload, frozen_base: float) -> tuple[float, bool]:
-    """(bytes of frozen models beyond the policy, whether a second trained model exists).
+def extra_models(workload: Workload, frozen_base: float) -> tuple[float, float]:
+    """(bytes of frozen models beyond the policy, size of a second trained model as a share
+    of the policy: PPO's value model, 0 when there is none).
 
     ``frozen_base`` is the bytes of the policy's own frozen base under LoRA/QLoRA (0 in full
     training): a PEFT value model sits on a base of its own. The reward model is held like the
-    policy's base (NF4 under QLoRA), the reference in the compute dtype.
+    policy's base (NF4 under QLoRA), the reference in the compute dtype. The reward and value
+    models are the policy's size unless the text gave theirs (DeepSpeed-Chat pairs a 13B
+    actor with a 350M reward model that also initialises the critic).
     """
     spec = SPECS[workload.objective]
     peft = not workload.method.trains_all_weights
+    ratio = _reward_ratio(workload)
     dense = workload.model.params * _dense_bytes(workload)
     frozen = 0.0
     if spec.reference and not peft and not workload.precomputed_reference:
         frozen += dense  # precomputed reference log-probs (TRL): no reference model held
     if spec.reward:
-        frozen += frozen_base if peft else dense
+        frozen += (frozen_base if peft else dense) * ratio
     if spec.value and peft:
-        frozen += frozen_base
-    return frozen, spec.value
+        frozen += frozen_base * ratio
+    return frozen, ratio if spec.value else 0.0
 
 
 def generation_sequences(workload: Workload) -> int:
@@ -111,20 +115,45 @@ def generation_bytes(workload: Workload) -> float:
     return per_token * workload.seq_len * generation_sequences(workload)
 
 
+def _reward_ratio(workload: Workload) -> float:
+    """Reward (and PPO critic) size over the policy's: as stated, else the policy's own
+    (OpenRLHF and verl examples use a reward model of the policy's size)."""
+    if workload.reward_params is None:
+        return 1.0
+    return workload.reward_params / workload.model.params
+
+
 def extra_flops_per_param(workload: Workload) -> float:
-    """FLOPs per parameter and trained token beyond training the policy: reference and reward
-    forwards (2 each), the value model's training (6, or 4 with adapters) and the generation
-    of each token once (2; decoding is memory-bound, so this is a lower bound on its time)."""
+    """FLOPs per policy parameter and trained token beyond training the policy once:
+
+    * a frozen reference forward (2), unless its log-probs were precomputed (TRL
+      ``precompute_ref_log_probs``);
+    * KTO: the policy's forward on the mismatched KL completion, under no_grad, and the
+      reference's forward on it (2 + 2; TRL ``KTOTrainer.forward`` builds the KL batch);
+    * PPO: the reward forward (2 × its size), the critic's forward for values while making
+      experience and its training (2 + 6, or 4 with adapters, × its size), and the actor's
+      forward for the old log-probs (2) (OpenRLHF ``make_experience``; DeepSpeed-Chat
+      ``generate_experience``);
+    * GRPO: the old log-probs forward where the framework recomputes them (verl, OpenRLHF;
+      TRL skips it at ``num_iterations=1``).
+
+    Generating the rollouts is priced by its decode time (:mod:`recommender.rollout`), not
+    here: decoding is bound by memory bandwidth, not FLOPs."""
     spec = SPECS[workload.objective]
     train = TRAIN_FLOPS if workload.method.trains_all_weights else ADAPTER_TRAIN_FLOPS
+    ratio = _reward_ratio(workload)
     extra = 0.0
-    if spec.reference:
+    if spec.reference and not workload.precomputed_reference:
         extra += FORWARD_FLOPS
+    if workload.objective is Objective.KTO:
+        extra += 2 * FORWARD_FLOPS
     if spec.reward:
-        extra += FORWARD_FLOPS
+        extra += FORWARD_FLOPS * ratio
     if spec.value:
-        extra += train
-    if spec.generates:
+        extra += (FORWARD_FLOPS + train) * ratio
+    if workload.objective is Objective.PPO or (
+        workload.objective is Objective.GRPO and workload.rl_framework in ("verl", "openrlhf")
+    ):
         extra += FORWARD_FLOPS
     return extra
 

@@ -20,8 +20,9 @@ recomputation is counted exactly once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from recommender import finetune_speed
 from recommender.efficiency import (
     ATTENTION_RELATIVE_RATE,
     FP8_GENERATIONS,
@@ -161,6 +162,8 @@ class StepTime:
     dp_s: float = 0.0  # of comm_s: data-parallel / sharding traffic
     offload_s: float = 0.0  # of comm_s: host↔GPU copies
     launch_s: float = 0.0  # host time launching the micro-step's kernels
+    posttrain_scale: float = 1.0  # GPUs set aside for rollouts (recommender.finetune_speed)
+    posttrain_s: float = 0.0  # rollouts, an eager stack's CPU pace (recommender.finetune_speed)
 
     @property
     def work_s(self) -> float:
@@ -178,7 +181,11 @@ class StepTime:
 
     @property
     def seconds(self) -> float:
-        return (self.busy_s + self.serial_s) / self.goodput
+        return self._step_s / self.goodput
+
+    @property
+    def _step_s(self) -> float:
+        return self.busy_s * self.posttrain_scale + self.serial_s + self.posttrain_s
 
     @property
     def tokens_per_second(self) -> float:
@@ -188,7 +195,7 @@ class StepTime:
     @property
     def steady_tokens_per_second(self) -> float:
         """Between checkpoints and evaluations: what throughput benchmarks report."""
-        return self.tokens * self.goodput / RUN_EFFICIENCY / (self.busy_s + self.serial_s)
+        return self.tokens * self.goodput / RUN_EFFICIENCY / self._step_s
 
     def breakdown(self) -> TimeBreakdown:
         """The step's time by cause. Overlappable traffic (CP, PP, DP, offload) is exposed
@@ -380,7 +387,7 @@ def step_time(
     if par.pp > 1:  # the 1F1B bubble over the accum micro-batches of one optimizer step
         work = max(compute_s, weights_s, launch_s) + dequant_s
         bubble_s = bubble_share(par, accum) * (work + split.exposed_s)
-    return StepTime(
+    step = StepTime(
         tokens=per_gpu_tokens * pipelines,
         compute_s=compute_s,
         weights_s=weights_s,
@@ -398,3 +405,10 @@ def step_time(
         offload_s=offload_s,
         launch_s=launch_s,
     )
+    # the one hook for fine-tunes and post-training (issue #32, recommender.finetune_speed)
+    rate = peak * efficiency
+    split_model = not par.trivial
+    scale, added = finetune_speed.micro_step(
+        workload, gpu, step, gpus=gpus, split=split_model, rate=rate
+    )
+    return replace(step, posttrain_scale=scale, posttrain_s=added)

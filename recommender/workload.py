@@ -268,6 +268,22 @@ class Workload:
     framework: Framework | None = None
     #: GRPO: completions sampled per prompt (TRL GRPOConfig.num_generations default 8).
     group_size: int = 8
+    #: Post-training as practitioners describe it (issue #32; :mod:`recommender.rollout`).
+    #: Tokens generated per sample (GRPO/PPO rollouts); ``None``: half the sequence.
+    completion_len: int | None = None
+    #: GPUs of the layout set aside for generation ("6 training GPUs + 2 vLLM GPUs").
+    generation_gpus: int = 0
+    #: Generation engine: ``"vllm"`` or ``"hf"`` (HF ``generate``); ``None``: the framework's.
+    engine: str | None = None
+    #: RL/post-training framework named (``openrlhf``, ``verl``, ``deepspeed-chat``,
+    #: ``open-r1``): how it generates rollouts; the trainer itself is ``framework``.
+    rl_framework: str | None = None
+    #: Reward (and PPO critic) model parameters when they differ from the policy's.
+    reward_params: float | None = None
+    #: Examples packed into full sequences (``packing``) or padded (``None``: not said).
+    packing: bool | None = None
+    #: Rollouts generated while the previous batch trains (async RL: OpenRLHF/verl options).
+    async_rollouts: bool = False
     #: Model-parallel degrees the user fixed (``tp 8``, ``pp 4``, ``cp 2``, ``ep 8``, ``vp 5``);
     #: ``None`` lets the search decide (see :mod:`recommender.parallelism`).
     tensor_parallel: int | None = None
@@ -307,6 +323,12 @@ class Workload:
             raise ValueError("owned hardware names a GPU and a count")
         if not 1 <= self.group_size <= 1024:
             raise ValueError("GRPO group size must be between 1 and 1024")
+        if self.completion_len is not None and not 1 <= self.completion_len <= 10_000_000:
+            raise ValueError("completion length must be between 1 and 10M tokens")
+        if not 0 <= self.generation_gpus <= 4096:
+            raise ValueError("generation GPUs must be between 0 and 4096")
+        if self.reward_params is not None and not 1e6 <= self.reward_params <= 1e13:
+            raise ValueError("a reward model must have between 1M and 10T parameters")
         if not 1 <= self.lora_rank <= 4096:
             raise ValueError("LoRA rank must be between 1 and 4096")
         for what, degree, high in (

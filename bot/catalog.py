@@ -24,6 +24,7 @@ def _owned(
         fetched_at=fetched_at,
         rows=feed.rows,
         rejected=feed.rejected,
+        rejections=feed.errors,
     )
     return offers, info
 

@@ -20,8 +20,6 @@ from recommender import (
     WorkloadError,
     all_gpus,
     estimate,
-    get_gpu,
-    normalize,
     parse_workload,
     recommend,
 )
@@ -38,6 +36,9 @@ __all__ = ["main"]
 # only when the environment sets something, and the price store (httpx, redis) only when a
 # store or a --catalog is used.
 
+#: Columns of the text answer when the output is not a terminal (issue #39: "fits 80 columns").
+TEXT_WIDTH = 80  # ours: the classic terminal width
+
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_BAD_INPUT = 2
@@ -47,7 +48,7 @@ EXAMPLES = """examples:
   gpufit ask "llama-3-70b qlora on 2B tokens under \\$3,000" --json
   gpufit estimate "llama-3-8b full finetune seq 4k on 1x A100-80GB"
   gpufit launch "13B full finetune 2 days" --option 1 --dir ./gpufit-launch
-  gpufit prices H100
+  gpufit prices H100 L4
   gpufit gpus
 """
 
@@ -75,6 +76,11 @@ def _build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print the JSON document")
     ask.add_argument("--top", type=int, default=None, help="how many options (default 5)")
     ask.add_argument(
+        "--details",
+        action="store_true",
+        help="the long answer: memory, layouts and every caveat per option",
+    )
+    ask.add_argument(
         "--catalog",
         action="append",
         default=[],
@@ -89,8 +95,10 @@ def _build_parser() -> argparse.ArgumentParser:
         "--catalog", action="append", default=[], metavar="SRC", help=argparse.SUPPRESS
     )
     sub.add_parser("gpus", help="the GPUs gpufit knows (as Slack's /gpufit gpus)")
-    prc = sub.add_parser("prices", help="the cheapest offers for one GPU (as /gpufit prices)")
-    prc.add_argument("gpu", nargs="+", help="a GPU name, e.g. H100 or A100-80GB")
+    prc = sub.add_parser(
+        "prices", help="the cheapest offers for one or more GPUs (as /gpufit prices)"
+    )
+    prc.add_argument("gpu", nargs="+", help="GPU names, e.g. H100 L4 or A100-80GB")
     prc.add_argument(
         "--catalog", action="append", default=[], metavar="SRC", help=argparse.SUPPRESS
     )
@@ -132,7 +140,9 @@ def _load_catalog(sources: Sequence[str]) -> Catalog:
 def _print_rich(out: TextIO, renderable: object) -> None:
     from rich.console import Console
 
-    Console(file=out, width=max(100, Console(file=out).width)).print(renderable)
+    # The terminal's width when it is one; 80 columns otherwise (a pipe, a file, a test).
+    width = Console(file=out).width if out.isatty() else TEXT_WIDTH
+    Console(file=out, width=width).print(renderable)
 
 
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
@@ -151,9 +161,9 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         json.dump(recommendation_document(rec, query=text), out, indent=2)
         out.write("\n")
     else:
-        from bot.render.terminal import render_recommendation
+        from bot.render.terminal import render_details, render_recommendation
 
-        _print_rich(out, render_recommendation(rec))
+        _print_rich(out, (render_details if args.details else render_recommendation)(rec))
     return EXIT_OK
 
 
@@ -203,12 +213,14 @@ def _cmd_gpus(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_prices(args: argparse.Namespace, out: TextIO) -> int:
-    from bot.render.blocks import render_prices
+    from bot.render.prices import render_prices
+    from recommender import gpu_prices, split_gpus
 
-    gpu = get_gpu(normalize(" ".join(args.gpu)))  # UnknownGpuError: exit 2 with suggestions
+    gpu_ids = split_gpus(args.gpu)  # UnknownGpuError / WorkloadError: exit 2 with a hint
     catalog = _load_catalog(args.catalog)
-    offers = [o for o in catalog.offers if o.gpu_id == gpu.id]
-    out.write(_plain(render_prices(gpu, offers, catalog.sources, now=utc_now())))
+    groups = [gpu_prices(gpu_id, catalog.offers) for gpu_id in gpu_ids]
+    message = render_prices(groups, catalog.sources, now=utc_now(), reasons_max=None)
+    out.write(_plain(message))
     return EXIT_OK
 
 

@@ -19,6 +19,7 @@ from recommender.estimate import Estimate, estimate
 from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu, normalize, try_normalize
 from recommender.launch import LaunchSpec, launch_spec
 from recommender.launch_text import LaunchFiles, launch_files
+from recommender.market import GpuPrices, PriceRow, gpu_prices, split_gpus
 from recommender.models import Architecture, lookup_model
 from recommender.objective import ObjectiveKind, PlanObjective
 from recommender.offers import Fabric, Offer, SourceInfo, offers_for_key
@@ -58,6 +59,7 @@ __all__ = [
     "CaveatKind",
     "Estimate",
     "Fabric",
+    "GpuPrices",
     "GpuSpec",
     "GpufitError",
     "HardwareRequest",
@@ -77,6 +79,7 @@ __all__ = [
     "PlanObjective",
     "Precision",
     "PriceFeedError",
+    "PriceRow",
     "Recommendation",
     "Reference",
     "Severity",
@@ -92,6 +95,7 @@ __all__ = [
     "all_gpus",
     "estimate",
     "get_gpu",
+    "gpu_prices",
     "hours_text",
     "launch_files",
     "launch_spec",
@@ -101,6 +105,7 @@ __all__ = [
     "parse_workload",
     "reads_calendar",
     "recommend",
+    "split_gpus",
     "time_breakdown",
     "try_normalize",
 ]

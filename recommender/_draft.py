@@ -93,6 +93,8 @@ class Draft:
     example_len: int | None = None
     epochs: float | None = None
     notes: list[str] = field(default_factory=list)
+    # what the reader must see wherever the answer is shown (a stale exchange-rate table).
+    warnings: list[str] = field(default_factory=list)
     cjk: bool = False
     # Post-training as practitioners write it (issue #32; recommender._rules_post).
     completion_len: int | None = None
@@ -376,6 +378,8 @@ def finish(st: Draft, text: str) -> Workload:
             virtual_stages=st.vp,
             model_parallel=st.model_parallel,
             assumed=tuple(assumed),
+            readings=tuple(dict.fromkeys(st.notes)),
+            warnings=tuple(dict.fromkeys(st.warnings)),
             ignored=ignored,
             text=text,
         )

@@ -23,7 +23,7 @@ from recommender.errors import WorkloadError
 from recommender.fx import fx_table, to_usd
 from recommender.gpus import try_normalize
 from recommender.models import family_models, infer_architecture
-from recommender.workload import Method
+from recommender.workload import MAX_BUDGET_USD, MIN_BUDGET_USD, Method
 
 __all__ = [
     "DEFAULT_EXAMPLE_TOKENS",
@@ -263,12 +263,16 @@ def h_money(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     amount = _num(m["n"], raw) * w.MONEY_UNITS.get(m["u"] or "", 1.0)
     code = _currency(m, st, raw)
     usd = amount if code == "USD" else to_usd(amount, code)
-    if not 0 < usd <= 1e9:
-        raise _bad(raw, "A budget must be a positive amount below $1B")
+    if not MIN_BUDGET_USD <= usd <= MAX_BUDGET_USD:
+        raise _bad(raw, "A budget must be between a cent and $1B")
     if not _set(st, "budget_usd", usd):
         return False
     if code != "USD":
-        st.notes.append(f"budget {amount:,.0f} {code} ≈ ${usd:,.0f} at the {fx_table().describe()}")
+        table = fx_table()
+        st.notes.append(f"budget {amount:,.0f} {code} ≈ ${usd:,.0f} at the {table.describe()}")
+        stale = table.stale_text(st.now) if st.now is not None else None
+        if stale is not None:
+            st.warnings.append(f"budget {amount:,.0f} {code}: {stale}")
     return True
 
 

@@ -115,7 +115,7 @@ def why_empty(
     catalog: Catalog,
     fitted: Sequence[Fitted],
     bests: Sequence[Priced],
-    layouts: Sequence[Plan],
+    holding: Sequence[Plan],
     objective: PlanObjective,
 ) -> tuple[str, ...]:
     """Each cause of an answer with no option, one line each: the GPU or the cloud is not in
@@ -145,17 +145,19 @@ def why_empty(
     if not reasons and not allowed:
         reasons.append(f"your filters leave no offer: {_filters(workload)}; relax one of them")
     if allowed and not fitted:
-        closest = min(layouts, key=lambda p: p.gpus, default=None)
+        closest = min(holding, key=lambda p: p.gpus, default=None)
         near = (
             f"; the smallest layout that holds it is {closest.describe()}"
             if closest is not None
             else "; no GPU gpufit knows holds it on up to 2,048 nodes"
         )
-        reasons.append(
-            f"the job does not fit in the memory of any offer allowed ({len(allowed)} "
-            f"instance shape{'s' if len(allowed) != 1 else ''}, on as many nodes as their "
-            f"fabric allows){near}"
+        shapes = f"{len(allowed)} instance shape{'s' if len(allowed) != 1 else ''}"
+        where = (
+            f"on the {hw.count} GPU{'s' if hw.count != 1 else ''} you named ({shapes})"
+            if hw is not None and hw.count is not None
+            else f"in any offer allowed ({shapes}, on as many nodes as their fabric allows)"
         )
+        reasons.append(f"the job does not fit in the memory {where}{near}")
     if fitted and bests and objective.budget_usd is not None:
         cheapest = min(bests, key=lambda p: p.expected_cost_usd)
         reasons.append(

@@ -12,10 +12,15 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
+from datetime import date, datetime
 from functools import cache
 from importlib import resources
 
-__all__ = ["FxTable", "fx_table", "to_usd"]
+__all__ = ["STALE_AFTER_DAYS", "FxTable", "fx_table", "to_usd"]
+
+#: An exchange-rate table older than this is flagged in every answer that converts with it;
+#: why: rates move a few per cent a month (issue #39: the shipped table is dated 2024-06-28).
+STALE_AFTER_DAYS = 30  # ours
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +31,21 @@ class FxTable:
 
     def describe(self) -> str:
         return f"ECB reference rate of {self.date} ({self.source})"
+
+    def age_days(self, now: datetime) -> int:
+        """Whole days from the table's date to ``now``."""
+        return (now.date() - date.fromisoformat(self.date)).days
+
+    def stale_text(self, now: datetime) -> str | None:
+        """The warning an answer converting with this table carries, or ``None`` while it is
+        at most :data:`STALE_AFTER_DAYS` old."""
+        days = self.age_days(now)
+        if days <= STALE_AFTER_DAYS:
+            return None
+        return (
+            f"the exchange rates are {days} days old (ECB, {self.date}; stale after "
+            f"{STALE_AFTER_DAYS} days): the dollar budget may be off by today's rate"
+        )
 
 
 @cache

@@ -162,6 +162,9 @@ class SourceInfo:
     fetched_at: datetime | None = None
     rows: int = 0
     rejected: int = 0
+    #: Why rows were rejected, as the adapter said ("vast row 22: GPU memory …"), the first
+    #: few per catalog file; ``gpufit prices`` shows them.
+    rejections: tuple[str, ...] = ()
     #: Set when the latest refresh failed and this is the last good copy.
     error: str | None = None
     bundled: bool = False

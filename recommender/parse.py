@@ -47,7 +47,9 @@ from recommender._scan import Tokens, tokenize
 from recommender.errors import WorkloadError
 from recommender.gpus import normalize, try_normalize
 from recommender.workload import (
+    MAX_BUDGET_USD,
     MAX_GPU_COUNT,
+    MIN_BUDGET_USD,
     Framework,
     LossKernel,
     Method,
@@ -82,8 +84,8 @@ def _tokens(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 
 def _budget(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _number(m["n"], raw) * lex.MONEY_UNITS.get(m["u"] or "", 1.0)
-    if not 0 < value <= 1e9:
-        raise _bad(raw, "A budget must be a positive amount below $1B")
+    if not MIN_BUDGET_USD <= value <= MAX_BUDGET_USD:
+        raise _bad(raw, "A budget must be between a cent and $1B")
     return _set(st, "budget_usd", value)
 
 

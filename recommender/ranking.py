@@ -52,7 +52,7 @@ from recommender.selection import (
 from recommender.throughput import Network, tokens_per_hour
 from recommender.topology import LayoutSearch, Plan
 from recommender.work import HoursBasis, Reference, Work, work_for
-from recommender.workload import MAX_TOKENS, Method, Precision, Workload
+from recommender.workload import MAX_TOKENS, HardwareRequest, Method, Precision, Workload
 
 __all__ = [
     "MAX_NODES",
@@ -119,6 +119,11 @@ class Recommendation:
     @property
     def best(self) -> Option | None:
         return self.options[0] if self.options else None
+
+    #: When no option is shown: per GPU type sold (the one named, if any), the smallest
+    #: layout that would hold the job, on as many GPUs as that takes even where the user
+    #: fixed a count (``layouts`` evaluates that count as is, fitting or not).
+    holding_layouts: tuple[Plan, ...] = ()
 
 
 _CHEAPER_METHOD = {Method.PRETRAIN: None, Method.FULL: Method.LORA, Method.LORA: Method.QLORA}
@@ -312,14 +317,19 @@ def recommend(
     # The GPU types the catalog sells, in spec-table order: a recommendation's layouts are
     # for what can be rented (``gpufit estimate`` lists every known GPU).
     per_gpu: tuple[Plan, ...] = ()
+    sold = {group.offers[0].gpu_id for group in catalog.groups}
     if layouts or not chosen:
-        sold = {group.offers[0].gpu_id for group in catalog.groups}
         per_gpu = search.smallest_layouts(g for g in all_gpus() if g.id in sold)
-    empty = (
-        why_empty(rented, catalog, fitted, [g.best for g in groups], per_gpu, objective)
-        if not chosen
-        else ()
-    )
+    holding: tuple[Plan, ...] = ()
+    empty: tuple[str, ...] = ()
+    if not chosen:
+        holding = tuple(p for p in per_gpu if p.fits)
+        hw = rented.hardware
+        if hw is not None and hw.count is not None:  # what it would take without the count
+            free = None if hw.gpu_id is None else HardwareRequest(hw.gpu_id, None)
+            relaxed = LayoutSearch(replace(rented, hardware=free))
+            holding = relaxed.smallest_layouts(g for g in all_gpus() if g.id in sold)
+        empty = why_empty(rented, catalog, fitted, [g.best for g in groups], holding, objective)
     return Recommendation(
         workload=workload,
         options=tuple(chosen),
@@ -336,6 +346,7 @@ def recommend(
         fastest=fastest_option,
         cheapest=cheapest_option,
         empty_reasons=empty,
+        holding_layouts=holding,
     )
 
 

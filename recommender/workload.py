@@ -14,8 +14,10 @@ from enum import StrEnum
 from recommender.models import Architecture
 
 __all__ = [
+    "MAX_BUDGET_USD",
     "MAX_GPU_COUNT",
     "MAX_TOKENS",
+    "MIN_BUDGET_USD",
     "Framework",
     "HardwareRequest",
     "LossKernel",
@@ -31,6 +33,10 @@ __all__ = [
 ]
 
 
+#: The range of a money budget: from a cent (less buys no GPU-second anywhere, and a figure
+#: such as 1E-323 is a typo) to $1B (a larger figure is a unit error).
+MIN_BUDGET_USD = 0.01
+MAX_BUDGET_USD = 1e9
 #: The largest token budget a workload may carry: 1e15 tokens, ~65× the 15T of the largest
 #: published pretraining runs (Llama 3, §3.1), so a larger figure is a typo or a unit error.
 MAX_TOKENS = 1e15
@@ -299,6 +305,12 @@ class Workload:
     #: ``we already have 4x A100``: :attr:`hardware` is owned, priced at $0 rental.
     owned: bool = False
     assumed: tuple[str, ...] = ()
+    #: The first of ``assumed``: how words of the question were read (a calendar deadline's
+    #: hour, a currency's rate, a corrected spelling), as opposed to the defaults applied.
+    readings: tuple[str, ...] = ()
+    #: What the reader must see wherever the answer is shown, e.g. a budget converted at an
+    #: exchange-rate table over :data:`recommender.fx.STALE_AFTER_DAYS` old.
+    warnings: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     text: str = field(default="", compare=False)
 
@@ -311,8 +323,10 @@ class Workload:
             raise ValueError("duration must be between a minute and a year")
         if self.tokens is not None and not 0 < self.tokens <= MAX_TOKENS:
             raise ValueError("token budget must be positive and below 1e15")
-        if self.budget_usd is not None and not 0 < self.budget_usd <= 1e9:
-            raise ValueError("budget must be positive and below $1B")
+        if self.budget_usd is not None and not (
+            MIN_BUDGET_USD <= self.budget_usd <= MAX_BUDGET_USD
+        ):
+            raise ValueError("budget must be between a cent and $1B")
         if self.time_value_usd_per_day is not None and not (
             0 <= self.time_value_usd_per_day <= 1e7
         ):

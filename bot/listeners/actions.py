@@ -1,5 +1,5 @@
-"""Buttons on an answer: more options, spot only, on-demand only, watch price, post to channel,
-launch files.
+"""Buttons on an answer: details, more options, spot only, on-demand only, watch price, post to
+channel, launch files.
 
 Each button's value is the question text (the watch button adds the offer key); nothing is
 kept in ``action_id``. Buttons that start work (post, watch) are claimed in Redis per user,
@@ -23,6 +23,7 @@ from bot.listeners.answers import answer
 from bot.listeners.errors import reporting
 from bot.listeners.launch import launch_message
 from bot.render.blocks import (
+    ACTION_DETAILS,
     ACTION_LAUNCH,
     ACTION_MORE,
     ACTION_ON_DEMAND_ONLY,
@@ -155,6 +156,17 @@ async def _post(click: Click) -> None:
     )
 
 
+async def _details(click: Click) -> None:
+    """Details: the whole answer (workload, memory, every option's layout, reasons and
+    caveats), added under the short one: to the clicker on an ephemeral answer, in the thread
+    of a public one."""
+    ephemeral = bool(_container(click.body).get("is_ephemeral"))
+    result = await answer(
+        click.services, click.value, top=click.top, ephemeral=ephemeral, details=True
+    )
+    await _add(click, result.message)
+
+
 async def _watch(click: Click) -> None:
     """Watch this option's price: routed to the alerts seam (once per click burst)."""
     if not await claim_click(click.services.redis, click.body, click.action):
@@ -172,7 +184,12 @@ async def _watch(click: Click) -> None:
 async def _launch(click: Click) -> None:
     """Launch files: the option's task.yaml and accelerate.yaml, shown only to the clicker on
     an ephemeral answer and in the thread of a public one (the answer itself stays)."""
-    message = await launch_message(click.services, click.value)
+    await _add(click, await launch_message(click.services, click.value))
+
+
+async def _add(click: Click, message: Message) -> None:
+    """A new message under the clicked one, leaving it in place: ephemeral to the clicker on
+    an ephemeral answer, in the thread of a public one."""
     container = _container(click.body)
     if container.get("is_ephemeral") or not container.get("channel_id"):
         await click.respond(response_type="ephemeral", replace_original=False, **message.kwargs())
@@ -192,6 +209,7 @@ _WORK: dict[str, Callable[[Click], Awaitable[None]]] = {
     ACTION_POST: _post,
     ACTION_WATCH: _watch,
     ACTION_LAUNCH: _launch,
+    ACTION_DETAILS: _details,
 }
 
 #: The action ids :func:`on_click` handles (the app routes exactly these to it).

@@ -12,7 +12,7 @@ import contextlib
 import functools
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, tzinfo
@@ -21,17 +21,18 @@ from typing import ParamSpec, TypeVar
 from bot.answer_cache import Answer
 from bot.logs import redact_known_secrets
 from bot.metrics import Metrics
-from bot.render.blocks import render_prices, render_recommendation
+from bot.render.blocks import render_recommendation
 from bot.render.limits import Message
+from bot.render.prices import render_prices
+from bot.render.short import render_short
 from bot.services import Services
 from recommender import (
     Catalog,
-    GpuSpec,
     WorkloadError,
-    get_gpu,
-    normalize,
+    gpu_prices,
     parse_workload,
     recommend,
+    split_gpus,
 )
 
 __all__ = [
@@ -151,6 +152,7 @@ async def answer(
     top: int,
     ephemeral: bool,
     zone: tzinfo | None = None,
+    details: bool = False,
 ) -> Answer:
     """Parse, recommend and render: the ranked answer to ``question`` (refined by ``follow_up``).
 
@@ -166,11 +168,11 @@ async def answer(
     query = _query(question, follow_up)
     catalog = await services.catalog()
     now = _local(services.now(), zone)
-    key = (question, follow_up, top, ephemeral, str(now.tzinfo))
+    key = (question, follow_up, top, ephemeral, str(now.tzinfo), details)
     cached = services.answers.get(key, catalog, now)
     if cached is not None:
         return cached
-    args = (query, follow_up, catalog, now, top, ephemeral, services.metrics)
+    args = (query, follow_up, catalog, now, top, ephemeral, services.metrics, details)
     result = await off_loop(catalog, _compute, *args)
     services.answers.put(key, catalog, now, result)
     return result
@@ -199,7 +201,7 @@ def answer_now(
         return None
     query = _query(question, follow_up)
     now = _local(services.now(), zone)
-    key = (question, follow_up, top, ephemeral, str(now.tzinfo))
+    key = (question, follow_up, top, ephemeral, str(now.tzinfo), False)
     result = services.answers.get(key, catalog, now)
     if result is None:
         result = _compute(query, follow_up, catalog, now, top, ephemeral, services.metrics)
@@ -231,6 +233,7 @@ def _compute(
     top: int,
     ephemeral: bool,
     metrics: Metrics | None,
+    details: bool = False,
 ) -> Answer:
     workload = parse_workload(query, now=now)
     if follow_up:
@@ -241,25 +244,27 @@ def _compute(
     with timer:
         # A chat answer shows the per-GPU layouts only when no option can be shown.
         rec = recommend(workload, catalog, now=now, top=top, layouts=False)
-    return Answer(query, render_recommendation(rec, query=query, ephemeral=ephemeral))
+    # The short answer first (issue #39); the Details button asks for the whole of it.
+    render = render_recommendation if details else render_short
+    return Answer(query, render(rec, query=query, ephemeral=ephemeral))
 
 
 async def prices(services: Services, gpu_text: str) -> Message:
-    """The cheapest offers for the GPU named in ``gpu_text``.
+    """The cheapest offers for each GPU named in ``gpu_text`` ("H100 L4").
 
     Raises:
-        WorkloadError: no GPU named; UnknownGpuError: a GPU gpufit does not know.
+        WorkloadError: no GPU named, or too many; UnknownGpuError: a GPU gpufit does not know.
     """
     if not gpu_text.strip():
-        raise WorkloadError("Which GPU?", hint="Try: /gpufit prices H100")
-    gpu = get_gpu(normalize(gpu_text.strip()))
+        raise WorkloadError("Which GPU?", hint="Try: /gpufit prices H100 L4")
+    gpu_ids = split_gpus(gpu_text.split())
     catalog = await services.catalog()
-    return await off_loop(catalog, _prices, gpu, catalog, services.now())
+    return await off_loop(catalog, _prices, gpu_ids, catalog, services.now())
 
 
-def _prices(gpu: GpuSpec, catalog: Catalog, now: datetime) -> Message:
-    offers = [o for o in catalog.offers if o.gpu_id == gpu.id]
-    return render_prices(gpu, offers, catalog.sources, now=now)
+def _prices(gpu_ids: Sequence[str], catalog: Catalog, now: datetime) -> Message:
+    groups = [gpu_prices(gpu_id, catalog.offers) for gpu_id in gpu_ids]
+    return render_prices(groups, catalog.sources, now=now)
 
 
 async def off_loop(

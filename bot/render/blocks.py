@@ -38,7 +38,6 @@ from recommender import (
     Caveat,
     GpuSpec,
     HoursBasis,
-    Offer,
     Option,
     Recommendation,
     SourceInfo,
@@ -46,6 +45,7 @@ from recommender import (
 )
 
 __all__ = [
+    "ACTION_DETAILS",
     "ACTION_IDS",
     "ACTION_LAUNCH",
     "ACTION_MORE",
@@ -62,13 +62,13 @@ __all__ = [
     "render_gpus",
     "render_help",
     "render_notice",
-    "render_prices",
     "render_problem",
     "render_recommendation",
     "render_working",
     "unescape_mrkdwn",
 ]
 
+ACTION_DETAILS = "gpufit_details"
 ACTION_MORE = "gpufit_more"
 ACTION_SPOT_ONLY = "gpufit_spot_only"
 ACTION_ON_DEMAND_ONLY = "gpufit_on_demand_only"
@@ -76,7 +76,7 @@ ACTION_WATCH = "gpufit_watch"
 ACTION_POST = "gpufit_post"
 ACTION_LAUNCH = "gpufit_launch"
 _REFINE_IDS = (ACTION_MORE, ACTION_SPOT_ONLY, ACTION_ON_DEMAND_ONLY)
-ACTION_IDS = (*_REFINE_IDS, ACTION_WATCH, ACTION_POST, ACTION_LAUNCH)
+ACTION_IDS = (*_REFINE_IDS, ACTION_WATCH, ACTION_POST, ACTION_LAUNCH, ACTION_DETAILS)
 #: Up to this many options, each gets a "Launch files" button (an actions block): 50 blocks max.
 LAUNCH_BUTTONS_MAX = 10
 
@@ -194,8 +194,10 @@ def _sources_text(sources: Iterable[SourceInfo], now: datetime) -> str:
         # The error itself stays in the logs: it may name internal hosts or carry the feed
         # URL's credentials; users learn only that these are the last good prices.
         failed = ", last refresh failed; showing the last good prices" if s.error else ""
+        name = public_source_name(s.name)
+        kind = "" if name == kind else f"{kind}, "
         parts.append(
-            f"{public_source_name(s.name)} ({kind}, as of {s.as_of:%Y-%m-%d %H:%M} UTC, "
+            f"{name} ({kind}as of {s.as_of:%Y-%m-%d %H:%M} UTC, "
             f"{hours_text(s.age_hours(now))} old{failed})"
         )
     if not parts:
@@ -228,7 +230,9 @@ def _query_buttons(query: str, *, more: bool, ephemeral: bool) -> list[Block]:
 
 
 def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = True) -> Message:
-    """The ranked answer: workload and defaults, memory, options, caveats, prices, buttons.
+    """The detailed answer, behind the short answer's **Details** button
+    (:mod:`bot.render.short`): workload and defaults, memory, options with their layout and
+    reasons, every caveat, prices, and the Watch, Launch and refine buttons.
 
     Args:
         rec: the recommendation to show.
@@ -241,6 +245,8 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
     blocks.append(_section("*Workload:* " + e(describe_workload(w))))
     if w.assumed:
         blocks.append(_context("Assumed: " + e("; ".join(w.assumed))))
+    if w.warnings:
+        blocks.append(_context("\n".join(":warning: " + e(x) for x in w.warnings)))
     if w.ignored:
         blocks.append(_context("Not understood (ignored): " + e(", ".join(w.ignored))))
     if rec.objective is not None:
@@ -306,10 +312,11 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
                 f"*{money(alt_option.expected_cost_usd)}*: {e(alt.reason)}"
             )
         )
-    if not rec.options and rec.alternative is None and rec.layouts:
+    if not rec.options and rec.alternative is None and rec.holding_layouts:
         lines = ["Smallest layouts that would hold it:"]
         lines.extend(
-            f"• {e(layout_text(p))}: {p.memory.total_gib:.1f} GiB per GPU" for p in rec.layouts[:5]
+            f"• {e(layout_text(p))}: {p.memory.total_gib:.1f} GiB per GPU"
+            for p in rec.holding_layouts[:5]
         )
         blocks.append(_section("\n".join(lines)))
     if rec.notes:
@@ -345,7 +352,7 @@ def render_help() -> Message:
         _section(
             "*Also:*\n"
             "• `/gpufit gpus`: the GPUs gpufit knows\n"
-            "• `/gpufit prices H100`: the cheapest offers for one GPU\n"
+            "• `/gpufit prices H100 L4`: the cheapest offers of each GPU, odd prices marked\n"
             "• `/gpufit watch …`, `/gpufit watches`, `/gpufit unwatch …`: price alerts\n"
             '• Mention `@gpufit` in a thread; follow-ups there ("what about spot?") '
             "refine the question."
@@ -371,43 +378,6 @@ def render_gpus(gpus: Sequence[GpuSpec]) -> Message:
         blocks.append(_section("```" + escape_mrkdwn("\n".join(chunk)) + "```"))
     blocks.append(_context("bf16: dense TFLOP/s per GPU. Try `/gpufit prices H100`."))
     return fit_message(blocks, f"gpufit knows {len(gpus)} GPUs")
-
-
-def render_prices(
-    gpu: GpuSpec,
-    offers: Sequence[Offer],
-    sources: Sequence[SourceInfo],
-    *,
-    now: datetime,
-    limit: int = 10,
-) -> Message:
-    """The cheapest offers for one GPU, per GPU-hour, with the price sources and their age."""
-    e = escape_mrkdwn
-    ranked = sorted(offers, key=lambda o: (o.price_usd_per_gpu_hour, o.provider, o.key))[:limit]
-    blocks: list[Block] = [_header(f"Cheapest {gpu.name} offers")]
-    if not ranked:
-        blocks.append(_section(f"No offer for {e(gpu.name)} in the current price data."))
-    for i, o in enumerate(ranked, start=1):
-        kind = o.kind
-        zone = f" ({e(o.zone)})" if o.zone else ""
-        blocks.append(
-            _section(
-                f"*{i}. {e(o.provider)} {e(o.instance_type)}* ({kind}) · {e(o.region)}{zone}\n"
-                f"*{money(o.price_usd_per_gpu_hour)}/GPU-h* · {o.gpu_count}× · "
-                f"{money(o.price_usd_per_hour)}/h for the instance"
-            )
-        )
-    used = {o.source for o in ranked}
-    blocks.append(_context(_sources_text([s for s in sources if s.name in used] or sources, now)))
-    if ranked:
-        cheapest = ranked[0]
-        text = (
-            f"Cheapest {e(gpu.name)}: {money(cheapest.price_usd_per_gpu_hour)}/GPU-h on "
-            f"{e(cheapest.provider)}"
-        )
-    else:
-        text = f"No offers for {e(gpu.name)}"
-    return fit_message(blocks, text)
 
 
 def render_problem(message: str, hint: str | None) -> Message:

@@ -11,6 +11,7 @@ import math
 from datetime import datetime
 from typing import Any
 
+from bot.render.summary import headline
 from recommender import (
     Estimate,
     Network,
@@ -88,6 +89,7 @@ def workload_doc(w: Workload) -> JSON:
         "time_value_usd_per_day": w.time_value_usd_per_day,
         "owned_hardware": w.owned,
         "assumed": list(w.assumed),
+        "warnings": list(w.warnings),
         "ignored": list(w.ignored),
     }
 
@@ -235,6 +237,7 @@ def source_doc(s: SourceInfo, now: datetime) -> JSON:
         "age_hours": _r(s.age_hours(now), 1),
         "rows": s.rows,
         "rejected": s.rejected,
+        "rejections": list(s.rejections),
         "error": s.error,
         "bundled": s.bundled,
     }
@@ -298,6 +301,7 @@ def recommendation_document(rec: Recommendation, *, query: str) -> JSON:
         "kind": "recommendation",
         "generated_at": _iso(rec.generated_at),
         "query": query,
+        "answer": headline(rec),
         "workload": workload_doc(rec.workload),
         "hours_basis": rec.hours_basis.value,
         "work": None if rec.work is None else work_doc(rec.work),

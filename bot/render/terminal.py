@@ -8,6 +8,15 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from bot.render.summary import (
+    caveat_lines,
+    headline,
+    objective_line,
+    option_table,
+    other_ways,
+    spot_sources,
+    stale_prices,
+)
 from bot.render.text import (
     describe_workload,
     layout_text,
@@ -21,12 +30,13 @@ from recommender import (
     HoursBasis,
     Option,
     Recommendation,
+    Severity,
     SourceInfo,
     get_gpu,
     hours_text,
 )
 
-__all__ = ["render_estimate", "render_recommendation"]
+__all__ = ["render_details", "render_estimate", "render_recommendation"]
 
 
 def _options_table(options: tuple[Option, ...], *, basis: HoursBasis) -> Table:
@@ -99,20 +109,68 @@ def _sources(sources: tuple[SourceInfo, ...], now: datetime) -> Text:
     parts = []
     for s in sources:
         kind = "bundled snapshot" if s.bundled else "feed"
+        kind = "" if s.name == kind else f"{kind}, "
         err = f", last refresh failed: {s.error}" if s.error else ""
         parts.append(
-            f"{s.name} ({kind}, as of {s.as_of:%Y-%m-%d}, {hours_text(s.age_hours(now))} old{err})"
+            f"{s.name} ({kind}as of {s.as_of:%Y-%m-%d}, {hours_text(s.age_hours(now))} old{err})"
         )
     return Text("prices: " + "; ".join(parts), style="dim")
 
 
 def render_recommendation(rec: Recommendation) -> RenderableType:
+    """The short answer (issue #39): the answer in one line, the options in a table that fits
+    80 columns, the #1 option's caveats each once (naming the other options they apply to; the
+    spot model's sources cited once), what was assumed and where the prices come from.
+    ``gpufit ask --details`` prints :func:`render_details`, every option's caveats."""
+    w = rec.workload
+    out: list[RenderableType] = [Text(headline(rec), style="bold")]
+    if rec.objective is not None:
+        out.append(Text(objective_line(rec)))
+    out.append(Text(describe_workload(w), style="dim"))
+    if rec.options:
+        out.extend(Text(line) for line in option_table(rec))
+        shown = caveat_lines(rec.options, only_rank=1)
+        for c in shown:
+            style = "yellow" if c.severity is Severity.WARN else "dim"
+            out.append(Text(f"{c.label(len(rec.options))} {c.text}", style=style))
+        others = len(caveat_lines(rec.options)) - len(shown)
+        if others > 0:
+            out.append(
+                Text(f"{others} more caveat(s) for the other options: --details", style="dim")
+            )
+        cited = spot_sources(rec.options[:1])
+        if cited:
+            out.append(Text("spot model: " + cited, style="dim"))
+    out.extend(Text(line, style="green") for line in other_ways(rec))
+    if w.assumed:
+        out.append(Text("assumed: " + "; ".join(w.assumed), style="dim"))
+    if w.ignored:
+        out.append(Text("ignored (not understood): " + ", ".join(w.ignored), style="yellow"))
+    for warning in w.warnings:
+        out.append(Text("warning: " + warning, style="yellow"))
+    for note in rec.notes:
+        out.append(Text(note, style="dim"))
+    more = rec.feasible - len(rec.options)
+    hint = f"{more} more options: --top N; " if more > 0 else ""
+    out.append(Text(hint + "memory, layouts and reasons: --details", style="dim"))
+    sources = _sources(rec.sources, rec.generated_at)
+    if stale_prices(rec):
+        sources.stylize("yellow")
+        sources = Text("stale ") + sources
+    out.append(sources)
+    return Group(*out)
+
+
+def render_details(rec: Recommendation) -> RenderableType:
+    """The long answer: workload, memory, the full options table, every caveat per option."""
     w = rec.workload
     out: list[RenderableType] = [Text(describe_workload(w), style="bold")]
     if w.assumed:
         out.append(Text("assumed: " + "; ".join(w.assumed), style="dim"))
     if w.ignored:
         out.append(Text("ignored (not understood): " + ", ".join(w.ignored), style="yellow"))
+    for warning in w.warnings:
+        out.append(Text("warning: " + warning, style="yellow"))
     if rec.objective is not None:
         out.append(Text(rec.objective.text, style="bold"))
     if rec.options:
@@ -155,9 +213,9 @@ def render_recommendation(rec: Recommendation) -> RenderableType:
                 style="green",
             )
         )
-    if not rec.options and rec.alternative is None and rec.layouts:
+    if not rec.options and rec.alternative is None and rec.holding_layouts:
         out.append(Text("smallest layouts that would hold it:", style="bold"))
-        for plan in rec.layouts[:5]:
+        for plan in rec.holding_layouts[:5]:
             out.append(Text(f"  {layout_text(plan)}: {plan.memory.total_gib:.1f} GiB per GPU"))
     for note in rec.notes:
         out.append(Text(note, style="dim"))
@@ -172,6 +230,8 @@ def render_estimate(est: Estimate) -> RenderableType:
         out.append(Text("assumed: " + "; ".join(w.assumed), style="dim"))
     if w.ignored:
         out.append(Text("ignored (not understood): " + ", ".join(w.ignored), style="yellow"))
+    for warning in w.warnings:
+        out.append(Text("warning: " + warning, style="yellow"))
     if est.hardware is not None:
         p = est.hardware
         verdict = Text("fits" if p.fits else "does NOT fit", style="green" if p.fits else "red")

@@ -9,6 +9,7 @@ the time anyone reads it, and answers built on it must say so (``SourceInfo.bund
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from importlib import resources
 
@@ -45,6 +46,18 @@ def load_bundled() -> ParsedFeed:
     return parse_native(data, source=BUNDLED_SOURCE)
 
 
+def _built_rejections() -> tuple[int, tuple[str, ...]]:
+    """The catalog rows ``scripts/build_snapshot.py`` rejected (its ``x_rejected`` key): how
+    many, and the adapters' reasons, each prefixed with its cloud."""
+    data = json.loads(resources.files("recommender").joinpath(_RESOURCE).read_bytes())
+    rejected = data.get("x_rejected") or {}
+    rows = sum(int(entry.get("rows", 0)) for entry in rejected.values())
+    reasons = tuple(
+        f"{cloud} {reason}" for cloud, entry in rejected.items() for reason in entry["reasons"]
+    )
+    return rows, reasons
+
+
 @cache
 def bundled_catalog() -> Catalog:
     """The bundled snapshot as a one-source catalog, the only place it is built.
@@ -58,11 +71,13 @@ def bundled_catalog() -> Catalog:
     """
     parsed = load_bundled()
     assert parsed.as_of is not None  # a gpufit feed always states as_of
+    rows, reasons = _built_rejections()
     info = SourceInfo(
         name=BUNDLED_SOURCE,
         as_of=parsed.as_of,
-        rows=parsed.rows,
-        rejected=parsed.rejected,
+        rows=parsed.rows + rows,
+        rejected=parsed.rejected + rows,
+        rejections=reasons,
         bundled=True,
     )
     return Catalog.of((owned_by(o, BUNDLED_SOURCE) for o in parsed.offers), (info,))

@@ -383,6 +383,7 @@ def _build_catalog(
                 fetched_at=meta.fetched_at,
                 rows=meta.rows,
                 rejected=meta.rejected,
+                rejections=meta.errors,
                 error=meta.error,
                 bundled=meta.bundled,
                 listings=listings.get(meta.name, ()),

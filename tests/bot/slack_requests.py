@@ -171,3 +171,30 @@ def settings_for(fake: FakeSlack, redis_url: str) -> Settings:
         redis_url=redis_url,
         host="127.0.0.1",
     )
+
+
+def answer_rows(message: dict[str, Any]) -> list[tuple[str, bool]]:
+    """The option rows of a short answer's table (bot/render/summary.py), each with whether
+    its ``spot`` column says yes; ``[]`` when the message has no such table."""
+    for block in message.get("blocks", []):
+        text = str((block.get("text") or {}).get("text", "")) if block["type"] == "section" else ""
+        if not text.startswith("```") or "cloud instance" not in text:
+            continue
+        header, *rows = text.strip("`").splitlines()
+        at = header.index(" spot ") + 1
+        return [(row, row[at : at + 4].strip() == "yes") for row in rows]
+    return []
+
+
+def visible_chars(message: dict[str, Any]) -> int:
+    """Characters of text a reader sees in a message's blocks: section and header texts,
+    context elements, button labels (Slack shows the fallback ``text`` only in
+    notifications)."""
+    total = 0
+    for block in message.get("blocks", []):
+        if "text" in block:
+            total += len(block["text"]["text"])
+        for element in block.get("elements", []):
+            text = element.get("text")
+            total += len(text["text"] if isinstance(text, dict) else text or "")
+    return total

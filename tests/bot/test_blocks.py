@@ -11,9 +11,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bot.render.blocks import render_notice, render_prices, render_problem, render_recommendation
+from bot.render.blocks import render_notice, render_problem, render_recommendation
 from bot.render.limits import check_limits, fit_message, payload_size, text_size
-from recommender import get_gpu, recommend
+from bot.render.prices import render_prices
+from bot.render.short import SHORT_CHARS, render_short
+from recommender import gpu_prices, parse_workload, recommend
+from recommender.feeds.bundled import bundled_catalog
+from tests.bot.slack_requests import visible_chars
 from tests.factories import NOW, catalog, offer, workload
 from tests.fake_slack import message_problems
 
@@ -184,4 +188,27 @@ class TestRenderers:
         """``prices`` with any number of offers and names stays inside the limits."""
         items = [offer(provider=n, instance_type=n, region=n) for n in names]
         c = catalog(*items)
-        _ok(render_prices(get_gpu("H100-SXM-80GB"), c.offers, c.sources, now=NOW))
+        _ok(render_prices([gpu_prices("H100-SXM-80GB", c.offers)], c.sources, now=NOW))
+
+
+#: The five questions of docs/format-examples.md.
+EXAMPLE_QUESTIONS = (
+    "13B full finetune 2 days",
+    "llama-3-70b qlora on 2B tokens under $3,000",
+    "mistral-7b lora 36h spot only aws only",
+    "llama-3-8b full finetune on 1B tokens within 3 days",
+    "qwen2.5-7b lora on 500M tokens on 1x A10G",
+)
+
+
+@pytest.mark.parametrize("question", EXAMPLE_QUESTIONS)
+def test_the_short_answer_on_the_bundled_catalog_stays_under_1500_characters(
+    question: str,
+) -> None:
+    """Issue #39: the Slack reply to a simple question is at most 1,500 characters; the first
+    block is the answer, and Details carries the rest."""
+    rec = recommend(parse_workload(question, now=NOW), bundled_catalog(), now=NOW, top=5)
+    message = render_short(rec, query=question).kwargs()
+    assert visible_chars(message) <= SHORT_CHARS
+    assert message["blocks"][0]["text"]["text"].startswith("*Best: ")
+    assert "gpufit_details" in json.dumps(message["blocks"])

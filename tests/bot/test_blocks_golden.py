@@ -18,18 +18,26 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
 from bot.render.blocks import render_gpus, render_help, render_recommendation
 from bot.render.limits import Message, check_limits
-from recommender import Catalog, get_gpu, recommend
+from bot.render.short import render_short
+from recommender import Catalog, Recommendation, get_gpu, recommend
 from recommender.workload import HardwareRequest, Method
 from tests.factories import NOW, catalog, offer, workload
 from tests.fake_slack import message_problems
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE = os.environ.get("GPUFIT_UPDATE_GOLDEN") == "1"
+
+
+class Render(Protocol):
+    """An answer renderer: the detailed one (blocks) or the short one."""
+
+    def __call__(self, rec: Recommendation, *, query: str, ephemeral: bool = True) -> Message: ...
 
 
 def _catalog() -> Catalog:
@@ -70,20 +78,20 @@ def _catalog() -> Catalog:
     )
 
 
-def ranked_with_spot_caveats() -> Message:
+def ranked_with_spot_caveats(render: Render = render_recommendation) -> Message:
     rec = recommend(workload(duration_hours=48), _catalog(), now=NOW)
-    return render_recommendation(rec, query="llama-3-8b full finetune 2 days spot ok")
+    return render(rec, query="llama-3-8b full finetune 2 days spot ok")
 
 
-def over_budget_with_alternative() -> Message:
+def over_budget_with_alternative(render: Render = render_recommendation) -> Message:
     """A day on the reference node buys ~1.2B tokens: $1,639 in full, $1,574 with LoRA."""
     rec = recommend(
         workload(model="Llama 3 70B", budget_usd=1600, duration_hours=24), _catalog(), now=NOW
     )
-    return render_recommendation(rec, query="llama-3-70b full finetune 1 day under $1,600")
+    return render(rec, query="llama-3-70b full finetune 1 day under $1,600")
 
 
-def tight_named_hardware() -> Message:
+def tight_named_hardware(render: Render = render_recommendation) -> Message:
     """The user fixed one RTX 4090: the plan fits with 1.7 GiB free, under the margin."""
     rec = recommend(
         workload(
@@ -95,12 +103,10 @@ def tight_named_hardware() -> Message:
         _catalog(),
         now=NOW,
     )
-    return render_recommendation(
-        rec, query="llama-3-8b lora seq 3072 on 1x RTX 4090 on 200M tokens"
-    )
+    return render(rec, query="llama-3-8b lora seq 3072 on 1x RTX 4090 on 200M tokens")
 
 
-def named_hardware_that_does_not_fit() -> Message:
+def named_hardware_that_does_not_fit(render: Render = render_recommendation) -> Message:
     rec = recommend(
         workload(
             model="Llama 3 70B",
@@ -111,9 +117,12 @@ def named_hardware_that_does_not_fit() -> Message:
         now=NOW,
     )
     # Posted in a thread (not ephemeral): no "Post to channel" button. The echo is plain text.
-    return render_recommendation(
-        rec, query="llama-3-70b full finetune on 1x RTX 4090 <!channel>", ephemeral=False
-    )
+    return render(rec, query="llama-3-70b full finetune on 1x RTX 4090 <!channel>", ephemeral=False)
+
+
+def short(case: Callable[[Render], Message]) -> Callable[[], Message]:
+    """The same case's short answer (bot/render/short.py), what a question gets first."""
+    return lambda: case(render_short)
 
 
 def gpus() -> Message:
@@ -127,6 +136,10 @@ CASES: dict[str, Callable[[], Message]] = {
     "tight_named_hardware": tight_named_hardware,
     "help": render_help,
     "gpus": gpus,
+    "short_ranked_spot_caveats": short(ranked_with_spot_caveats),
+    "short_over_budget_alternative": short(over_budget_with_alternative),
+    "short_named_hardware_no_fit": short(named_hardware_that_does_not_fit),
+    "short_tight_named_hardware": short(tight_named_hardware),
 }
 
 

@@ -35,6 +35,33 @@ class TestAsk:
         assert "bundled snapshot" in text
         assert "as of 20" in text
 
+    def test_the_answer_comes_first_and_fits_80_columns(self) -> None:
+        """Issue #39: the first line is the answer (the #1 option, its total cost, hours and
+        whether it fits the stated time); a compact table follows; each caveat is printed
+        once and the spot model's sources once; nothing is wider than 80 columns when the
+        output is not a terminal."""
+        code, text = run_cli("ask", "13B full finetune 2 days")
+        assert code == EXIT_OK
+        lines = text.splitlines()
+        assert lines[0].startswith("Best: ")
+        assert "in total" in lines[0]
+        assert max(len(line) for line in lines) <= 80
+        assert [i for i, line in enumerate(lines) if line.startswith(" # cloud instance")]
+        _, spot = run_cli("ask", "13B full finetune 2 days spot only")
+        flat = " ".join(spot.split())
+        assert flat.count("] spot: ~") >= 1
+        assert flat.count("SkyPilot spot traces") == 1
+        caveats = [line for line in lines if line.startswith("[")]
+        assert len(caveats) == len(set(caveats))
+        doc = _json("ask", "13B full finetune 2 days")
+        assert " ".join(lines[:2]).startswith(doc["answer"][:70])
+
+    def test_details_print_the_long_answer(self) -> None:
+        code, text = run_cli("ask", "13B full finetune 2 days", "--details")
+        assert code == EXIT_OK
+        assert "memory:" in text
+        assert "Best: " not in text
+
     def test_json_document_matches_the_schema(self) -> None:
         """`ask --json` prints a schema-valid, versioned document with ranked options."""
         doc = _json("ask", "13B full finetune 2 days")
@@ -151,9 +178,32 @@ class TestGpusAndPrices:
     def test_prices_lists_the_cheapest_offers(self) -> None:
         code, text = run_cli("prices", "H100")
         assert code == EXIT_OK
-        assert "Cheapest H100 SXM 80GB offers" in text
-        assert "/GPU-h" in text
+        assert "Cheapest offers: H100 SXM 80GB" in text
+        assert "$/GPU-h" in text
         assert "*" not in text
+        assert max(len(line) for line in text.splitlines() if line.startswith((" ", "!"))) <= 80
+
+    def test_prices_takes_several_gpus(self) -> None:
+        """`prices H100 L4` is two GPUs (issue #39: it was joined into one name and failed);
+        a two-word name still reads as one GPU."""
+        code, text = run_cli("prices", "H100", "L4")
+        assert code == EXIT_OK
+        assert "Cheapest offers: H100 SXM 80GB, L4" in text
+        assert "\nL4: " in text
+        code, text = run_cli("prices", "H100", "PCIe", "A10G")
+        assert code == EXIT_OK
+        assert "Cheapest offers: H100 PCIe 80GB, A10G" in text
+
+    def test_prices_flags_outliers_and_shows_sources(self) -> None:
+        """The bundled snapshot's AWS g6.xlarge spot in eu-south-2 is 89 % under its own
+        on-demand price (0.0913 against 0.848 USD/h, SkyPilot catalog v8): flagged, not
+        hidden; the source's date and age and the rows it left out are named."""
+        code, text = run_cli("prices", "L4")
+        assert code == EXIT_OK
+        assert "! spot 89 % under its on-demand" in text
+        assert "as of 2026-11-20" in text
+        assert "catalog row(s) left out:" in text
+        assert "vast row 22: GPU memory 47.9883 GiB does not match GPU 'RTX4090'" in text
 
     def test_unknown_gpu_is_exit_2_with_suggestions(
         self, capsys: pytest.CaptureFixture[str]

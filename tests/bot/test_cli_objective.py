@@ -59,7 +59,11 @@ class TestObjectiveEndToEnd:
         assert doc["objective"]["kind"] == "most_work_for_budget"
         assert doc["hours_basis"] == "budget"
         for option in doc["options"]:
-            assert option["expected_cost_usd"] == pytest.approx(3000, rel=0.05)
+            # A spot plan is sized by its worst case, so its expected cost can sit under the
+            # budget (the bundled snapshot's Verda 8x B200 spot: $2,574, worst case $2,752).
+            assert option["pessimistic_cost_usd"] <= 3000 * 1.05
+            if not option["spot"]:
+                assert option["expected_cost_usd"] == pytest.approx(3000, rel=0.05)
             assert option["tokens"] > 1e9
 
     def test_owned_gpus_are_priced_at_zero(self) -> None:
@@ -76,9 +80,10 @@ class TestObjectiveEndToEnd:
         assert doc["objective"]["kind"] == "owned_hardware"
 
     def test_zero_options_say_why(self) -> None:
-        doc = _ask("7b lora on A10G")
+        # The bundled snapshot sells no MI325X (it sells A10G since issue #39).
+        doc = _ask("7b lora on MI325X")
         assert doc["options"] == []
-        assert any("A10G" in reason for reason in doc["empty_reasons"])
+        assert any("MI325X" in reason for reason in doc["empty_reasons"])
 
     @pytest.mark.parametrize(
         "question",

@@ -17,7 +17,10 @@ from tests.bot.cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 FEED = ROOT / "tests/feeds/data/feed.json"  # one 8×H100 and one 1×L40S offer
-QUERY = "13B full finetune 2 days"
+#: Pinned to AWS so that option 1 is on a cloud SkyPilot names (the files then carry its
+#: instance type); unpinned, the bundled snapshot's cheapest option can be on a cloud gpufit
+#: launches on "any cloud with these GPUs".
+QUERY = "13B full finetune 2 days aws only"
 
 
 def _option_json(n: int, *extra: str) -> dict[str, Any]:

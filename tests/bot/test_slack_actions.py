@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from slack_bolt.async_app import AsyncApp
 
-from tests.bot.slack_requests import CHANNEL_ID, FORM, action_body, request
+from tests.bot.slack_requests import CHANNEL_ID, FORM, action_body, answer_rows, request
 from tests.fake_slack import FakeSlack
 
 QUERY = "13B full finetune 2 days"
@@ -23,6 +23,12 @@ async def _click(
 
 
 def _options(message: dict[str, Any]) -> list[str]:
+    """The options of a short answer: its table's rows."""
+    return [row for row, _ in answer_rows(message)]
+
+
+def _detailed_options(message: dict[str, Any]) -> list[str]:
+    """The options of a detailed answer: its option sections."""
     return [
         b["text"]["text"]
         for b in message["blocks"]
@@ -46,9 +52,9 @@ class TestRefineButtons:
         """ "Spot only" re-answers the same question with spot offers only."""
         await _click(app, fake_slack, "gpufit_spot_only")
         [hook] = await fake_slack.wait_for("hook")
-        options = _options(hook.body)
-        assert options
-        assert all("(spot)" in o for o in options)
+        rows = answer_rows(hook.body)
+        assert rows
+        assert all(spot for _, spot in rows)
         assert "spot only" in json.dumps(hook.body["blocks"])
 
     async def test_on_demand_only_shows_no_spot_offers(
@@ -57,9 +63,9 @@ class TestRefineButtons:
         """ "On-demand only" re-answers the same question without spot offers."""
         await _click(app, fake_slack, "gpufit_on_demand_only")
         [hook] = await fake_slack.wait_for("hook")
-        options = _options(hook.body)
-        assert options
-        assert all("(on-demand)" in o for o in options)
+        rows = answer_rows(hook.body)
+        assert rows
+        assert not any(spot for _, spot in rows)
 
     async def test_a_button_on_a_public_thread_answer_replies_in_that_thread(
         self, app: AsyncApp, fake_slack: FakeSlack
@@ -76,6 +82,41 @@ class TestRefineButtons:
         [post] = await fake_slack.wait_for("chat.postMessage")
         assert post.body["channel"] == CHANNEL_ID
         assert post.body["thread_ts"] == "1700000400.000100"
+        assert fake_slack.calls("hook") == []
+
+
+class TestDetailsButton:
+    async def test_details_add_the_whole_answer_under_the_short_one(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        """ "Details" leaves the short answer in place and adds the detailed one, to the
+        clicker: the workload read, memory, each option's layout and reasons, its Watch and
+        Launch buttons."""
+        await _click(app, fake_slack, "gpufit_details")
+        [hook] = await fake_slack.wait_for("hook")
+        assert hook.body["response_type"] == "ephemeral"
+        assert hook.body["replace_original"] is False
+        text = json.dumps(hook.body["blocks"], ensure_ascii=False)
+        for part in ("Workload:", "Memory (option 1)", "Layout:", "Why:", "Assumed:"):
+            assert part in text, part
+        options = [b for b in hook.body["blocks"] if b.get("block_id", "").startswith("option_")]
+        assert 3 <= len(options) <= 5
+        assert all(b["accessory"]["action_id"] == "gpufit_watch" for b in options)
+
+    async def test_on_a_public_answer_they_go_to_its_thread(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        await _click(
+            app,
+            fake_slack,
+            "gpufit_details",
+            ephemeral=False,
+            message_ts="1700000500.000200",
+            thread_ts="1700000400.000100",
+        )
+        [post] = await fake_slack.wait_for("chat.postMessage")
+        assert post.body["thread_ts"] == "1700000400.000100"
+        assert _detailed_options(post.body)
         assert fake_slack.calls("hook") == []
 
 
@@ -122,8 +163,9 @@ class TestLaunchFilesButton:
 
     @staticmethod
     async def _launch_value(app: AsyncApp, fake: FakeSlack, rank: int = 1) -> str:
-        """The value of option ``rank``'s launch button on the real answer to QUERY."""
-        await _click(app, fake, "gpufit_spot_only")
+        """The value of option ``rank``'s launch button on the detailed answer to QUERY, spot
+        only (the short answer's Details button shows it)."""
+        await _click(app, fake, "gpufit_details", f"{QUERY} spot only")
         [hook] = await fake.wait_for("hook")
         for block in hook.body["blocks"]:
             if block.get("block_id") == f"launch_{rank}":

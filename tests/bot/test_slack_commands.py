@@ -12,10 +12,18 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.app import build_app
 from bot.listeners import commands
+from bot.render.short import SHORT_CHARS
 from bot.services import Services
 from bot.settings import Settings
 from recommender import Catalog
-from tests.bot.slack_requests import FORM, USER_ID, command_body, request
+from tests.bot.slack_requests import (
+    FORM,
+    USER_ID,
+    answer_rows,
+    command_body,
+    request,
+    visible_chars,
+)
 from tests.fake_slack import FakeSlack
 
 
@@ -53,25 +61,32 @@ class TestAsk:
     async def test_the_ack_is_the_ephemeral_answer(
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
-        """The ranked answer goes out in the ack itself; nothing is posted afterwards."""
+        """The short answer goes out in the ack itself; nothing is posted afterwards. Its first
+        block is the answer, then what was read, the table and the prices' source; it stays
+        under 1,500 characters (issue #39), the rest behind Details."""
         ack = await _command(app, fake_slack, "llama-3-70b qlora on 2B tokens under $3k")
         assert ack["response_type"] == "ephemeral"
         assert ack["text"].startswith("gpufit: ")
+        first = ack["blocks"][0]["text"]["text"]
+        assert first.startswith("*Best: ")
+        assert "in total" in first
+        assert "$3,000 budget" in first
         text = _all_text(ack)
-        for part in ("Llama 3 70B", "Memory", "/h", "whole run", "Layout", "Why", "Prices:"):
+        for part in ("Llama 3 70B", "budget $3,000", "$/h", "total", "Prices:", "Details"):
             assert part in text, part
-        assert "Assumed:" in text
+        assert visible_chars(ack) <= SHORT_CHARS
         await asyncio.sleep(0.05)
         assert fake_slack.calls("hook") == []
 
     async def test_the_answer_shows_three_to_five_ranked_options(
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
-        """Between three and five ranked options, each with a watch button."""
+        """Between three and five ranked options, in a table that fits 80 columns."""
         ack = await _command(app, fake_slack, "13B full finetune 2 days")
-        options = [b for b in ack["blocks"] if str(b.get("block_id", "")).startswith("option_")]
-        assert 3 <= len(options) <= 5
-        assert all(b["accessory"]["action_id"] == "gpufit_watch" for b in options)
+        rows = answer_rows(ack)
+        assert 3 <= len(rows) <= 5
+        assert [row.split()[0] for row, _ in rows] == [str(i) for i in range(1, len(rows) + 1)]
+        assert max(len(row) for row, _ in rows) <= 80
 
     async def test_the_answer_carries_refine_and_post_buttons_with_the_query(
         self, app: AsyncApp, fake_slack: FakeSlack
@@ -164,12 +179,20 @@ class TestSubcommands:
     async def test_prices_lists_the_cheapest_offers_for_a_gpu(
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
-        """``prices H100`` answers with offers for that GPU, cheapest per GPU-hour first."""
-        ack = await _command(app, fake_slack, "prices h100")
-        sections = [b["text"]["text"] for b in ack["blocks"] if b["type"] == "section"]
-        assert len(sections) >= 2
-        prices = [float(s.split("*$")[1].split("/GPU-h")[0].replace(",", "")) for s in sections]
-        assert prices == sorted(prices)
+        """``prices h100 l4`` answers with a table per GPU, cheapest per GPU-hour first."""
+        ack = await _command(app, fake_slack, "prices h100 l4")
+        tables = [
+            b["text"]["text"].split("```")[1]
+            for b in ack["blocks"]
+            if b["type"] == "section" and "```" in b["text"]["text"]
+        ]
+        assert len(tables) == 2
+        for table in tables:
+            header, *rows = [r for r in table.splitlines() if not r.lstrip().startswith("!")]
+            at = header.index("$/GPU-h")
+            prices = [float(row[at : at + 7]) for row in rows]
+            assert prices
+            assert prices == sorted(prices)
         assert "Prices:" in _all_text(ack)
 
     async def test_prices_of_an_unknown_gpu_says_which_are_known(

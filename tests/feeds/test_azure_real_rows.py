@@ -44,26 +44,19 @@ def real_rows(version: str) -> ParsedFeed:
 #: version → (GPU rows, the rejections). Rows are counted from 1 after the header.
 #: v6: 19 rows, 2 CPU-only and 2 with an empty AcceleratorName (NC16ads_A10_v4,
 #: NCC40ads_H100_v5) skipped. v8: 24 rows, 1 CPU-only (E8s_v5) and the same 2 empty ones.
-#: K80, M60 and Radeon MI25 are not in the GPU registry; ND96isr_H100_v5 lists 12 H100s where
-#: Azure's ND H100 v5 has 8, so its price cannot be split per GPU.
+#: ND96isr_H100_v5 lists 12 H100s where Azure's ND H100 v5 has 8, so its price cannot be split
+#: per GPU; v6's Radeon MI25 row (NV16as_v4) has neither price.
 READ: dict[str, tuple[int, tuple[str, ...]]] = {
     "v6": (
         15,
         (
-            "row 4: unknown GPU 'K80'",
             "row 15: AcceleratorCount 12 contradicts Azure's 8 GPUs for Standard_ND96isr_H100_v5",
-            "row 16: unknown GPU 'M60'",
-            "row 17: unknown GPU 'Radeon MI25'",
+            "row 17: no price (Price and SpotPrice empty or zero)",
         ),
     ),
     "v8": (
         21,
-        (
-            "row 5: unknown GPU 'K80'",
-            "row 21: AcceleratorCount 12 contradicts Azure's 8 GPUs for Standard_ND96isr_H100_v5",
-            "row 22: unknown GPU 'M60'",
-            "row 23: unknown GPU 'Radeon MI25'",
-        ),
+        ("row 21: AcceleratorCount 12 contradicts Azure's 8 GPUs for Standard_ND96isr_H100_v5",),
     ),
 }
 
@@ -72,6 +65,7 @@ READ: dict[str, tuple[int, tuple[str, ...]]] = {
 #: 80GB PCIe cards, ND A100 v4 the SXM ones (asr 40 GB, amsr 80 GB). NC H100 v5's "H100" is
 #: the 94 GB H100 NVL.
 ON_DEMAND = [
+    ("v6", "Standard_NC12_Promo", "southcentralus", "K80", 2, 0.432),
     ("v6", "Standard_NC12s_v3", "eastus", "V100-SXM-16GB", 2, 6.12),
     ("v6", "Standard_NC24ads_A100_v4", "eastus", "A100-PCIE-80GB", 1, 3.673),
     ("v6", "Standard_NC40ads_H100_v5", "eastus", "H100-NVL-94GB", 1, 6.98),
@@ -83,6 +77,7 @@ ON_DEMAND = [
     ("v6", "Standard_ND96asr_v4", "eastus", "A100-SXM-40GB", 8, 27.197),
     ("v6", "Standard_NV36ads_A10_v5", "eastus", "A10", 1, 3.2),
     ("v6", "Standard_NV72ads_A10_v5", "eastus", "A10", 2, 6.52),
+    ("v6", "Standard_NV12s_v3", "eastus", "M60", 1, 1.14),
     ("v8", "Standard_NC12s_v3", "eastus", "V100-SXM-16GB", 2, 6.12),
     ("v8", "Standard_NC16as_T4_v3", "eastus", "T4", 1, 1.204),
     ("v8", "Standard_NC24ads_A100_v4", "eastus", "A100-PCIE-80GB", 1, 3.673),
@@ -100,6 +95,9 @@ ON_DEMAND = [
     ("v8", "Standard_ND96amsr_A100_v4", "southcentralus", "A100-SXM-80GB", 8, 39.324),
     ("v8", "Standard_ND96asr_v4", "eastus", "A100-SXM-40GB", 8, 27.197),
     ("v8", "Standard_NV36ads_A10_v5", "eastus", "A10", 1, 3.2),
+    ("v8", "Standard_NC24", "westus2", "K80", 4, 3.6),
+    ("v8", "Standard_NV12s_v3", "eastus", "M60", 1, 1.14),
+    ("v8", "Standard_NV16as_v4", "eastus", "MI25", 1, 0.932),
 ]
 
 #: Per-GPU memory (GB as labelled) of the cards Azure's rows resolve to.
@@ -112,11 +110,14 @@ MEMORY_GB = {
     "A100-SXM-80GB": 80.0,
     "H100-NVL-94GB": 94.0,
     "A10": 24.0,
+    "K80": 12.0,  # per GPU: a K80 board is two 12 GB GPUs, and Azure counts GPUs
+    "M60": 8.0,  # per GPU, likewise two per board
+    "MI25": 16.0,
 }
 
 #: Every spot offer: version → {(instance, region): USD/h}. The NC H100 v5 rows list
-#: SpotPrice = Price (6.98, 13.96) and get none; v6's K80 Promo row has no SpotPrice (and K80
-#: is rejected anyway); the others are spot at their SpotPrice.
+#: SpotPrice = Price (6.98, 13.96) and get none; v6's K80 Promo row has no SpotPrice; the
+#: others are spot at their SpotPrice.
 SPOT: dict[str, dict[tuple[str, str], float]] = {
     "v6": {
         ("Standard_NC12s_v3", "eastus"): 0.7956,
@@ -129,6 +130,7 @@ SPOT: dict[str, dict[tuple[str, str], float]] = {
         ("Standard_ND96asr_v4", "eastus"): 2.99167,
         ("Standard_NV36ads_A10_v5", "eastus"): 0.8,
         ("Standard_NV72ads_A10_v5", "eastus"): 1.63,
+        ("Standard_NV12s_v3", "eastus"): 0.1254,
     },
     "v8": {
         ("Standard_NC12s_v3", "eastus"): 0.7956,
@@ -146,6 +148,9 @@ SPOT: dict[str, dict[tuple[str, str], float]] = {
         ("Standard_ND96amsr_A100_v4", "southcentralus"): 4.32564,
         ("Standard_ND96asr_v4", "eastus"): 2.99167,
         ("Standard_NV36ads_A10_v5", "eastus"): 0.8,
+        ("Standard_NC24", "westus2"): 0.396,
+        ("Standard_NV12s_v3", "eastus"): 0.1254,
+        ("Standard_NV16as_v4", "eastus"): 0.10252,
     },
 }
 

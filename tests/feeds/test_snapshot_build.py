@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from recommender.feeds.bundled import load_bundled
+from recommender.feeds.bundled import bundled_catalog, load_bundled
 from recommender.feeds.native import parse_native
 from recommender.feeds.skypilot import CLOUDS
-from recommender.feeds.snapshot_build import build_snapshot
+from recommender.feeds.snapshot_build import build_snapshot, cheapest_regions
+from recommender.offers import Offer
 from tests.feeds.conftest import CATALOGS, catalog_clouds
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,7 +109,7 @@ class TestTheScript:
 
     def test_an_unknown_cloud_is_a_clear_error(self) -> None:
         result = subprocess.run(
-            [sys.executable, "scripts/build_snapshot.py", "--as-of", "2026-11-20", "azure"],
+            [sys.executable, "scripts/build_snapshot.py", "--as-of", "2026-11-20", "ibm"],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -117,7 +118,7 @@ class TestTheScript:
         )
         assert result.returncode == 2
         assert "no <cloud>/vms.csv under" in result.stderr
-        assert "for: azure" in result.stderr
+        assert "for: ibm" in result.stderr
         assert "Traceback" not in result.stderr
 
 
@@ -155,3 +156,63 @@ def test_gpus_sharing_a_gcp_host_keep_its_instance_type() -> None:
         ("T4", True),
     ]
     assert len({o.key for o in on_n1}) == 4
+
+
+class TestRegionCut:
+    """Each (cloud, GPU, GPU count, market) keeps its REGIONS_KEPT cheapest regions."""
+
+    @staticmethod
+    def _offer(region: str, price: float, *, spot: bool = False, zone: str = "") -> Offer:
+        return Offer(
+            provider="aws",
+            instance_type="g6.xlarge",
+            gpu_id="L4",
+            gpu_count=1,
+            price_usd_per_hour=price,
+            spot=spot,
+            region=region,
+            zone=zone,
+            source="s",
+        )
+
+    def test_the_cheapest_regions_with_every_zone(self) -> None:
+        offers = [
+            self._offer("r1", 1.0),
+            self._offer("r2", 0.9),
+            self._offer("r3", 0.8),
+            self._offer("r4", 0.7),
+            self._offer("r5", 0.95),
+        ]
+        kept = cheapest_regions(offers, keep=3)
+        assert [o.region for o in kept] == ["r2", "r3", "r4"]
+        zones = [self._offer("r1", 0.5, spot=True, zone=z) for z in ("a", "b")]
+        assert cheapest_regions(zones, keep=1) == zones
+
+    def test_a_spot_region_keeps_its_on_demand_offers(self) -> None:
+        """So the spot discount stays measurable (the real eu-south-2 g6.xlarge spot, 89 %
+        under its own on-demand, is kept with its on-demand row though us-east-1 is cheaper on
+        demand)."""
+        offers = [
+            self._offer("us-east-1", 0.8048),
+            self._offer("eu-south-2", 0.848),
+            self._offer("eu-south-2", 0.0913, spot=True, zone="eus2-az3"),
+        ]
+        kept = cheapest_regions(offers, keep=1)
+        assert [(o.region, o.spot) for o in kept] == [
+            ("us-east-1", False),
+            ("eu-south-2", False),
+            ("eu-south-2", True),
+        ]
+
+
+def test_rejected_rows_and_their_reasons_travel_with_the_snapshot() -> None:
+    """The fixtures' rejected rows (Vast's 48 GB "RTX 4090", Seeweb's rows with no region)
+    are in ``x_rejected``, and the bundled catalog's source carries them for `prices`."""
+    document = json.loads(build_snapshot(CATALOGS, as_of=AS_OF))
+    assert document["x_rejected"]["vast"]["rows"] == 1
+    assert "does not match GPU 'RTX4090'" in document["x_rejected"]["vast"]["reasons"][0]
+    assert document["x_rejected"]["seeweb"]["rows"] == 4
+    [source] = bundled_catalog().sources
+    shipped = json.loads(resources.files("recommender").joinpath("data/snapshot.json").read_text())
+    assert source.rejected == sum(e["rows"] for e in shipped["x_rejected"].values())
+    assert any(r.startswith("vast row ") for r in source.rejections)

@@ -312,3 +312,15 @@ def test_a_reserved_cluster_starts_a_day_later_and_a_deadline_counts_it() -> Non
     assert small is not None
     assert small.nodes < RESERVE_FROM_NODES
     assert small.lead_hours == 0
+
+
+def test_only_layouts_that_fit_are_offered_as_holding_the_job() -> None:
+    """A GPU count the user fixed is evaluated as is, fitting or not (``layouts``); what
+    would hold the job is searched without the count, and every such layout fits."""
+    w = workload(model=model("Llama 3 70B"), hardware=HardwareRequest(None, 1), duration_hours=5)
+    rec = recommend(w, catalog(L4_SINGLE), now=NOW)
+    assert rec.options == ()
+    assert any(not p.fits for p in rec.layouts)
+    assert rec.holding_layouts
+    assert all(p.fits and p.gpus > 1 for p in rec.holding_layouts)
+    assert any("on the 1 GPU you named" in r for r in rec.empty_reasons)

@@ -9,7 +9,7 @@ import pytest
 
 from recommender._fuzzy import correct, distance
 from recommender.errors import WorkloadError
-from recommender.fx import fx_table, to_usd
+from recommender.fx import STALE_AFTER_DAYS, fx_table, to_usd
 from recommender.parse import parse_workload
 from recommender.workload import HardwareRequest, Method, Workload
 
@@ -215,6 +215,20 @@ class TestMoney:
         w = parse("7b 微调 ¥3000")
         assert w.budget_usd == pytest.approx(to_usd(3000, "CNY"))
         assert "read ¥ as Chinese yuan" in notes(w)
+
+    def test_a_stale_table_is_a_warning_in_the_answer(self) -> None:
+        """Issue #39: the table is dated 2024-06-28; converting with it more than 30 days
+        later warns (``Workload.warnings``, which every face shows); within 30 days, not."""
+        table = fx_table()
+        day = datetime.fromisoformat(table.date).replace(tzinfo=UTC)
+        fresh = parse_workload("7b lora 500 EUR", now=day + timedelta(days=STALE_AFTER_DAYS))
+        assert fresh.warnings == ()
+        late = day + timedelta(days=STALE_AFTER_DAYS + 1)
+        stale = parse_workload("7b lora 500 EUR", now=late)
+        [warning] = stale.warnings
+        assert f"{STALE_AFTER_DAYS + 1} days old" in warning
+        assert table.date in warning
+        assert parse_workload("7b lora $500", now=late).warnings == ()
 
     def test_the_table_is_dated_and_sourced(self) -> None:
         table = fx_table()

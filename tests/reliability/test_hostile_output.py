@@ -29,12 +29,12 @@ from bot.render.blocks import (
     render_gpus,
     render_help,
     render_notice,
-    render_prices,
     render_problem,
     render_recommendation,
     render_working,
 )
 from bot.render.limits import Message
+from bot.render.prices import render_prices
 from bot.render.safe import CONTROLS
 from bot.server import build_asgi
 from bot.services import Services, build_web_client, static_catalog
@@ -46,7 +46,7 @@ from recommender import (
     StoreError,
     WorkloadError,
     all_gpus,
-    get_gpu,
+    gpu_prices,
     recommend,
 )
 from tests.bot.slack_requests import SECRET, settings_for
@@ -126,8 +126,8 @@ def _messages() -> Iterator[tuple[str, Message]]:
     rec = replace(rec, notes=("note " + HOSTILE,))
     yield "recommendation", render_recommendation(rec, query=HOSTILE, ephemeral=True)
     yield "recommendation public", render_recommendation(rec, query=HOSTILE, ephemeral=False)
-    yield "prices", render_prices(get_gpu("H100-SXM-80GB"), cat.offers, cat.sources, now=NOW)
-    yield "prices none", render_prices(get_gpu("H100-SXM-80GB"), (), cat.sources, now=NOW)
+    yield "prices", render_prices([gpu_prices("H100-SXM-80GB", cat.offers)], cat.sources, now=NOW)
+    yield "prices none", render_prices([gpu_prices("H100-SXM-80GB", ())], cat.sources, now=NOW)
     yield "problem", render_problem("bad " + HOSTILE, "hint " + HOSTILE)
     yield "notice", render_notice("notice " + HOSTILE)
     yield "apology", render_apology("abc123")

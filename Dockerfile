@@ -42,6 +42,7 @@ ENV PATH=/opt/gpufit/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     GPUFIT_PORT=3000 \
+    GPUFIT_HEALTH_PORT=3001 \
     GPUFIT_METRICS_PORT=9090 \
     GPUFIT_LOG_FORMAT=json \
     GPUFIT_STATE_DIR=/var/lib/gpufit
@@ -50,9 +51,9 @@ RUN mkdir -p /var/lib/gpufit && chown gpufit:gpufit /var/lib/gpufit
 VOLUME ["/var/lib/gpufit"]
 WORKDIR /home/gpufit
 USER 10001:10001
-EXPOSE 3000 9090
-# `serve` answers /healthz on GPUFIT_PORT, the worker on GPUFIT_METRICS_PORT; the check asks
-# both on loopback, so one health check fits both commands (Kubernetes uses its own probes).
+EXPOSE 3000 3001 9090
+# `serve` answers /healthz on GPUFIT_HEALTH_PORT, the worker on GPUFIT_METRICS_PORT; the check
+# asks each on loopback, so one health check fits both commands (Kubernetes uses its own probes).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["python", "-m", "bot.health"]
 ENTRYPOINT ["gpufit"]

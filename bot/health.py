@@ -101,10 +101,11 @@ def start_metrics_server(
 def healthcheck(settings: Settings, *, timeout_s: float = 3.0) -> bool:
     """Whether this container's process answers ``/healthz`` on loopback.
 
-    ``serve`` answers on ``GPUFIT_PORT``, the worker on ``GPUFIT_METRICS_PORT``; either counts,
-    so one image-level ``HEALTHCHECK`` (``python -m bot.health``) fits both commands.
+    ``serve`` answers on ``GPUFIT_HEALTH_PORT`` (and ``GPUFIT_PORT``), the worker on
+    ``GPUFIT_METRICS_PORT``; any counts, so one image-level ``HEALTHCHECK``
+    (``python -m bot.health``) fits both commands.
     """
-    for port in dict.fromkeys((settings.port, settings.metrics_port)):
+    for port in dict.fromkeys((settings.health_port, settings.port, settings.metrics_port)):
         try:
             with urlopen(f"http://127.0.0.1:{port}/healthz", timeout=timeout_s) as response:
                 if response.status == 200:

@@ -7,6 +7,10 @@ reinstall this app". :meth:`SlackIdentity.authorizer` is Bolt's ``authorize`` in
 
 * **single flight** — concurrent callers share one ``auth.test`` in flight; the answer is
   kept for the life of the process (the bot token is fixed by ``SLACK_BOT_TOKEN``);
+* **never blocks requests** — a request waits for an ``auth.test`` in flight at most
+  :data:`AUTHORIZE_WAIT_S`, then gets :data:`NOT_READY_TEXT`; ``auth.test`` itself is asked
+  without slack_sdk's 429 retry handler (which slept through ``Retry-After`` while every
+  request waited: ~40 s, issue #34), and has :data:`AUTH_TEST_TIMEOUT_S`;
 * **no retry storm** — after a failure no one asks again for :data:`RETRY_AFTER_FAILURE_S`
   (or Slack's ``Retry-After``, capped), and requests meanwhile get :data:`NOT_READY_TEXT`,
   which tells users to try again, not to reinstall;
@@ -30,7 +34,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.alerts.slack_errors import granted_scopes, is_rate_limited, retry_after
 
-__all__ = ["NOT_READY_TEXT", "RETRY_AFTER_FAILURE_S", "SlackIdentity"]
+__all__ = [
+    "AUTHORIZE_WAIT_S",
+    "AUTH_TEST_TIMEOUT_S",
+    "NOT_READY_TEXT",
+    "RETRY_AFTER_FAILURE_S",
+    "SlackIdentity",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +54,11 @@ NOT_READY_TEXT = (
 RETRY_AFTER_FAILURE_S = 5.0  # ours: a start-up blip clears quickly; no storm meanwhile
 #: How often the start-up warm-up asks again while auth.test keeps failing.
 WARM_UP_RETRY_S = 5.0  # ours
+#: Longest a request waits for an auth.test in flight: Slack wants its ack within 3 s
+#: (Slack docs, "Responding to slash commands"), so 1 s leaves 2 s for the answer itself.
+AUTHORIZE_WAIT_S = 1.0  # ours
+#: Longest one auth.test may take (slack_sdk's default is 30 s).
+AUTH_TEST_TIMEOUT_S = 10.0  # ours: Slack answers auth.test in well under a second
 
 
 class SlackIdentity:
@@ -51,9 +66,17 @@ class SlackIdentity:
 
     def __init__(self, client: AsyncWebClient) -> None:
         self._client = client
+        # The same token and API URL, without retry handlers: a 429 comes back at once and is
+        # honoured here (no request waits while slack_sdk sleeps through Retry-After).
+        self._asker = AsyncWebClient(
+            token=client.token,
+            base_url=client.base_url,
+            timeout=int(AUTH_TEST_TIMEOUT_S),
+            retry_handlers=[],
+        )
         self._answer: dict[str, Any] | None = None
         self._scopes: str | None = None
-        self._flight: asyncio.Future[bool] | None = None
+        self._flight: asyncio.Task[bool] | None = None
         self._not_before = 0.0
         #: Why the last auth.test failed (for ``/readyz`` and the logs); ``None`` when fine.
         self.problem: str | None = None
@@ -63,31 +86,27 @@ class SlackIdentity:
         """Whether the bot's identity is known (requests can be authorized)."""
         return self._answer is not None
 
-    async def check(self) -> bool:
+    async def check(self, *, wait_s: float | None = None) -> bool:
         """Know the identity: ``True`` once ``auth.test`` has answered. Concurrent callers
-        share one call; after a failure, callers get ``False`` without a call until the
-        retry time has passed."""
+        share one call, each waiting for it at most ``wait_s`` (``None``: until it answers);
+        after a failure, callers get ``False`` without a call until the retry time has
+        passed."""
         if self._answer is not None:
             return True
-        if self._flight is not None:
-            return await asyncio.shield(self._flight)
-        if time.monotonic() < self._not_before:
-            return False
-        flight = self._flight = asyncio.get_running_loop().create_future()
+        if self._flight is None or self._flight.done():
+            if time.monotonic() < self._not_before:
+                return False
+            self._flight = asyncio.create_task(self._ask(), name="gpufit-auth-test")
         try:
-            ok = await self._ask()
-        except BaseException:
-            flight.set_result(False)  # the callers sharing it are refused, not left waiting
-            raise
-        finally:
-            self._flight = None
-        flight.set_result(ok)
-        return ok
+            # shield: a caller that stops waiting leaves the shared call running.
+            return await asyncio.wait_for(asyncio.shield(self._flight), wait_s)
+        except TimeoutError:
+            return False
 
     async def _ask(self) -> bool:
         wait = RETRY_AFTER_FAILURE_S
         try:
-            resp = await self._client.auth_test()
+            resp = await self._asker.auth_test()
         except SlackApiError as exc:
             error = str(exc.response.get("error") or "")
             if is_rate_limited(exc):
@@ -111,7 +130,7 @@ class SlackIdentity:
         answers the app's authorize error message, :data:`NOT_READY_TEXT`)."""
 
         async def authorize(user_id: str | None) -> AuthorizeResult | None:
-            if not await self.check() or self._answer is None:
+            if not await self.check(wait_s=AUTHORIZE_WAIT_S) or self._answer is None:
                 return None
             answer = self._answer
             return AuthorizeResult(

@@ -9,6 +9,7 @@ the CLI reports with exit code 2.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -80,9 +81,29 @@ def write_launch_files(files: LaunchFiles, directory: Path, *, force: bool) -> l
     written = []
     for name, text in files.by_name().items():
         path = directory / name
-        path.write_text(text, encoding="utf-8")
+        _write_no_follow(path, text)
         written.append(path)
     return written
+
+
+def _write_no_follow(path: Path, text: str) -> None:
+    """Write ``path``, never through a symbolic link (issue #34: ``--force`` wrote through a
+    ``task.yaml`` linked to a file elsewhere). ``O_NOFOLLOW`` refuses a link at the moment of
+    opening, so one swapped in after a check is refused too."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if path.is_symlink():
+            raise WorkloadError(
+                f"{path} is a symbolic link; gpufit does not write through links.",
+                hint="Remove the link, or choose a new --dir.",
+            ) from None
+        raise WorkloadError(
+            f"Cannot write {path}: {exc.strerror or exc}.", hint="Choose a new --dir."
+        ) from None
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def run_launch(

@@ -101,18 +101,46 @@ REDACTED = "[REDACTED]"
 #: (``access_token``, ``client_secret``, ``X-Amz-Signature``, ``x-api-key``), and the short
 #: names used in query strings (``key``, ``sig`` as in Azure SAS, ``auth``).
 _SECRET_KEY = (
-    r"(?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|signature|credential)"
+    r"(?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|signature"
+    r"|credential)"
     r"|key|sig|auth|authorization|response_url)"
 )
 
-#: What must never reach a log line, whatever logged it. Character classes stop at quotes and
-#: backslashes so redacting text that holds serialized JSON cannot break it.
-_PATTERNS: tuple[re.Pattern[str], ...] = (
+#: Secrets in known formats, wherever they appear: in a log line, or in what a user typed
+#: (which the bot echoes, stores and logs). Character classes stop at quotes and backslashes
+#: so redacting text that holds serialized JSON cannot break it.
+KNOWN_SECRETS: tuple[re.Pattern[str], ...] = (
     # Slack tokens: bot/user/app/refresh/config tokens (api.slack.com/authentication/token-types).
     re.compile(r"\bxox(?:[abprs]|e(?:\.xox[abprs])?)-[A-Za-z0-9-]+"),
     re.compile(r"\bxapp-[A-Za-z0-9-]+"),
     # Incoming webhooks and slash-command / interaction response_url, plain or URL-encoded.
     re.compile(r"https?(?::|%3A)(?://|%2F%2F)hooks\.slack\.com[^\s\"'<>\\]*", re.IGNORECASE),
+    # AWS access key ids: a 4-letter type prefix and 16 more (AWS IAM User Guide, "Unique
+    # identifiers": AKIA long-term, ASIA temporary keys).
+    re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b"),
+    # An AWS secret access key (40 base64 characters) next to what names it.
+    re.compile(
+        r"(?P<key>\baws[a-z_ -]{0,20}secret[a-z_ -]{0,20}[\"']?\s*[:=]?\s*[\"']?)"
+        r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])",
+        re.IGNORECASE,
+    ),
+    # GitHub tokens: ghp_/gho_/ghu_/ghs_/ghr_ and fine-grained github_pat_ (GitHub docs,
+    # "About authentication to GitHub": token prefixes).
+    re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})\b"),
+    # Hugging Face user access tokens: hf_ and 34 letters (huggingface_hub's token format).
+    re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"),
+    # PEM private keys (RFC 7468): the whole block, or from BEGIN on when it is cut.
+    re.compile(
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----"
+        r"|[^\"']*)",
+        re.DOTALL,
+    ),
+)
+
+#: What must never reach a log line, whatever logged it: the known formats, then secret-named
+#: values and credentials in URLs.
+_PATTERNS: tuple[re.Pattern[str], ...] = (
+    *KNOWN_SECRETS,
     # key=value / "key": "value" / ?key=value for keys that hold secrets: form bodies, dicts,
     # headers and the query strings of URLs that libraries log (httpx's request lines).
     re.compile(
@@ -130,6 +158,14 @@ _SECRET_FIELD = re.compile(r"token|secret|password|authorization|response_url|co
 def _replace(match: re.Match[str]) -> str:
     key = match.groupdict().get("key")
     return f"{key}{REDACTED}" if key else REDACTED
+
+
+def redact_known_secrets(text: str) -> str:
+    """``text`` with every secret of a known format (:data:`KNOWN_SECRETS`) replaced by
+    :data:`REDACTED`: for text a user typed, before the bot echoes, stores or logs it."""
+    for pattern in KNOWN_SECRETS:
+        text = pattern.sub(_replace, text)
+    return text
 
 
 class Redactor:

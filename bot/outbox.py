@@ -20,7 +20,12 @@ Keys (under ``gpufit:``)::
     replies:due              ZSET event id → when to (re)try (epoch s)
     replylease:{event_id}    SET NX PX: the replica replying right now
 
-At least once, not exactly once: a post that landed but whose answer was lost is posted again.
+At most one reply per event, too: each reply carries its event id in Slack message
+``metadata``, and once a post may have landed (:attr:`ReplyJob.posting_since`: a timeout, a
+lost connection, a 5xx, a replica killed mid-post) every later try first reads the thread
+(``conversations.replies``) and, when the reply is there, counts it as posted
+(``bot.listeners.mentions``). Only when the thread cannot be read (the app lacks the
+history scopes) is the reply posted again, with a warning.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
+
+from bot.logs import redact_known_secrets
 
 __all__ = [
     "EVENT_CLAIM_TTL_S",
@@ -78,6 +85,9 @@ class ReplyJob:
     #: so a retry posts the same message and the thread's question is not refined twice.
     message: dict[str, Any] | None = None
     error: str | None = None
+    #: When (epoch s) a post of the reply was first sent: from then on it may be in the
+    #: thread even if Slack's answer never arrived, so a retry reads the thread first.
+    posting_since: float | None = None
 
     @classmethod
     def from_event(
@@ -93,7 +103,8 @@ class ReplyJob:
             team_id=str(body.get("team_id") or team_id or ""),
             channel=str(channel),
             thread_ts=str(thread_ts if isinstance(thread_ts, str) and thread_ts else ts),
-            text=str(event.get("text") or ""),
+            # A pasted secret is not kept in Redis for the job's life (REPLY_TTL_S).
+            text=redact_known_secrets(str(event.get("text") or "")),
             user=str(event.get("user") or ""),
         )
 

@@ -2,7 +2,8 @@
 
 HTTP routes: ``POST /slack/events`` (commands, events and interactivity). A request whose
 signature headers are missing, malformed or stale gets 401 before its body is read; a body
-over :data:`MAX_BODY_BYTES` gets 413; a body whose signature does not match gets 401. Only
+over :data:`MAX_BODY_BYTES` gets 413; a body Bolt could not parse (not UTF-8, or JSON nested
+past Python's recursion limit) gets 400; a body whose signature does not match gets 401. Only
 then does Bolt see it (and verify it again).
 ``GET /healthz`` (the process is up) and ``GET /readyz`` (Redis answers, a price snapshot is
 loaded and the bot's start-up ``auth.test`` has answered; in Socket Mode also: the socket is
@@ -21,10 +22,14 @@ thread replies that are due again or whose replica died.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from types import FrameType
+from typing import Any
+from urllib.parse import parse_qs
 
 import uvicorn
 from redis.exceptions import RedisError
@@ -38,6 +43,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Message
 
 from bot.app import build_app
+from bot.connections import probe_listener, uvicorn_config
 from bot.health import start_metrics_server
 from bot.identity import SlackIdentity
 from bot.listeners.answers import share_the_gil
@@ -55,10 +61,10 @@ __all__ = [
     "MAX_BODY_BYTES",
     "DrainingServer",
     "build_asgi",
+    "readable_body",
     "readiness",
     "request_kind",
     "serve",
-    "uvicorn_config",
 ]
 
 logger = logging.getLogger(__name__)
@@ -82,14 +88,6 @@ BACKGROUND_GRACE_S = 10.0
 #: How long the whole body of a Slack request may take to arrive (408 after it): Slack sends
 #: a few KB at once; a client trickling bytes holds a connection and a task for nothing.
 BODY_TIMEOUT_S = 10.0  # ours
-#: Connections (and tasks) served at once; over it uvicorn answers 503 at once rather than
-#: queueing work it could not finish within Slack's 3 s. The pod's CPU answers ~100-200
-#: commands/s (docs/benchmarks.md), so 256 in flight is already over a second of work.
-LIMIT_CONCURRENCY = 256  # ours
-#: An idle keep-alive connection is closed after this (uvicorn's default 5 s, stated).
-KEEP_ALIVE_S = 5
-#: Largest incomplete HTTP event h11 buffers (the request line and headers): 16 KiB.
-MAX_HEADER_BYTES = 16 * 1024  # Slack's headers are ~1 KB; h11's own default is 16 KiB too
 
 
 class DrainingServer(uvicorn.Server):
@@ -150,6 +148,21 @@ async def readiness(
     if connected is not None:
         checks["socket"] = await connected()
     return checks
+
+
+def readable_body(body: bytes, content_type: str) -> bool:
+    """Whether Bolt can parse ``body``: UTF-8 text whose JSON (the body of an event,
+    the ``payload`` of an interaction) decodes. Bolt raised on the others (a 500): bytes that
+    are not UTF-8, or JSON nested past Python's recursion limit (1,000 deep)."""
+    try:
+        text = body.decode("utf-8")
+        if "application/json" in content_type:
+            json.loads(text)
+        elif payload := parse_qs(text).get("payload"):
+            json.loads(payload[0])
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError included
+        return False
+    return True
 
 
 def request_kind(content_type: str, body: bytes) -> RequestKind:
@@ -250,6 +263,10 @@ def build_asgi(
             if capped is None:
                 return PlainTextResponse("Request body too large", status_code=413)
             request = capped
+            # Checked before the signature, which slack_sdk computes over the body as UTF-8.
+            if not readable_body(await request.body(), request.headers.get("content-type", "")):
+                logger.info("request body is not UTF-8 or its JSON does not decode; 400")
+                return PlainTextResponse("invalid request body", status_code=400)
             if not verifier.verify(request.headers, await request.body(), time.time()):
                 return PlainTextResponse("invalid request", status_code=401)
             if metrics is None:
@@ -274,31 +291,18 @@ class _Drain:
         return self.server is not None and self.server.draining
 
 
-def uvicorn_config(asgi: Starlette, *, host: str, port: int) -> uvicorn.Config:
-    """uvicorn's settings for gpufit's HTTP face: h11, a connection cap, short keep-alive, a
-    header size limit, the process's own logging."""
-    return uvicorn.Config(
-        asgi,
-        host=host,
-        port=port,
-        # h11 always, whatever else is installed: the pure-Python parser uvicorn ships with.
-        http="h11",
-        # no websockets: gpufit serves none, and importing an installed `websockets` (the
-        # launch-test extra brings one) warns that its legacy module is deprecated
-        ws="none",
-        limit_concurrency=LIMIT_CONCURRENCY,
-        timeout_keep_alive=KEEP_ALIVE_S,
-        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
-        log_config=None,  # keep the process's own logging setup
-        access_log=False,  # access lines would carry nothing but noise; Bolt logs outcomes
-        lifespan="off",
-    )
-
-
 def _uvicorn(settings: Settings, asgi: Starlette, drain: _Drain) -> DrainingServer:
-    config = uvicorn_config(asgi, host=settings.host, port=settings.port)
+    config = uvicorn_config(
+        asgi, host=settings.host, port=settings.port, keep_alive_s=settings.keep_alive_s
+    )
     drain.server = DrainingServer(config)
     return drain.server
+
+
+def _probes(settings: Settings, probes: Starlette) -> contextlib.AbstractAsyncContextManager[Any]:
+    return probe_listener(
+        probes, host=settings.host, port=settings.health_port, keep_alive_s=settings.keep_alive_s
+    )
 
 
 async def serve(settings: Settings, services: Services, *, socket_mode: bool) -> None:
@@ -372,7 +376,9 @@ async def _serve_app(
             draining=drain,
             identity=identity,
         )
-        await _uvicorn(settings, asgi, drain).serve()
+        probes = build_asgi(services, None, draining=drain, identity=identity)
+        async with _probes(settings, probes):
+            await _uvicorn(settings, asgi, drain).serve()
         return
     if settings.slack_app_token is None:
         raise SettingsError(
@@ -396,6 +402,8 @@ async def _serve_app(
             draining=drain,
             identity=identity,
         )
-        await _uvicorn(settings, asgi, drain).serve()
+        probes = build_asgi(services, None, connected=connected, draining=drain, identity=identity)
+        async with _probes(settings, probes):
+            await _uvicorn(settings, asgi, drain).serve()
     finally:
         await socket.close_async()  # type: ignore[no-untyped-call]

@@ -31,12 +31,23 @@ from recommender import GpufitError
 
 __all__ = [
     "ENV_NAMES",
+    "KEEP_ALIVE_S",
     "TABLE_END",
     "TABLE_START",
     "Settings",
     "SettingsError",
     "settings_table_markdown",
 ]
+
+
+#: How long an idle keep-alive connection is kept between requests. It must be longer than
+#: the proxy's own idle timeout, so the proxy (not gpufit) closes idle connections and never
+#: sends a request on a socket gpufit is closing (a 502): the AWS ALB default idle timeout is
+#: 60 s (AWS ELB docs, "Connection idle timeout") and ingress-nginx's
+#: upstream-keepalive-timeout is 60 s (ingress-nginx ConfigMap docs). Behind a proxy that
+#: keeps idle connections longer (Google Cloud's external Application LB: 600 s) set
+#: GPUFIT_KEEP_ALIVE_S above it (docs/operations.md).
+KEEP_ALIVE_S = 75  # ours: 60 s of the common proxies above plus a margin
 
 
 class SettingsError(GpufitError):
@@ -166,6 +177,28 @@ class Settings(BaseSettings):
             ),
         ),
     ] = 9090
+    health_port: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=65535,
+            description=(
+                "Port of the probes `/healthz` and `/readyz` for `gpufit serve`, a listener "
+                "whose connections are counted apart from the public port's."
+            ),
+        ),
+    ] = 3001
+    keep_alive_s: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=3600,
+            description=(
+                "Seconds an idle keep-alive connection is kept; set it above your proxy's "
+                "idle timeout (the default suits the 60 s of AWS ALB and ingress-nginx)."
+            ),
+        ),
+    ] = KEEP_ALIVE_S
     top: Annotated[int, Field(ge=1, le=20, description="Options shown per answer.")] = 5
 
     @field_validator("log_level")

@@ -274,8 +274,9 @@ def _catalog_source(store: PriceStore, settings: Settings, metrics: Metrics) -> 
     sources = tuple(FeedSource.parse(spec) for spec in settings.feeds)
     max_bytes = feed_max_bytes(settings)
     over_cap = (
-        f"over the feed cap: GPUFIT_FEED_MAX_OFFERS={settings.feed_max_offers} allows "
-        f"{max_bytes / 2**20:.1f} MiB per document; its last good prices are kept. Raise the "
+        f"over the feed cap: GPUFIT_FEED_MAX_OFFERS={settings.feed_max_offers} allows that "
+        f"many offers and {max_bytes / 2**20:.1f} MiB per document; its last good prices are "
+        "kept. Raise the "
         "cap only with the pods' memory limits (docs/operations.md, Feed cap)"
     )
 
@@ -287,6 +288,7 @@ def _catalog_source(store: PriceStore, settings: Settings, metrics: Metrics) -> 
                 sources,
                 timeouts=FetchTimeouts(read_s=settings.feed_timeout_s),
                 max_bytes=max_bytes,
+                max_offers=settings.feed_max_offers,
             )
             for failed in report.failed:
                 metrics.refresh_failed(failed.name)

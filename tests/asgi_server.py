@@ -38,7 +38,7 @@ async def serving(asgi: Starlette) -> AsyncIterator[str]:
         asgi,
         host="127.0.0.1",
         port=free_port(),
-        ws="none",  # as bot.server.uvicorn_config: no websockets to serve
+        ws="none",  # as bot.connections.uvicorn_config: no websockets to serve
         log_config=None,
         access_log=False,
         lifespan="off",

@@ -25,6 +25,7 @@ opinion.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import time
@@ -73,6 +74,9 @@ class _Script:
     status: int
     error: str
     retry_after: int | None
+    #: Seconds to wait before answering a call that succeeds (a slow Slack: the post lands,
+    #: but a client that gave up never sees its answer).
+    delay_s: float = 0.0
 
 
 def message_problems(body: dict[str, Any]) -> list[str]:
@@ -189,6 +193,8 @@ class FakeSlack:
         self._scripts: dict[str, deque[_Script]] = {}
         self._ts = 1_700_000_000_000_000
         self._socket: _SocketModeServer | None = None
+        #: Every message posted (``chat.postMessage``), as conversations.replies returns it.
+        self._posted: list[dict[str, Any]] = []
         self.violations: list[str] = []
         #: ``users.info`` answers: user id → IANA time zone (unknown users: user_not_found).
         self.user_zones: dict[str, str] = {}
@@ -198,17 +204,24 @@ class FakeSlack:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
+            def do_GET(self) -> None:  # slack_sdk reads (conversations.replies) with GET
+                path, _, query = self.path.partition("?")
+                self._reply(*fake._answer(path, dict(self.headers), query))  # a query is a form
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length).decode()
-                status, headers, payload = fake._answer(self.path, dict(self.headers), raw)
+                self._reply(*fake._answer(self.path, dict(self.headers), raw))
+
+            def _reply(self, status: int, headers: dict[str, str], payload: str) -> None:
                 data = payload.encode()
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(data)  # a client that timed out (slow_next) is gone
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -309,6 +322,23 @@ class FakeSlack:
             for _ in range(times):
                 queue.append(_Script(status, error, retry_after if status == 429 else None))
 
+    def slow_next(self, method: str, times: int = 1, *, delay_s: float) -> None:
+        """Do the next ``times`` calls of ``method`` at once but answer them ``delay_s`` later:
+        a message posted this way is in its thread even when the client timed out waiting."""
+        with self._lock:
+            queue = self._scripts.setdefault(method, deque())
+            for _ in range(times):
+                queue.append(_Script(200, "", None, delay_s))
+
+    def thread(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+        """The messages posted in the thread of ``thread_ts`` in ``channel``, oldest first."""
+        with self._lock:
+            return [
+                m
+                for m in self._posted
+                if m["channel"] == channel and thread_ts in (m["ts"], m.get("thread_ts"))
+            ]
+
     # ------------------------------------------------------------- inspection
 
     def calls(self, method: str | None = None) -> list[Call]:
@@ -366,6 +396,10 @@ class FakeSlack:
         with self._lock:
             queue = self._scripts.get(method)
             script = queue.popleft() if queue else None
+        if script is not None and script.delay_s:
+            done = self._done(method, headers, body)  # the call takes effect at once...
+            time.sleep(script.delay_s)  # ...and its answer is late (this request's own thread)
+            return done
         if script is not None:
             extra = (
                 {"Retry-After": str(script.retry_after)} if script.retry_after is not None else {}
@@ -375,6 +409,13 @@ class FakeSlack:
                 {**json_type, **extra},
                 json.dumps({"ok": False, "error": script.error}),
             )
+        return self._done(method, headers, body)
+
+    def _done(
+        self, method: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> tuple[int, dict[str, str], str]:
+        """A Web API call done as Slack does it (posts recorded; reads answered from them)."""
+        json_type = {"Content-Type": "application/json; charset=utf-8"}
         auth = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
         if method == "apps.connections.open":  # needs the app-level token, not the bot's
             if not auth.startswith("Bearer xapp-"):
@@ -406,11 +447,19 @@ class FakeSlack:
                 self._ts += 100
                 ts = f"{self._ts // 1_000_000}.{self._ts % 1_000_000:06d}"
             channel = body.get("channel", "C0")
+            if method == "chat.postMessage":
+                with self._lock:
+                    self._posted.append({**body, "channel": channel, "ts": ts, "user": BOT_USER_ID})
             return (
                 200,
                 json_type,
                 json.dumps({"ok": True, "channel": channel, "ts": ts, "message": body}),
             )
+        if method == "conversations.replies":
+            found = self.thread(str(body.get("channel")), str(body.get("ts")))
+            keep = str(body.get("include_all_metadata", "")).lower() in ("1", "true")
+            found = [m if keep else {k: v for k, v in m.items() if k != "metadata"} for m in found]
+            return 200, json_type, json.dumps({"ok": True, "messages": found})
         return 200, json_type, json.dumps({"ok": True})
 
 

@@ -12,7 +12,7 @@ from datetime import datetime
 from bot.alerts.evaluate import MIN_REPEAT_DROP_FRAC, REARM_MARGIN_FRAC, PricePoint, WatchState
 from bot.alerts.model import Watch, fmt_usd
 from bot.render.blocks import escape_mrkdwn
-from bot.render.limits import SECTION_TEXT_MAX, Block, Message, fit_message
+from bot.render.limits import SECTION_TEXT_MAX, Block, Message, fit_message, truncate
 from bot.render.safe import public_source_name
 from recommender import SourceInfo
 
@@ -84,8 +84,14 @@ def render_alert(
     return fit_message([_section(text), _context(small)], plain)
 
 
+#: Longest label a listing line shows: a workload watch's label quotes the workload as typed
+#: (up to 2,000 characters), and 50 such lines overflowed the message, so the listing showed
+#: 12 of 50 watches (issue #34). 50 lines of this fit the message budget with room.
+LISTING_LABEL_CHARS = 120  # ours
+
+
 def _state_line(watch: Watch, state: WatchState | None) -> str:
-    label = f"`{watch.id}` {esc(watch.spec.label())}"
+    label = f"`{watch.id}` {esc(truncate(watch.spec.label(), LISTING_LABEL_CHARS))}"
     if watch.disabled_reason is not None:
         return (
             f":no_entry: {label}\n    disabled: {esc(watch.disabled_reason)}"

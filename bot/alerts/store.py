@@ -245,12 +245,18 @@ class WatchStore:
         if watch is None or (watch.team_id, watch.channel_id) != (team_id, channel_id):
             raise WatchNotFoundError(watch_id)
         async with self._r.pipeline(transaction=True) as pipe:
-            pipe.delete(self._k("watch", watch_id), self._k("watchstate", watch_id))
+            pipe.delete(self._k("watch", watch_id))
+            pipe.delete(self._k("watchstate", watch_id))
             pipe.zrem(self._k("watches", team_id, channel_id), watch_id)
             pipe.srem(self._k("watches", "user", team_id, watch.created_by), watch_id)
             pipe.srem(self._k("watches", "team", team_id), watch_id)
             pipe.srem(self._k("watches", "all"), watch_id)
-            await pipe.execute()
+            deleted, *_ = await pipe.execute()
+        if not deleted:
+            # Another unwatch removed it between the read and this transaction: only the one
+            # whose transaction deleted the watch reports it removed (issue #34: 20 concurrent
+            # unwatches posted 20 public messages).
+            raise WatchNotFoundError(watch_id)
         return watch
 
     async def enable(self, team_id: str, channel_id: str, watch_id: str) -> Watch:

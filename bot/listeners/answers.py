@@ -19,6 +19,7 @@ from datetime import datetime, tzinfo
 from typing import ParamSpec, TypeVar
 
 from bot.answer_cache import Answer
+from bot.logs import redact_known_secrets
 from bot.metrics import Metrics
 from bot.render.blocks import render_recommendation
 from bot.render.limits import Message
@@ -108,12 +109,14 @@ def slack_text(raw: str) -> str:
     Mentions are dropped, links keep their label (or URL), then the three entities Slack
     encodes are decoded: ``&lt;``, ``&gt;`` and, last, ``&amp;`` (so a typed ``&lt;`` stays
     ``&lt;``). Only ``<…>`` is markup: a ``<`` the user typed arrives as ``&lt;``, so it is
-    decoded after the markup is gone and never read as markup.
+    decoded after the markup is gone and never read as markup. Secrets of known formats (a
+    pasted AWS key, a GitHub token) are redacted, so no answer echoes them and no store or log
+    keeps them.
     """
     text = _MENTION.sub(" ", raw)
     text = _LINK.sub(lambda m: f" {m.group(2) or m.group(1)} ", text)
     text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-    return " ".join(text.split())
+    return redact_known_secrets(" ".join(text.split()))
 
 
 def refine(previous: str, follow_up: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Any
 
+from redis.exceptions import RedisError
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -45,16 +46,21 @@ UNAVAILABLE_TEXT = (
 )
 
 
+#: Failures of Redis or the feeds: one fixed sentence to the user, the detail to the logs.
+_INFRASTRUCTURE = (StoreError, CatalogError, RedisError)
+
+
 def error_message(error: Exception) -> tuple[Message, str | None]:
     """The message for ``error``, and the incident id when it is a bug.
 
     Errors about the user's input say what was wrong; errors of the infrastructure
-    (:class:`~recommender.StoreError`, :class:`~recommender.CatalogError`: Redis, feeds)
+    (:class:`~recommender.StoreError`, :class:`~recommender.CatalogError`: Redis, feeds; and
+    a ``RedisError`` no caller translated, such as Redis out of memory refusing a write)
     get one fixed sentence, never their own text; anything else is an apology with an id.
     """
     if isinstance(error, WorkloadError):
         return render_problem(error.message, error.hint), None
-    if isinstance(error, StoreError | CatalogError):
+    if isinstance(error, _INFRASTRUCTURE):
         return render_notice(UNAVAILABLE_TEXT), None
     if isinstance(error, GpufitError):
         return render_notice(error.user_text()), None
@@ -74,7 +80,7 @@ def failure_message(error: Exception) -> Message:
             exc_info=error,
             extra={"incident": incident},
         )
-    elif isinstance(error, StoreError | CatalogError):
+    elif isinstance(error, _INFRASTRUCTURE):
         logger.warning("answered %s as unavailable: %s", type(error).__name__, error)
     else:
         logger.info("answered with %s", type(error).__name__)

@@ -4,6 +4,12 @@ Each mention becomes a job in the reply outbox (:mod:`bot.outbox`) before the ev
 acknowledged, and counts as handled only once its reply is posted or has failed for good: a
 reply whose post fails is tried again (a few quick tries, then later attempts with backoff,
 by this replica or, if it dies, another one), not lost.
+
+And never posted twice: each reply carries its event id in message ``metadata``
+(:data:`REPLY_EVENT_TYPE`); once a post may have landed without Slack's answer arriving (a
+timeout, a lost connection, a 5xx), every later try first reads the thread and stops when the
+reply is there. A 429 is honoured: the reply is due again after Slack's ``Retry-After``
+(capped), and no read or post is sent before it.
 """
 
 from __future__ import annotations
@@ -12,8 +18,10 @@ import asyncio
 import logging
 import os
 import socket
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, NoReturn
 
 import aiohttp
 import redis.asyncio as aioredis
@@ -21,9 +29,9 @@ from redis.exceptions import RedisError
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 
-from bot.alerts.slack_errors import is_transient
+from bot.alerts.slack_errors import is_rate_limited, is_transient, retry_after
 from bot.listeners.answers import answer, slack_text
 from bot.listeners.errors import failure_message
 from bot.outbox import MAX_REPLY_ATTEMPTS, ReplyJob, ReplyOutbox
@@ -32,6 +40,7 @@ from bot.services import Services
 from bot.user_zone import zone_for
 
 __all__ = [
+    "REPLY_EVENT_TYPE",
     "REPLY_LEASE_S",
     "REPLY_SWEEP_S",
     "THREAD_TTL_S",
@@ -59,6 +68,20 @@ REPLY_RETRY_CAP_S = 300.0  # ours
 #: How often each bot replica looks for replies that are due again or whose replica died.
 REPLY_SWEEP_S = 5.0  # ours
 
+#: The Slack message ``metadata`` event type of a mention's reply; its payload holds the
+#: event id, so a retry can tell whether the reply is already in the thread.
+REPLY_EVENT_TYPE = "gpufit_reply"
+#: How far before ``posting_since`` the thread is read (Slack's ts and our clock may differ).
+THREAD_SKEW_S = 60.0  # ours
+#: Most replies read from a thread when looking for an earlier post (one page).
+THREAD_READ_LIMIT = 200  # ours: Slack allows up to 1000 per page (conversations.replies)
+
+#: Event ids of this process's replies sent without the outbox (Redis down), oldest first.
+_UNQUEUED: OrderedDict[str, None] = OrderedDict()
+#: How many of them are remembered: more than the mentions a replica gets in Slack's retry
+#: window (~6 minutes) while Redis is down.
+UNQUEUED_REMEMBERED = 10_000  # ours: ~1 MB at most
+
 #: This process, as the holder of a reply lease.
 OWNER = f"{socket.gethostname()}:{os.getpid()}"
 
@@ -69,6 +92,14 @@ class _Retry(Exception):
 
 class _Permanent(Exception):
     """Slack refused the post for a reason no retry changes (channel, token, message)."""
+
+
+class _Throttled(_Retry):
+    """Slack answered 429: nothing more is sent to it for ``wait_s``."""
+
+    def __init__(self, wait_s: float) -> None:
+        super().__init__(f"ratelimited, retry after {wait_s:g} s")
+        self.wait_s = wait_s
 
 
 def thread_key(team_id: str, channel: str, thread_ts: str) -> str:
@@ -146,8 +177,12 @@ async def deliver_reply(services: Services, event_id: str, *, top: int) -> str:
     if job.message is None:
         job = replace(job, message=await _render(services, job, top))
     await outbox.save(job)
+
+    async def mark(posting: ReplyJob) -> None:
+        await outbox.save(posting)
+
     try:
-        await _post(services.client, job)
+        await _post(services.client, job, services.now().timestamp, mark)
     except _Permanent as exc:
         logger.warning("reply to event %s not deliverable (%s); given up", event_id, exc)
         await outbox.done(event_id)
@@ -159,8 +194,11 @@ async def deliver_reply(services: Services, event_id: str, *, top: int) -> str:
             await outbox.done(event_id)
             return "failed"
         wait = min(REPLY_RETRY_CAP_S, REPLY_RETRY_BASE_S * 2 ** (job.attempts - 1))
+        if isinstance(exc, _Throttled):
+            wait = exc.wait_s  # Slack said when: honoured, not guessed
         logger.warning("reply to event %s failed (%s); retrying in %g s", event_id, exc, wait)
-        await outbox.retry_later(replace(job, error=str(exc)), services.now().timestamp() + wait)
+        latest = await outbox.load(event_id) or job  # with its posting_since, if one was sent
+        await outbox.retry_later(replace(latest, error=str(exc)), services.now().timestamp() + wait)
         return "retry"
     await outbox.done(event_id)
     return "sent"
@@ -190,10 +228,24 @@ async def run_reply_sweeper(services: Services, *, top: int, stop: asyncio.Event
 
 
 async def _reply_once(services: Services, job: ReplyJob, top: int) -> None:
-    """Render and post without the outbox (Redis is down): the quick tries only."""
-    job = replace(job, message=await _render(services, job, top))
+    """Render and post without the outbox (Redis is down or out of memory): the quick tries
+    only, and still at most once: Slack's retry of the event reaching this replica is dropped
+    here (:data:`_UNQUEUED`), one reaching another replica finds the reply in the thread
+    (``posting_since`` is set, so the thread is read before the first post). The window left:
+    deliveries to two replicas within the time one reply takes to post."""
+    if job.event_id in _UNQUEUED:
+        logger.info("duplicate event %s dropped (replying without the outbox)", job.event_id)
+        return
+    _UNQUEUED[job.event_id] = None
+    while len(_UNQUEUED) > UNQUEUED_REMEMBERED:
+        _UNQUEUED.popitem(last=False)
+    job = replace(
+        job,
+        message=await _render(services, job, top),
+        posting_since=services.now().timestamp(),
+    )
     try:
-        await _post(services.client, job)
+        await _post(services.client, job, services.now().timestamp)
     except (_Permanent, _Retry) as exc:
         logger.warning("reply to event %s lost (Redis down, then %s)", job.event_id, exc)
 
@@ -220,24 +272,96 @@ async def _render(services: Services, job: ReplyJob, top: int) -> dict[str, Any]
     return result.message.kwargs()
 
 
-async def _post(client: AsyncWebClient, job: ReplyJob) -> None:
+async def _post(
+    client: AsyncWebClient,
+    job: ReplyJob,
+    clock: Callable[[], float],
+    mark: Callable[[ReplyJob], Awaitable[None]] | None = None,
+) -> None:
+    """Post the reply (quick tries), unless it is already in the thread. ``mark`` keeps the
+    job once a post may land (its ``posting_since``), for later attempts and other replicas.
+
+    Raises:
+        _Throttled: Slack answered 429 (to the read or the post).
+        _Retry: the post failed for now.
+        _Permanent: Slack refused it for good.
+    """
     retrying = AsyncRetrying(
         stop=stop_after_attempt(QUICK_TRIES),
         wait=wait_exponential(multiplier=0.25, max=2),
-        retry=retry_if_exception_type(_Retry),
+        retry=lambda state: _quick_retry(state.outcome.exception() if state.outcome else None),
         reraise=True,
     )
     async for attempt in retrying:
         with attempt:
-            try:
-                async with asyncio.timeout(REPLY_POST_TIMEOUT_S):
-                    await client.chat_postMessage(
-                        channel=job.channel, thread_ts=job.thread_ts, **(job.message or {})
-                    )
-            except SlackApiError as exc:
-                error = str(exc.response.get("error") or exc)
-                if is_transient(exc):
-                    raise _Retry(error) from exc
-                raise _Permanent(error) from exc
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                raise _Retry(type(exc).__name__) from exc
+            if job.posting_since is not None and await _in_thread(client, job):
+                logger.info("reply to event %s is already in the thread", job.event_id)
+                return
+            if job.posting_since is None:
+                job = replace(job, posting_since=clock())  # from here it may land unanswered
+                if mark is not None:
+                    await mark(job)
+            await _post_once(client, job)
+
+
+def _quick_retry(exc: BaseException | None) -> bool:
+    # A 429 is not retried at once: the reply waits for Retry-After (deliver_reply).
+    return isinstance(exc, _Retry) and not isinstance(exc, _Throttled)
+
+
+async def _post_once(client: AsyncWebClient, job: ReplyJob) -> None:
+    meta = {"event_type": REPLY_EVENT_TYPE, "event_payload": {"event_id": job.event_id}}
+    try:
+        async with asyncio.timeout(REPLY_POST_TIMEOUT_S):
+            await client.chat_postMessage(
+                channel=job.channel, thread_ts=job.thread_ts, metadata=meta, **(job.message or {})
+            )
+    except SlackApiError as exc:
+        _raise_for(exc, "chat.postMessage")
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        raise _Retry(type(exc).__name__) from exc
+
+
+def _raise_for(exc: SlackApiError, method: str) -> NoReturn:
+    """The reply path's reading of a Slack refusal."""
+    error = str(exc.response.get("error") or exc)
+    if is_rate_limited(exc):
+        raise _Throttled(retry_after(exc)) from exc
+    if is_transient(exc):
+        raise _Retry(f"{method}: {error}") from exc
+    raise _Permanent(f"{method}: {error}") from exc
+
+
+async def _in_thread(client: AsyncWebClient, job: ReplyJob) -> bool:
+    """Whether the thread already holds this event's reply (a post that landed unanswered).
+
+    Raises:
+        _Throttled, _Retry: the thread cannot be read now (the reply is not posted blind).
+    """
+    since = max(0.0, (job.posting_since or 0.0) - THREAD_SKEW_S)
+    try:
+        async with asyncio.timeout(REPLY_POST_TIMEOUT_S):
+            resp = await client.conversations_replies(
+                channel=job.channel,
+                ts=job.thread_ts,
+                oldest=f"{since:.6f}",
+                limit=THREAD_READ_LIMIT,
+                include_all_metadata=True,
+            )
+    except SlackApiError as exc:
+        if is_rate_limited(exc) or is_transient(exc):
+            _raise_for(exc, "conversations.replies")
+        logger.warning(
+            "reply to event %s: cannot read its thread (%s); posting again, so it may appear twice",
+            job.event_id,
+            exc.response.get("error"),
+        )
+        return False
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        raise _Retry(f"conversations.replies: {type(exc).__name__}") from exc
+    for message in resp.get("messages") or []:
+        meta = message.get("metadata") or {}
+        payload = meta.get("event_payload") or {}
+        if meta.get("event_type") == REPLY_EVENT_TYPE and payload.get("event_id") == job.event_id:
+            return True
+    return False

@@ -36,11 +36,23 @@ def encode_launch_value(query: str, rank: int, top: int, offer_key: str) -> str:
 
 
 def decode_launch_value(value: str) -> tuple[str, int, int, str]:
-    """``(query, rank, top, offer_key)`` of a launch button; ``("", 0, 0, "")`` when malformed."""
+    """``(query, rank, top, offer_key)`` of a launch button; ``("", 0, 0, "")`` when malformed
+    (a value is only a request: ``Infinity``, ``NaN``, a fraction or a string where a count
+    belongs are malformed, never converted)."""
     try:
-        data = json.loads(value)
+        data = json.loads(value, parse_constant=_no_constant)
         if not isinstance(data, dict):
             raise ValueError(value)
-        return str(data["q"]), int(data["n"]), int(data["t"]), str(data["offer"])
-    except (ValueError, KeyError, TypeError):
+        return str(data["q"]), _count(data["n"]), _count(data["t"]), str(data["offer"])
+    except (ValueError, KeyError, TypeError, RecursionError):
         return "", 0, 0, ""
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(name)  # Infinity, -Infinity, NaN: not JSON (RFC 8259), only Python's
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(value)
+    return value

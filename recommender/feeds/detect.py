@@ -10,7 +10,9 @@ from recommender.errors import CatalogError
 from recommender.feeds.base import ParsedFeed, looks_like_native
 from recommender.feeds.gpuhunt import looks_like_gpuhunt, parse_gpuhunt
 from recommender.feeds.gpuhunt_zip import is_zip, parse_gpuhunt_zip
+from recommender.feeds.json_offers import too_many_offers
 from recommender.feeds.native import parse_native
+from recommender.feeds.scrub import scrub_feed
 from recommender.feeds.skypilot import looks_like_skypilot, parse_skypilot
 
 __all__ = ["FeedFormat", "detect_format", "parse_any"]
@@ -68,15 +70,46 @@ def parse_any(
     source: str,
     as_of: datetime | None = None,
     provider: str | None = None,
+    max_offers: int | None = None,
+    max_bytes: int | None = None,
 ) -> ParsedFeed:
-    """Parse a document (or several documents of one SkyPilot cloud) in whichever format it is.
+    """Parse a document (or several documents of one SkyPilot cloud) in whichever format it is,
+    with its text scrubbed of control characters and escape sequences
+    (:func:`recommender.feeds.scrub.scrub_feed`).
 
     ``as_of`` is used for the CSV formats, which do not state it; a gpufit feed states its own.
     ``provider`` names the cloud for CSV formats when the content or file name cannot.
+    ``max_offers`` is the feed cap: a gpufit feed is refused before its offers are parsed
+    (counted as it is read), a CSV one (whose memory its byte cap bounds) once parsed.
+    ``max_bytes`` is the feed's byte cap, which also bounds what a gpuhunt archive may
+    expand to (the parsed size).
 
     Raises:
+        FeedTooLargeError: more than ``max_offers`` offers.
         CatalogError: empty, garbage, truncated beyond use, or of an unknown format.
     """
+    parsed = _parse_any(
+        text,
+        source=source,
+        as_of=as_of,
+        provider=provider,
+        max_offers=max_offers,
+        max_bytes=max_bytes,
+    )
+    if max_offers is not None and len(parsed.offers) > max_offers:
+        raise too_many_offers(source, max_offers)
+    return scrub_feed(parsed)
+
+
+def _parse_any(
+    text: str | bytes | Sequence[str | bytes],
+    *,
+    source: str,
+    as_of: datetime | None,
+    provider: str | None,
+    max_offers: int | None,
+    max_bytes: int | None,
+) -> ParsedFeed:
     texts = [text] if isinstance(text, str | bytes) else list(text)
     if not texts:
         raise CatalogError(f"{source}: no documents given.", source=source, hint=_HINT)
@@ -101,5 +134,6 @@ def parse_any(
     if kind is FeedFormat.GPUHUNT_ZIP:
         data = texts[0]
         assert isinstance(data, bytes)  # is_zip() holds only for bytes
-        return parse_gpuhunt_zip(data, source=source, as_of=as_of, provider=provider)
-    return parse_native(texts[0], source=source)
+        expand = {} if max_bytes is None else {"max_expanded_bytes": max_bytes}
+        return parse_gpuhunt_zip(data, source=source, as_of=as_of, provider=provider, **expand)
+    return parse_native(texts[0], source=source, max_offers=max_offers)

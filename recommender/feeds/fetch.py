@@ -1,7 +1,10 @@
 """Fetching price sources: local files and http(s) URLs, concurrently, with bounded retries.
 
-* httpx with explicit connect/read/write/pool timeouts, an overall deadline per attempt and a
-  response size cap (checked against ``Content-Length`` and while streaming).
+* httpx with explicit connect/read/write/pool timeouts, a deadline per attempt, a deadline for
+  the whole fetch of a source (every attempt and wait: :attr:`FetchTimeouts.deadline_s`), and
+  a response size cap (checked against ``Content-Length`` and while streaming).
+* Redirects are followed only to the same scheme and class of address, never to link-local
+  or special addresses, checked before connecting (:mod:`recommender.feeds.redirects`).
 * Conditional requests: pass the previous ETag/Last-Modified; a ``304`` comes back as
   :attr:`Fetched.not_modified` so the caller keeps its cached copy. Files use their
   modification time and size the same way.
@@ -14,24 +17,18 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential,
-    wait_random,
-)
 
 from recommender.errors import CatalogError, FeedTooLargeError, PriceFeedError
 from recommender.feeds.clock import utc_now
+from recommender.feeds.redirects import MAX_REDIRECTS, redirect_refusal
+from recommender.feeds.retry import Retryable, RetryPolicy
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -54,8 +51,11 @@ _USER_AGENT = "gpufit (+https://github.com/gpufit/gpufit) price-feed fetcher"
 
 #: Longest one attempt may take; why: a 64 MiB document at a slow 1 MB/s still fits.
 _DEFAULT_TOTAL_S = 120.0
-
-Sleep = Callable[[float], Awaitable[None]]
+#: Longest the whole fetch of one source may take, every attempt and backoff included: a feed
+#: trickling its body held a worker pass 486 s, past the 300 s refresh lock
+#: (recommender.feeds.cache.DEFAULT_LOCK_TTL_S); this leaves over half the lock for parsing,
+#: storing and the other sources.
+_DEFAULT_DEADLINE_S = 120.0  # ours
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,59 +70,13 @@ class FetchTimeouts:
     pool_s: float = 5.0
     #: Whole attempt, including a slow trickle of bytes.
     total_s: float = _DEFAULT_TOTAL_S
+    #: The whole fetch of one source: every attempt and every wait between them.
+    deadline_s: float = _DEFAULT_DEADLINE_S
 
     def httpx(self) -> httpx.Timeout:
         return httpx.Timeout(
             connect=self.connect_s, read=self.read_s, write=self.write_s, pool=self.pool_s
         )
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How often and how patiently to retry one source."""
-
-    #: Attempts in all (first try included); tenacity would otherwise retry forever.
-    attempts: int = 4
-    #: First backoff, doubled per attempt up to ``max_wait_s``, plus up to ``jitter_s`` random.
-    initial_wait_s: float = 0.5
-    max_wait_s: float = 20.0
-    jitter_s: float = 1.0
-    #: Longest ``Retry-After`` obeyed; why: a refresh must finish, and a server asking for more
-    #: than a minute is better retried at the next scheduled refresh.
-    max_retry_after_s: float = 60.0
-    #: The sleep function (tests pass one that records the waits instead of sleeping).
-    sleep: Sleep = field(default=asyncio.sleep, compare=False)
-
-    @classmethod
-    def no_wait(cls, attempts: int = 3) -> RetryPolicy:
-        """Retry without sleeping at all (tests)."""
-        return cls(attempts=attempts, initial_wait_s=0, max_wait_s=0, jitter_s=0, sleep=_no_sleep)
-
-    def retrying(self) -> AsyncRetrying:
-        # exponential (initial, 2x initial, 4x ...) capped, plus uniform jitter; these two
-        # wait classes exist in every supported tenacity (8.2+), unlike wait_exponential_jitter's
-        # keyword set.
-        backoff = wait_exponential(multiplier=self.initial_wait_s, max=self.max_wait_s) + (
-            wait_random(0, self.jitter_s)
-        )
-
-        def wait(state: RetryCallState) -> float:
-            error = state.outcome.exception() if state.outcome else None
-            if isinstance(error, _Retryable) and error.retry_after_s is not None:
-                return min(error.retry_after_s, self.max_retry_after_s)
-            return float(backoff(state))
-
-        return AsyncRetrying(
-            stop=stop_after_attempt(max(1, self.attempts)),
-            wait=wait,
-            retry=retry_if_exception(lambda e: isinstance(e, _Retryable)),
-            sleep=self.sleep,
-            reraise=True,
-        )
-
-
-async def _no_sleep(_seconds: float) -> None:
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,14 +114,6 @@ class FetchResult:
         return self.fetched is not None
 
 
-class _Retryable(Exception):
-    """A failure worth another attempt (network error, 5xx, 429)."""
-
-    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
 def is_url(location: str) -> bool:
     return location.startswith(("http://", "https://"))
 
@@ -176,7 +122,7 @@ def make_client(timeouts: FetchTimeouts | None = None) -> httpx.AsyncClient:
     """The HTTP client for feeds (the caller closes it)."""
     return httpx.AsyncClient(
         timeout=(timeouts or FetchTimeouts()).httpx(),
-        follow_redirects=True,
+        follow_redirects=False,  # followed by _get, after redirect_refusal allows each one
         headers={"User-Agent": _USER_AGENT},
     )
 
@@ -189,12 +135,14 @@ async def fetch_source(
     validators: Validators | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     total_s: float = _DEFAULT_TOTAL_S,
+    deadline_s: float = _DEFAULT_DEADLINE_S,
 ) -> Fetched:
-    """Fetch one source (a file path or an http(s) URL).
+    """Fetch one source (a file path or an http(s) URL), within ``deadline_s`` in all.
 
     Raises:
-        PriceFeedError: the source could not be fetched after the policy's attempts, answered
-            a status other than 2xx/304, or exceeded ``max_bytes``.
+        PriceFeedError: the source could not be fetched after the policy's attempts or within
+            ``deadline_s``, answered a status other than 2xx/304, redirected where feeds may
+            not, or exceeded ``max_bytes``.
     """
     if not is_url(location):
         if "://" in location:
@@ -214,19 +162,40 @@ async def fetch_source(
             source=location,
             hint="Write it as https://host/path/prices.json.",
         )
-    last: _Retryable | None = None
+    try:
+        async with asyncio.timeout(deadline_s):
+            return await _fetch_url(location, client, policy, validators, max_bytes, total_s)
+    except TimeoutError:
+        raise PriceFeedError(
+            f"{location}: the download did not finish within {deadline_s:g} s.",
+            source=location,
+            hint="The feed answers too slowly; gpufit keeps using the last good copy meanwhile.",
+        ) from None
+
+
+async def _fetch_url(
+    location: str,
+    client: httpx.AsyncClient,
+    policy: RetryPolicy | None,
+    validators: Validators | None,
+    max_bytes: int,
+    total_s: float,
+) -> Fetched:
+    last: Retryable | None = None
     try:
         async for attempt in (policy or RetryPolicy()).retrying():
             with attempt:
                 try:
-                    async with asyncio.timeout(total_s):
+                    async with asyncio.timeout(total_s) as attempt_deadline:
                         return await _get(client, location, validators, max_bytes)
                 except TimeoutError:
-                    raise _Retryable(f"took longer than {total_s:g} s") from None
+                    if not attempt_deadline.expired():
+                        raise  # the whole fetch's deadline (fetch_source), not this attempt's
+                    raise Retryable(f"took longer than {total_s:g} s") from None
                 except httpx.TimeoutException as exc:
-                    raise _Retryable(f"timed out ({type(exc).__name__})") from None
+                    raise Retryable(f"timed out ({type(exc).__name__})") from None
                 except httpx.TransportError as exc:
-                    raise _Retryable(f"network error: {exc or type(exc).__name__}") from None
+                    raise Retryable(f"network error: {exc or type(exc).__name__}") from None
                 except (httpx.HTTPError, httpx.InvalidURL) as exc:
                     # Not worth retrying: a malformed URL, undecodable content encoding, ...
                     raise PriceFeedError(
@@ -234,7 +203,7 @@ async def fetch_source(
                         source=location,
                         hint="Check the URL; it should serve one catalog file.",
                     ) from None
-    except _Retryable as exc:
+    except Retryable as exc:
         last = exc
     attempts = (policy or RetryPolicy()).attempts
     raise PriceFeedError(
@@ -252,9 +221,42 @@ async def _get(
         headers["If-None-Match"] = validators.etag
     if validators and validators.last_modified:
         headers["If-Modified-Since"] = validators.last_modified
-    async with client.stream("GET", url, headers=headers) as response:
+    origin = target = httpx.URL(url)
+    for _ in range(MAX_REDIRECTS + 1):
+        got = await _get_one(client, target, headers, max_bytes, validators)
+        if isinstance(got, Fetched):
+            return replace(got, location=url)
+        refusal = await redirect_refusal(origin, got)
+        if refusal is not None:
+            raise PriceFeedError(
+                f"{url}: redirected to {got.host or 'nowhere'}, which is not followed: {refusal}.",
+                source=url,
+                hint="Point gpufit at the feed's final URL; a feed may redirect only within "
+                "its own scheme and class of address (docs/feed-format.md).",
+            )
+        target = got
+    raise PriceFeedError(
+        f"{url}: more than {MAX_REDIRECTS} redirects.",
+        source=url,
+        hint="Point gpufit at the feed's final URL.",
+    )
+
+
+async def _get_one(
+    client: httpx.AsyncClient,
+    target: httpx.URL,
+    headers: dict[str, str],
+    max_bytes: int,
+    validators: Validators | None,
+) -> Fetched | httpx.URL:
+    """One request: the document, or the URL a redirect points at (not yet followed)."""
+    async with client.stream("GET", target, headers=headers) as response:
         now = utc_now()
         status = response.status_code
+        location = response.headers.get("Location")
+        if response.is_redirect and location:
+            return target.join(location)
+        url = str(target)
         if status == 304:
             return Fetched(
                 location=url,
@@ -265,7 +267,7 @@ async def _get(
                 modified_at=_http_date(response.headers.get("Last-Modified")),
             )
         if status == 429 or status >= 500:
-            raise _Retryable(
+            raise Retryable(
                 f"HTTP {status} {response.reason_phrase}".strip(),
                 retry_after_s=_retry_after(response.headers.get("Retry-After"), now),
             )
@@ -382,6 +384,7 @@ async def fetch_all(
                 validators=known.get(location),
                 max_bytes=max_bytes,
                 total_s=timeouts.total_s,
+                deadline_s=timeouts.deadline_s,
             )
         except CatalogError as exc:
             return FetchResult(location, error=exc)

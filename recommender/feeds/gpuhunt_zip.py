@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
-from recommender.errors import CatalogError
+from recommender.errors import CatalogError, FeedTooLargeError
 from recommender.feeds.base import MAX_REPORTED_ERRORS, ParsedFeed
 from recommender.feeds.gpuhunt import GPUHUNT_PROVIDERS, parse_gpuhunt, provider_from_location
 from recommender.offers import Offer
@@ -50,15 +50,18 @@ def parse_gpuhunt_zip(
     source: str,
     as_of: datetime | None = None,
     provider: str | None = None,
+    max_expanded_bytes: int = MAX_UNCOMPRESSED_BYTES,
 ) -> ParsedFeed:
-    """Parse every ``*.csv`` member of a gpuhunt catalog archive into one feed.
+    """Parse every ``*.csv`` member of a gpuhunt catalog archive into one feed; its members
+    may expand to at most ``max_expanded_bytes`` (the feed's byte cap: the text parsed from
+    an archive is held to what the same feed could download as CSV).
 
     A member whose provider cannot be told, or that cannot be read, is reported in
     ``errors`` and skipped.
 
     Raises:
-        CatalogError: not a readable zip, too large, no CSV member, or no member with a
-            usable row.
+        FeedTooLargeError: the members expand past ``max_expanded_bytes``.
+        CatalogError: not a readable zip, no CSV member, or no member with a usable row.
     """
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
@@ -69,9 +72,11 @@ def parse_gpuhunt_zip(
         ) from None
     if not members:
         raise CatalogError(f"{source}: the zip holds no .csv file.", source=source, hint=_HINT)
-    if sum(m.file_size for m in members) > MAX_UNCOMPRESSED_BYTES:
-        raise CatalogError(
-            f"{source}: the archive expands past {MAX_UNCOMPRESSED_BYTES // 2**20} MiB.",
+    # The sizes the archive declares; zipfile reads no member past its declared size.
+    limit = min(max_expanded_bytes, MAX_UNCOMPRESSED_BYTES)
+    if sum(m.file_size for m in members) > limit:
+        raise FeedTooLargeError(
+            f"{source}: the archive expands past {limit / 2**20:.1f} MiB (the feed cap).",
             source=source,
             hint=_HINT,
         )

@@ -17,7 +17,6 @@ Reading is lenient where that is safe and strict where a wrong price would misle
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from datetime import datetime
@@ -33,6 +32,7 @@ from recommender.feeds.base import (
     RowError,
     resolve_gpu,
 )
+from recommender.feeds.json_offers import read_feed_document
 from recommender.gpus import IntraNode
 from recommender.offers import Fabric, Offer
 
@@ -54,13 +54,15 @@ _HINT = (
 _E = TypeVar("_E", IntraNode, Fabric)
 
 
-def parse_native(text: str | bytes, *, source: str) -> ParsedFeed:
+def parse_native(text: str | bytes, *, source: str, max_offers: int | None = None) -> ParsedFeed:
     """Parse a gpufit feed document into offers.
 
     Args:
         text: the whole document, as text or as UTF-8 bytes (a byte-order mark is allowed).
         source: where the document came from (a path, URL or name); used in error messages
             and as each offer's ``source`` when neither the offer nor the document names one.
+        max_offers: the feed cap: more offers than this are refused before any is parsed
+            (the document is read offer by offer: ``recommender.feeds.json_offers``).
 
     Returns:
         The good offers, the document's as-of time, and an account of the rejected rows.
@@ -68,19 +70,20 @@ def parse_native(text: str | bytes, *, source: str) -> ParsedFeed:
         ``as_of`` values, so the feed never looks fresher than its stalest price.
 
     Raises:
+        FeedTooLargeError: more than ``max_offers`` offers.
         CatalogError: the document is not JSON, not a gpufit feed, of an unsupported version,
             has no valid ``as_of``, or has no offer that could be read.
     """
-    document = _load_json(text, source)
+    feed = read_feed_document(_decoded(text, source), source=source, max_offers=max_offers)
+    document = feed.header
     as_of = _document_header(document, source)
-    offers_value = document.get("offers")
-    if not isinstance(offers_value, list):
+    if feed.count is None:
         raise CatalogError(
-            f'{source}: a gpufit feed needs an "offers" list; got {_kind(offers_value)}.',
+            f'{source}: a gpufit feed needs an "offers" list; got {_kind(document.get("offers"))}.',
             source=source,
             hint=_HINT,
         )
-    if not offers_value:
+    if not feed.count:
         raise CatalogError(f"{source}: the feed has no offers.", source=source, hint=_HINT)
 
     doc_source = document.get("source")
@@ -94,7 +97,7 @@ def parse_native(text: str | bytes, *, source: str) -> ParsedFeed:
     rejected = 0
     seen: dict[str, int] = {}
     oldest = as_of
-    for number, row in enumerate(offers_value, start=1):
+    for number, row in enumerate(feed.offers(), start=1):
         try:
             offer, offer_as_of = _parse_offer(row, default_source=default_source)
             first = seen.get(offer.key)
@@ -116,14 +119,14 @@ def parse_native(text: str | bytes, *, source: str) -> ParsedFeed:
     if not offers:
         shown = "; ".join(errors[:3])
         raise CatalogError(
-            f"{source}: none of the {len(offers_value)} offers could be read ({shown}).",
+            f"{source}: none of the {feed.count} offers could be read ({shown}).",
             source=source,
             hint="Fix the offers against docs/schema/feed-v1.schema.json.",
         )
     return ParsedFeed(
         offers=tuple(offers),
         as_of=oldest,
-        rows=len(offers_value),
+        rows=feed.count,
         rejected=rejected,
         errors=tuple(errors),
     )
@@ -132,7 +135,7 @@ def parse_native(text: str | bytes, *, source: str) -> ParsedFeed:
 # ------------------------------------------------------------------ document level
 
 
-def _load_json(text: str | bytes, source: str) -> dict[str, Any]:
+def _decoded(text: str | bytes, source: str) -> str:
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8-sig")
@@ -143,23 +146,7 @@ def _load_json(text: str | bytes, source: str) -> dict[str, Any]:
                 source=source,
                 hint=_HINT,
             ) from None
-    text = text.removeprefix("\ufeff")
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CatalogError(
-            f"{source}: not a gpufit feed: invalid JSON at line {exc.lineno} column {exc.colno} "
-            f"({exc.msg}).",
-            source=source,
-            hint=_HINT,
-        ) from None
-    if not isinstance(document, dict):
-        raise CatalogError(
-            f"{source}: not a gpufit feed: the document is {_kind(document)}, not an object.",
-            source=source,
-            hint=_HINT,
-        )
-    return document
+    return text.removeprefix("\ufeff")
 
 
 def _document_header(document: Mapping[str, Any], source: str) -> datetime:

@@ -36,6 +36,7 @@ async def refresh_source(
     timeouts: FetchTimeouts,
     max_bytes: int,
     clock: Callable[[], datetime],
+    max_offers: int | None = None,
 ) -> SourceRefresh:
     """Fetch, parse and store one source's snapshot; a failure keeps the last good one."""
     previous = await snapshots.meta(source.name)
@@ -83,9 +84,12 @@ async def refresh_source(
             provider=source.provider
             or provider_from_location(source.locations[0])
             or cloud_from_location(source.locations[0]),
+            max_offers=max_offers,
+            max_bytes=max_bytes,
         )
     except CatalogError as exc:
-        return await _failed(snapshots, source, exc.message, has_previous, now)
+        too_large = isinstance(exc, FeedTooLargeError)
+        return await _failed(snapshots, source, exc.message, has_previous, now, too_large=too_large)
     offers = tuple(owned_by(o, source.name) for o in parsed.offers)
     single = fetched[0] if len(fetched) == 1 else None
     meta = SnapshotMeta(

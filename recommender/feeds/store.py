@@ -29,7 +29,13 @@ from recommender.availability import Listing
 from recommender.catalog import Catalog
 from recommender.errors import StoreError
 from recommender.feeds.bundled import BUNDLED_SOURCE, bundled_catalog, load_bundled
-from recommender.feeds.cache import DEFAULT_PREFIX, CatalogVersion, RedisSnapshots, SnapshotMeta
+from recommender.feeds.cache import (
+    DEFAULT_LOCK_TTL_S,
+    DEFAULT_PREFIX,
+    CatalogVersion,
+    RedisSnapshots,
+    SnapshotMeta,
+)
 from recommender.feeds.clock import utc_now
 from recommender.feeds.fetch import (
     DEFAULT_MAX_BYTES,
@@ -304,17 +310,22 @@ class PriceStore:
         policy: RetryPolicy | None = None,
         timeouts: FetchTimeouts | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        max_offers: int | None = None,
         progress: Progress | None = None,
+        lock_ttl_s: float = DEFAULT_LOCK_TTL_S,
     ) -> RefreshReport:
-        """Fetch, parse and store every source concurrently, under the refresh lock.
+        """Fetch, parse and store every source concurrently, under the refresh lock; a source
+        over ``max_bytes`` or ``max_offers`` keeps its last good snapshot.
 
-        ``progress(result, done, total)`` is called as each source finishes.
+        ``progress(result, done, total)`` is called as each source finishes. A refresher that
+        dies holds the lock until ``lock_ttl_s`` passes; other replicas are locked out until
+        then and keep serving the last good snapshots.
 
         Raises:
             StoreError: Redis cannot be reached (nothing can be stored).
         """
         try:
-            token = await self.snapshots.acquire_lock()
+            token = await self.snapshots.acquire_lock(ttl_s=lock_ttl_s)
         except _UNREACHABLE as exc:
             raise StoreError(
                 f"Cannot reach the price store to refresh: {exc}.",
@@ -329,7 +340,7 @@ class PriceStore:
         async def one(source: FeedSource) -> SourceRefresh:
             nonlocal done
             result = await refresh_source(
-                self.snapshots, source, http, policy, timeouts, max_bytes, self._clock
+                self.snapshots, source, http, policy, timeouts, max_bytes, self._clock, max_offers
             )
             done += 1
             if progress is not None:

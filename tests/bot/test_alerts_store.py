@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 
 import pytest
@@ -115,6 +116,28 @@ class TestChannels:
         assert await store.list_channel(TEAM, CHAN) == []
         assert await store.all_watches() == []
 
+    async def test_concurrent_unwatches_remove_it_once(
+        self, redis: aioredis.Redis, redis_server: str
+    ) -> None:
+        """Issue #34: 20 concurrent unwatches of one watch (as from 20 replicas) all reported
+        it removed (20 public messages); now one does and the others find no such watch."""
+        w = await add(WatchStore(redis))
+        replicas = [new_client(redis_server) for _ in range(20)]
+        try:
+            for client in replicas:
+                await client.ping()  # each connected before the race starts
+            results = await asyncio.gather(
+                *(WatchStore(c).remove(TEAM, CHAN, w.id) for c in replicas),
+                return_exceptions=True,
+            )
+        finally:
+            for client in replicas:
+                await client.aclose()
+        removed = [r for r in results if isinstance(r, Watch)]
+        missing = [r for r in results if isinstance(r, WatchNotFoundError)]
+        assert [r.id for r in removed] == [w.id]
+        assert len(missing) == 19
+
     async def test_unknown_id(self, redis: aioredis.Redis) -> None:
         """Removing an id that never existed says how to list the real ones."""
         with pytest.raises(WatchNotFoundError) as info:
@@ -191,6 +214,18 @@ class TestChannels:
         message = render_watches([(x, await store.state(x.id)) for x in listed])
         assert w.id in message.text
         assert "channel_not_found" in str(message.blocks)
+
+    async def test_the_listing_shows_every_watch_however_long_the_labels(
+        self, redis: aioredis.Redis
+    ) -> None:
+        """Issue #34: 50 watches with long labels listed 12; every one is listed now."""
+        store = WatchStore(redis, max_per_user=1000)
+        long = "watch 70B full finetune on 10B tokens " + "with seq 4096 and bf16 " * 18
+        watches = [await add(store, f"{long} under ${4000 + i}") for i in range(50)]
+        message = render_watches([(w, None) for w in watches])
+        shown = json.dumps(message.blocks)
+        assert [w.id for w in watches if f"`{w.id}`" not in shown] == []
+        assert "left out" not in shown
 
     async def test_disabling_a_channel_stays_in_its_channel(self, redis: aioredis.Redis) -> None:
         """Disabling a channel's watches leaves other channels and workspaces alone."""

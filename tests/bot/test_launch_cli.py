@@ -90,6 +90,21 @@ def test_refuses_a_directory_with_files_unless_forced(
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
+def test_force_never_writes_through_a_symlink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #34: ``--force`` wrote the task through a ``task.yaml`` linked elsewhere."""
+    outside = tmp_path / "precious.txt"
+    outside.write_text("mine")
+    target = tmp_path / "launch"
+    target.mkdir()
+    (target / "task.yaml").symlink_to(outside)
+    code, _ = run_cli("launch", QUERY, "--dir", str(target), "--force")
+    assert code == EXIT_BAD_INPUT
+    assert "is a symbolic link" in capsys.readouterr().err
+    assert outside.read_text() == "mine"
+
+
 def test_refuses_a_file_as_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "f").write_text("")
     code, _ = run_cli("launch", QUERY, "--dir", str(tmp_path / "f"), "--force")

@@ -130,3 +130,29 @@ class TestMetricsPort:
             )
             with pytest.raises(SettingsError, match="GPUFIT_METRICS_PORT"):
                 await serve(busy, services, socket_mode=False)
+
+    async def test_a_busy_health_port_stops_serve_with_a_message_naming_it(
+        self, services: Services, settings: Settings
+    ) -> None:
+        """The probe listener's port is taken: `gpufit serve` stops with a message naming
+        GPUFIT_HEALTH_PORT (uvicorn alone would exit the process)."""
+        import socket
+
+        from bot.server import serve
+        from bot.settings import SettingsError
+
+        with socket.socket() as held, socket.socket() as free:
+            held.bind(("127.0.0.1", 0))
+            held.listen()
+            free.bind(("127.0.0.1", 0))
+            busy = settings.model_copy(
+                update={
+                    "host": "127.0.0.1",
+                    "port": free.getsockname()[1],
+                    "metrics_enabled": False,
+                    "health_port": held.getsockname()[1],
+                }
+            )
+            free.close()
+            with pytest.raises(SettingsError, match="GPUFIT_HEALTH_PORT"):
+                await serve(busy, services, socket_mode=False)

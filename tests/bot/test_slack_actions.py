@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from slack_bolt.async_app import AsyncApp
 
 from tests.bot.slack_requests import CHANNEL_ID, FORM, action_body, answer_rows, request
@@ -251,3 +252,13 @@ class TestLaunchFilesButton:
         assert "No launch files for option 1" in text
         assert "no pipeline parallelism" in text
         assert "task.yaml" not in text
+
+    @pytest.mark.parametrize("n", ["Infinity", "-Infinity", "NaN", "1e999", "1.5", '"1"', "true"])
+    async def test_a_count_that_is_no_whole_number_gets_a_notice(
+        self, app: AsyncApp, fake_slack: FakeSlack, n: str
+    ) -> None:
+        """Issue #34: ``"n": Infinity`` was unhandled (int() of an infinite float raises)."""
+        value = '{"q": "%s", "n": %s, "t": 5, "offer": "x"}' % (QUERY, n)  # noqa: UP031
+        await _click(app, fake_slack, "gpufit_launch", value)
+        [hook] = await fake_slack.wait_for("hook")
+        assert "out of date" in json.dumps(hook.body["blocks"])

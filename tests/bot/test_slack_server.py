@@ -20,6 +20,7 @@ from starlette.applications import Starlette
 
 from bot.server import DRAIN_GRACE_S, EVENTS_PATH, DrainingServer, build_asgi
 from bot.services import Services, static_catalog
+from bot.settings import Settings
 from recommender import Catalog
 from tests.asgi_server import free_port, serving, started
 from tests.bot.slack_requests import (
@@ -335,3 +336,39 @@ class TestServeProcessDrains:
             if process.returncode is None:
                 process.kill()
                 await process.wait()
+
+
+async def test_serve_answers_the_probes_on_their_own_port_and_drains_there_too(
+    settings: Settings, services: Services, sigterm_seen: list[int]
+) -> None:
+    """`gpufit serve` over HTTP: the probe listener (GPUFIT_HEALTH_PORT) answers /healthz and
+    /readyz beside the public port, says 503 while draining, and stops with the server."""
+    from bot.server import serve
+
+    config = settings.model_copy(
+        update={
+            "host": "127.0.0.1",
+            "port": free_port(),
+            "health_port": free_port(),
+            "metrics_enabled": False,
+        }
+    )
+    task = asyncio.create_task(serve(config, services, socket_mode=False))
+    probes = f"http://127.0.0.1:{config.health_port}"
+    async with httpx.AsyncClient() as http:
+        for _ in range(500):
+            assert not task.done(), task
+            with contextlib.suppress(httpx.TransportError):
+                if (await http.get(probes + "/readyz")).status_code == 200:
+                    break
+            await asyncio.sleep(0.02)
+        else:
+            pytest.fail("the probe listener never answered ready")
+        live = await http.get(probes + "/healthz")
+        public = await http.get(f"http://127.0.0.1:{config.port}/healthz")
+        signal.raise_signal(signal.SIGTERM)
+        draining = await http.get(probes + "/readyz")
+        signal.raise_signal(signal.SIGTERM)
+    await asyncio.wait_for(task, 15)
+    assert (live.status_code, public.status_code, draining.status_code) == (200, 200, 503)
+    assert sigterm_seen

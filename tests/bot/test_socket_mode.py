@@ -92,6 +92,7 @@ def socket_settings(settings: Settings) -> Settings:
             "slack_signing_secret": None,
             "port": _free_port(),
             "metrics_port": _free_port(),
+            "health_port": _free_port(),
         }
     )
 
@@ -178,14 +179,30 @@ class TestConnection:
             response = await http.post(served + "/slack/events", content=b"{}")
         assert response.status_code == 404
 
-    async def test_sigterm_makes_readyz_503_while_the_socket_drains(
-        self, served: str, fake_slack: FakeSlack, sigterm_seen: list[int]
+    async def test_the_probes_are_served_on_their_own_listener(
+        self, served: str, socket_settings: Settings
     ) -> None:
-        """After SIGTERM /readyz is 503 and envelopes are still answered on the socket."""
+        """GPUFIT_HEALTH_PORT answers /healthz and /readyz with the same checks (issue #34:
+        the k8s probes ask it, so the public port's connections cannot starve them)."""
+        probes = f"http://127.0.0.1:{socket_settings.health_port}"
+        async with httpx.AsyncClient() as http:
+            ready = await http.get(probes + "/readyz")
+            live = await http.get(probes + "/healthz")
+            slack = await http.post(probes + "/slack/events", content=b"{}")
+        assert (ready.status_code, live.status_code, slack.status_code) == (200, 200, 404)
+        assert ready.json()["checks"]["socket"] is True
+
+    async def test_sigterm_makes_readyz_503_while_the_socket_drains(
+        self, served: str, fake_slack: FakeSlack, sigterm_seen: list[int], socket_settings: Settings
+    ) -> None:
+        """After SIGTERM /readyz is 503 (on the probe listener too) and envelopes are still
+        answered on the socket."""
         signal.raise_signal(signal.SIGTERM)
         async with httpx.AsyncClient() as http:
             response = await http.get(served + "/readyz")
+            probe = await http.get(f"http://127.0.0.1:{socket_settings.health_port}/readyz")
         assert response.status_code == 503
+        assert probe.status_code == 503
         assert response.json()["status"] == "draining"
         envelope = slash_envelope("help", response_url=fake_slack.hook_url())
         await fake_slack.socket_send(envelope)

@@ -137,7 +137,15 @@ class TestBot:
         assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
         ports = {p["name"]: p["containerPort"] for p in container["ports"]}
         assert ports["http"] == Settings().port
-        assert container["readinessProbe"]["httpGet"]["port"] == "http"
+
+    def test_every_probe_asks_the_probe_listener_not_the_public_port(self) -> None:
+        """Idle or slow clients on the public port cannot starve the kubelet's probes: they
+        ask GPUFIT_HEALTH_PORT, a listener with its own connection count (issue #34)."""
+        (container,) = _pod_spec(_one("Deployment", "gpufit-bot"))["containers"]
+        ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+        assert ports["health"] == Settings().health_port != ports["http"]
+        for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+            assert container[probe]["httpGet"]["port"] == "health", probe
 
     def test_a_disruption_budget_and_an_autoscaler_cover_it(self) -> None:
         """The PDB selects the bot pods; the HPA scales the bot Deployment from >= 2 replicas."""

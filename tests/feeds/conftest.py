@@ -66,6 +66,10 @@ class Route:
     truncate_to: int | None = None
     #: Hold the request without answering until the test ends (or the client gives up).
     hang: bool = False
+    #: Send the body one byte per this many seconds (each byte resets a per-read timeout).
+    trickle_s: float | None = None
+    #: Answer 302 with this ``Location`` instead of the body.
+    redirect_to: str | None = None
 
 
 @dataclass
@@ -120,6 +124,9 @@ def _handler(server: FeedServer) -> type[BaseHTTPRequestHandler]:
             if route.hang:
                 server.release.wait(timeout=30)
                 return
+            if route.redirect_to is not None:
+                self._send(302, b"", {"Location": route.redirect_to})
+                return
             if route.fail_times > 0:
                 route.fail_times -= 1
                 extra = {"Retry-After": route.retry_after} if route.retry_after else {}
@@ -137,6 +144,16 @@ def _handler(server: FeedServer) -> type[BaseHTTPRequestHandler]:
                 headers["ETag"] = route.etag
             if route.last_modified:
                 headers["Last-Modified"] = route.last_modified
+            if route.trickle_s is not None:
+                self.send_response(route.status)
+                self.send_header("Content-Length", str(len(route.body)))
+                self.end_headers()
+                for i in range(len(route.body)):
+                    if server.release.wait(timeout=route.trickle_s):
+                        return
+                    self.wfile.write(route.body[i : i + 1])
+                    self.wfile.flush()
+                return
             if route.truncate_to is not None:
                 self.send_response(route.status)
                 for key, value in headers.items():

@@ -4,19 +4,27 @@ free loopback port, the loopback feed server (``tests/feeds/conftest.py``) and a
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import pytest
+import redis.asyncio as aioredis
 
-from bot.server import EVENTS_PATH
+from bot.app import build_app
+from bot.catalog import bundled_catalog
+from bot.server import EVENTS_PATH, build_asgi
+from bot.services import Services, build_web_client, static_catalog
 from tests.asgi_server import free_port, serving
-from tests.bot.slack_requests import FORM, command_body, signed_headers
+from tests.bot.slack_requests import FORM, VERIFIER, command_body, settings_for, signed_headers
+from tests.factories import NOW
 from tests.fake_slack import Call, FakeSlack, clean_slack_env, fake_slack
 from tests.feeds.conftest import feed_server
 from tests.redis_server import redis_server, redis_url
 
 __all__ = [
     "answer_text",
+    "app_url",
     "clean_slack_env",
     "command_answer",
     "fake_slack",
@@ -62,3 +70,21 @@ async def command_answer(fake: FakeSlack, response: httpx.Response, hook: str) -
     if str(ack.get("text", "")).startswith("Working on it"):
         return await answer_text(fake, hook)
     return body_text(ack)
+
+
+@pytest.fixture
+async def app_url(fake_slack: FakeSlack, redis_url: str) -> AsyncIterator[str]:
+    """The Slack app as `gpufit serve` builds it, under uvicorn on loopback; its base URL."""
+    redis = aioredis.Redis.from_url(redis_url)
+    settings = settings_for(fake_slack, redis_url)
+    services = Services(
+        redis=redis,
+        catalog=static_catalog(bundled_catalog()),
+        now=lambda: NOW,
+        client=build_web_client(settings),
+    )
+    asgi = build_asgi(services, build_app(settings, services), verifier=VERIFIER)
+    async with serving(asgi) as url:
+        yield url
+    await services.background.drain(10)
+    await redis.aclose()

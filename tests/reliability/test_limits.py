@@ -1,7 +1,7 @@
-"""Server limits (issue #18 item 7): a slow body is cut off, a client that hangs up mid-body
-is one INFO line (no traceback), and uvicorn runs with a connection cap, a short keep-alive
-and a header-size limit. The app runs under uvicorn with :func:`bot.server.uvicorn_config`,
-as ``gpufit serve`` runs it."""
+"""Server limits (issue #18 item 7): a slow body is cut off, and a client that hangs up
+mid-body is one INFO line (no traceback). The app runs under uvicorn with
+:func:`bot.connections.uvicorn_config`, as ``gpufit serve`` runs it (its connection limits:
+``test_connections.py``)."""
 
 from __future__ import annotations
 
@@ -16,14 +16,8 @@ from pydantic import SecretStr
 
 from bot.app import build_app
 from bot.catalog import bundled_catalog
-from bot.server import (
-    EVENTS_PATH,
-    KEEP_ALIVE_S,
-    LIMIT_CONCURRENCY,
-    MAX_HEADER_BYTES,
-    build_asgi,
-    uvicorn_config,
-)
+from bot.connections import uvicorn_config
+from bot.server import EVENTS_PATH, build_asgi
 from bot.services import Services, build_web_client, static_catalog
 from bot.verify import SignatureVerifier
 from tests.asgi_server import free_port, started
@@ -99,13 +93,3 @@ async def test_a_disconnect_mid_body_is_one_info_line(
     assert [r.levelno for r in mine] == [logging.INFO]
     assert [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING] == []
     assert fake_slack.calls() == []
-
-
-def test_uvicorn_runs_with_a_connection_cap_and_timeouts() -> None:
-    from starlette.applications import Starlette
-
-    config = uvicorn_config(Starlette(), host="127.0.0.1", port=0)
-    assert config.limit_concurrency == LIMIT_CONCURRENCY
-    assert config.timeout_keep_alive == KEEP_ALIVE_S
-    assert config.h11_max_incomplete_event_size == MAX_HEADER_BYTES
-    assert config.http == "h11"

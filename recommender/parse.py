@@ -29,6 +29,7 @@ from recommender import _lexicon as lex
 from recommender import _rules_lang as lang
 from recommender import _rules_model as model
 from recommender import _rules_post as post
+from recommender import _rules_time as timing
 from recommender import _words as words
 from recommender._draft import Draft, finish
 from recommender._rulekit import (
@@ -266,11 +267,11 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("N tokens each", _rx(words.EXAMPLE_LENGTH, lang.h_example_length)),
     _Rule("N epochs", _rx(words.EPOCHS, lang.h_epochs)),
     _Rule("epochs N", _rx(words.EPOCHS_FIRST, lang.h_epochs)),
-    _Rule("by friday", _rx(words.DEADLINE, lang.h_deadline)),
-    _Rule("time is worth $N/day", _rx(words.TIME_VALUE, lang.h_time_value)),
+    _Rule("by friday", _rx(words.DEADLINE, timing.h_deadline)),
+    _Rule("time is worth $N/day", _rx(words.TIME_VALUE, timing.h_time_value)),
     _Rule("no rush", _rx(words.NO_RUSH, _sets("time_value", 0.0))),
     _Rule("we already have", lang.owned(_hardware, lang.nodes(_hardware))),
-    _Rule("周五前", _rx(words.DEADLINE_CJK, lang.h_deadline)),
+    _Rule("周五前", _rx(words.DEADLINE_CJK, timing.h_deadline)),
     _Rule("€N", _rx(words.MONEY_SYMBOL, lang.h_money)),
     _Rule("N eur", _rx(words.MONEY_CURRENCY, lang.h_money)),
     _Rule("eur N", _rx(words.MONEY_CODE_FIRST, lang.h_money)),
@@ -284,8 +285,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("have Nk", _rx(lex.MONEY_HAVE, _budget)),
     _Rule("N hours", _rx(lex.DURATION, _duration)),
     _Rule("a day", _rx(lex.DURATION_ONE, _duration)),
-    _Rule("two days", _rx(words.DURATION_WORDS, lang.h_duration_words)),
-    _Rule("overnight", _rx(words.DURATION_PHRASE, lang.h_duration_phrase)),
+    _Rule("two days", _rx(words.DURATION_WORDS, timing.h_duration_words)),
+    _Rule("overnight", _rx(words.DURATION_PHRASE, timing.h_duration_phrase)),
     _Rule("global batch", _rx(lex.GLOBAL_BATCH, _unsupported)),
     _Rule("micro-batch", _rx(lex.MICRO_BATCH, _micro_batch)),
     _Rule("lora rank", _rx(lex.LORA_RANK, _lora_rank)),

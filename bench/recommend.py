@@ -4,9 +4,9 @@ Run: ``.venv/bin/python bench/recommend.py`` (``--quick`` skips the 200k catalog
 
 Catalogs are SkyPilot ``vms.csv`` rows generated per cloud (bench/synth.py), parsed with
 gpufit's adapter. Each question is one pass over the catalog, with nothing kept between
-questions, so the figures grow with the number of offers; the guard rail is ~10 ms at 2k
-offers and linear growth beyond. It prints figures and asserts nothing: timings depend on
-the machine.
+questions, so the figures grow with the number of offers; the guard rail is linear growth
+(the user-level rail, a new Slack question's ack at p99 ≤ 300 ms, is bench/slash.py's). It
+prints figures and asserts nothing: timings depend on the machine.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ QUESTIONS = (
     "70B pretrain on 1T tokens in 30 days",
     "13b full finetune under $100",
 )
-#: The guard rail at 2k offers, ms (ours: Slack waits 3,000 ms for the whole answer).
-GUARD_MS_AT_2K = 10.0
+#: Growth per ×10 offers that still reads as linear (plus noise).
+GUARD_GROWTH_PER_10X = 10.0
 
 
 def main(argv: list[str]) -> int:
@@ -53,10 +53,8 @@ def main(argv: list[str]) -> int:
         print(f"  {size:>7} offers: {value * 1e3:8.2f} ms")
     for small, large in pairwise(sizes):
         growth = slowest[large] / slowest[small]
-        print(f"  growth {small} → {large}: ×{growth:.1f} for ×{large // small} offers")
-    at_2k = slowest[2_000] * 1e3
-    verdict = "within" if at_2k <= GUARD_MS_AT_2K else "OVER"
-    print(f"  guard rail ≤ {GUARD_MS_AT_2K:.0f} ms at 2k: {verdict} ({at_2k:.2f} ms)")
+        verdict = "linear" if growth <= GUARD_GROWTH_PER_10X * large / small / 10 else "OVER"
+        print(f"  growth {small} → {large}: ×{growth:.1f} for ×{large // small} offers: {verdict}")
     return 0
 
 

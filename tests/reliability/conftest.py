@@ -15,6 +15,7 @@ from bot.app import build_app
 from bot.catalog import bundled_catalog
 from bot.server import EVENTS_PATH, build_asgi
 from bot.services import Services, build_web_client, static_catalog
+from bot.settings import Settings
 from tests.asgi_server import free_port, serving
 from tests.bot.slack_requests import FORM, VERIFIER, command_body, settings_for, signed_headers
 from tests.factories import NOW
@@ -72,17 +73,24 @@ async def command_answer(fake: FakeSlack, response: httpx.Response, hook: str) -
     return body_text(ack)
 
 
-@pytest.fixture
-async def app_url(fake_slack: FakeSlack, redis_url: str) -> AsyncIterator[str]:
-    """The Slack app as `gpufit serve` builds it, under uvicorn on loopback; its base URL."""
-    redis = aioredis.Redis.from_url(redis_url)
-    settings = settings_for(fake_slack, redis_url)
+def app_services(fake: FakeSlack, redis_url: str) -> tuple[Settings, Services]:
+    """Settings for the fake Slack and a real Redis, and the services a served app runs on:
+    the bundled catalog, the tests' clock, the Web API client `gpufit serve` builds."""
+    settings = settings_for(fake, redis_url)
     services = Services(
-        redis=redis,
+        redis=aioredis.Redis.from_url(redis_url),
         catalog=static_catalog(bundled_catalog()),
         now=lambda: NOW,
         client=build_web_client(settings),
     )
+    return settings, services
+
+
+@pytest.fixture
+async def app_url(fake_slack: FakeSlack, redis_url: str) -> AsyncIterator[str]:
+    """The Slack app as `gpufit serve` builds it, under uvicorn on loopback; its base URL."""
+    settings, services = app_services(fake_slack, redis_url)
+    redis = services.redis
     asgi = build_asgi(services, build_app(settings, services), verifier=VERIFIER)
     async with serving(asgi) as url:
         yield url

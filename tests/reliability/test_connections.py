@@ -15,12 +15,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import httpx
-import redis.asyncio as aioredis
 import uvicorn
 from pydantic import SecretStr
 
 from bot.app import build_app
-from bot.catalog import bundled_catalog
 from bot.connections import (
     HEADER_TIMEOUT_S,
     LIMIT_CONCURRENCY,
@@ -31,14 +29,12 @@ from bot.connections import (
     uvicorn_config,
 )
 from bot.server import EVENTS_PATH, build_asgi
-from bot.services import Services, build_web_client, static_catalog
 from bot.settings import KEEP_ALIVE_S
 from bot.verify import SignatureVerifier
 from tests.asgi_server import free_port, started
-from tests.bot.slack_requests import FORM, SECRET, command_body, settings_for, signed_headers
-from tests.factories import NOW
+from tests.bot.slack_requests import FORM, SECRET, command_body, signed_headers
 from tests.fake_slack import FakeSlack
-from tests.reliability.conftest import command_answer, post_command
+from tests.reliability.conftest import app_services, command_answer, post_command
 
 #: Sockets opened against the public port: over its cap of MAX_CONNECTIONS (the issue's 260).
 IDLE_SOCKETS = MAX_CONNECTIONS + 44
@@ -66,14 +62,8 @@ class Listeners:
 async def listening(
     fake: FakeSlack, redis_url: str, limits: ConnectionLimits, *, keep_alive_s: int = KEEP_ALIVE_S
 ) -> AsyncIterator[Listeners]:
-    redis = aioredis.Redis.from_url(redis_url)
-    settings = settings_for(fake, redis_url)
-    services = Services(
-        redis=redis,
-        catalog=static_catalog(bundled_catalog()),
-        now=lambda: NOW,
-        client=build_web_client(settings),
-    )
+    settings, services = app_services(fake, redis_url)
+    redis = services.redis
     asgi = build_asgi(
         services, build_app(settings, services), verifier=SignatureVerifier(SecretStr(SECRET))
     )

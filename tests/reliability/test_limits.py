@@ -11,33 +11,24 @@ import time
 from collections.abc import AsyncIterator
 
 import pytest
-import redis.asyncio as aioredis
 from pydantic import SecretStr
 
 from bot.app import build_app
-from bot.catalog import bundled_catalog
 from bot.connections import uvicorn_config
 from bot.server import EVENTS_PATH, build_asgi
-from bot.services import Services, build_web_client, static_catalog
 from bot.verify import SignatureVerifier
 from tests.asgi_server import free_port, started
-from tests.bot.slack_requests import FORM, SECRET, command_body, settings_for, signed_headers
-from tests.factories import NOW
+from tests.bot.slack_requests import FORM, SECRET, command_body, signed_headers
 from tests.fake_slack import FakeSlack
+from tests.reliability.conftest import app_services
 
 BODY_TIMEOUT_S = 0.5  # the route's, shortened for the test
 
 
 @pytest.fixture
 async def port(fake_slack: FakeSlack, redis_url: str) -> AsyncIterator[int]:
-    redis = aioredis.Redis.from_url(redis_url)
-    settings = settings_for(fake_slack, redis_url)
-    services = Services(
-        redis=redis,
-        catalog=static_catalog(bundled_catalog()),
-        now=lambda: NOW,
-        client=build_web_client(settings),
-    )
+    settings, services = app_services(fake_slack, redis_url)
+    redis = services.redis
     asgi = build_asgi(
         services,
         build_app(settings, services),

@@ -19,26 +19,23 @@ from datetime import timedelta
 
 import httpx
 import pytest
-import redis.asyncio as aioredis
 
 from bot.app import build_app
-from bot.catalog import bundled_catalog
 from bot.identity import AUTHORIZE_WAIT_S, NOT_READY_TEXT, SlackIdentity
 from bot.listeners.mentions import REPLY_EVENT_TYPE, sweep_replies
 from bot.outbox import ReplyOutbox
 from bot.server import EVENTS_PATH, build_asgi
-from bot.services import Services, build_web_client, static_catalog
+from bot.services import Services
 from tests.bot.slack_requests import (
     CHANNEL_ID,
     JSON,
     VERIFIER,
     mention_body,
-    settings_for,
     signed_headers,
 )
 from tests.factories import NOW
 from tests.fake_slack import FakeSlack
-from tests.reliability.conftest import post_command, serving
+from tests.reliability.conftest import app_services, post_command, serving
 
 TOP = 3
 #: The reply post's timeout, shortened: Slack answers each post after SLOW_S, so each try
@@ -51,14 +48,8 @@ SLOW_S = 0.8
 async def app_at(
     fake: FakeSlack, redis_url: str, *, warm_up: bool = False
 ) -> AsyncIterator[tuple[str, Services]]:
-    redis = aioredis.Redis.from_url(redis_url)
-    settings = settings_for(fake, redis_url)
-    services = Services(
-        redis=redis,
-        catalog=static_catalog(bundled_catalog()),
-        now=lambda: NOW,
-        client=build_web_client(settings),
-    )
+    settings, services = app_services(fake, redis_url)
+    redis = services.redis
     identity = SlackIdentity(services.client)
     app = build_app(settings, services, identity=identity)
     stop = asyncio.Event()

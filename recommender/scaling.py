@@ -16,6 +16,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from recommender.global_batch import ceiling_tokens
 from recommender.gpus import get_gpu
 from recommender.offers import Offer
 from recommender.throughput import Network, tokens_per_hour
@@ -23,7 +24,6 @@ from recommender.topology import MULTI_NODE_LIMIT, LayoutSearch, Plan
 from recommender.workload import Workload
 
 __all__ = [
-    "MAX_GLOBAL_BATCH_TOKENS",
     "MAX_NODES",
     "MIN_HOURS_TO_SCALE",
     "MIN_SCALING_GAIN",
@@ -40,11 +40,6 @@ MAX_NODES = MULTI_NODE_LIMIT
 #: scaling efficiency, below which published large runs do not go; Llama 3 §3.3.2 reports
 #: 38-43 % MFU held from 8k to 16k GPUs).
 MIN_SCALING_GAIN = 1.2
-#: Largest global batch a scale-out may imply, in tokens: data parallelism past it trains
-#: with a batch larger than any published run used (Llama 3 405B ended at 16M tokens, §3.4.1;
-#: DeepSeek-V3 15.36M, §4.2), where more data-parallel ranks stop buying progress per token
-#: (the critical batch size; McCandlish et al. 2018).
-MAX_GLOBAL_BATCH_TOKENS = 16 * 2**20
 #: A run that already finishes within this many hours is not scaled out to save time:
 #: provisioning a cluster, pulling the image and loading the model take a good part of an
 #: hour (ours; SkyPilot launch logs: 5-15 min per launch, more for multi-node).
@@ -118,7 +113,9 @@ class ShapeScaling:
         """The node counts worth pricing, fewest first, computed as they are read: the
         base count, then each power of two above it up to :data:`MAX_NODES`, while each
         doubling still buys :data:`MIN_SCALING_GAIN` × the throughput and one micro-batch
-        per data-parallel rank stays within :data:`MAX_GLOBAL_BATCH_TOKENS`."""
+        per data-parallel rank stays within the largest batch published runs of the model's
+        size used (:func:`recommender.global_batch.ceiling_tokens`: past it more ranks stop
+        buying progress per token, the critical batch size of McCandlish et al. 2018)."""
         if self.base is None:
             return
         yield self.base
@@ -131,7 +128,7 @@ class ShapeScaling:
         while nodes <= MAX_NODES:
             scaled = self.at(nodes)
             if scaled is not None and smallest_batch_tokens(self._workload, scaled.plan) > (
-                MAX_GLOBAL_BATCH_TOKENS
+                ceiling_tokens(self._workload.model)
             ):
                 return
             if scaled is not None:

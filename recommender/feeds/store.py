@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 import httpx
 from redis.exceptions import RedisError
@@ -97,6 +98,19 @@ class PriceChange:
         return self.now_usd_per_hour / self.then_usd_per_hour - 1
 
 
+#: How long a failed reload answers the callers that read the same version after it failed:
+#: questions arriving together degrade together instead of each retrying a failing Redis in
+#: turn (ours: one second, the scale of a burst; the next question after it tries again).
+FAILED_RELOAD_REUSE_S = 1.0
+
+
+class _Reload(NamedTuple):
+    loop: asyncio.AbstractEventLoop
+    version: CatalogVersion | None
+    started: float
+    future: asyncio.Future[Catalog]
+
+
 class PriceStore:
     """Catalog loading, refreshing and status on one Redis."""
 
@@ -125,7 +139,9 @@ class PriceStore:
         #: outage does not rebuild the catalog (and, downstream, its cached answers) on every
         #: question.
         self._degraded_last: tuple[Catalog, str, Catalog] | None = None
-        self._pending: tuple[asyncio.AbstractEventLoop, asyncio.Future[Catalog]] | None = None
+        #: The reload in flight (or just finished): its loop, the version its caller read,
+        #: when it started (``monotonic``) and its future.
+        self._pending: _Reload | None = None
 
     @classmethod
     def from_url(
@@ -165,7 +181,7 @@ class PriceStore:
             if version == self._version and self._catalog is not None:
                 self._trusted_until = started + self._recheck_s
                 return LoadedCatalog(self._catalog)
-            catalog = await asyncio.shield(self._reload())
+            catalog = await asyncio.shield(self._reload(version))
         except _UNREACHABLE as exc:
             return self._degraded(f"price store unreachable ({type(exc).__name__}: {exc})")
         return LoadedCatalog(catalog)
@@ -178,17 +194,28 @@ class PriceStore:
             return catalog
         return None
 
-    def _reload(self) -> asyncio.Future[Catalog]:
+    def _reload(self, version: CatalogVersion | None) -> asyncio.Future[Catalog]:
         """The reload in flight on the running event loop, or a new one (a store may outlive
-        a loop: the CLI runs one per command)."""
+        a loop: the CLI runs one per command). A reload of the same ``version`` that failed
+        within :data:`FAILED_RELOAD_REUSE_S` is answered with its failure: callers whose
+        version read lands just after it failed degrade with it, not one after another."""
         loop = asyncio.get_running_loop()
+        now = self._monotonic()
         pending = self._pending
-        if pending is not None and pending[0] is loop and not pending[1].done():
-            return pending[1]
+        if pending is not None and pending.loop is loop:
+            if not pending.future.done():
+                return pending.future
+            failed = not pending.future.cancelled() and pending.future.exception() is not None
+            if (
+                failed
+                and pending.version == version
+                and now - pending.started < (FAILED_RELOAD_REUSE_S)
+            ):
+                return pending.future
         task = loop.create_task(self._load_catalog_now())
         # Retrieved here too, so a failure whose callers have all gone is not logged as lost.
         task.add_done_callback(lambda t: t.cancelled() or t.exception())
-        self._pending = (loop, task)
+        self._pending = _Reload(loop, version, now, task)
         return task
 
     async def _load_catalog_now(self) -> Catalog:

@@ -384,8 +384,8 @@ def _build(
     target: float | None = None,
 ) -> Option:
     """One option as shown: with a budget alone, priced for the work the budget buys on it;
-    a spot option says what its risk buys against the sure plan."""
-    extra = spot_risk(priced, sure, objective)
+    a spot option says what its risk buys against the sure plan (for the work it is shown
+    with, so a budget's run has its own worst case)."""
     if objective.kind is ObjectiveKind.MOST_WORK_FOR_BUDGET and priced.expected_cost_usd > 0:
         budget = objective.budget_usd or 0.0
         # What the budget buys, within the largest work a workload may carry (a $1M budget
@@ -404,4 +404,5 @@ def _build(
         cost = econ.expected_cost_usd(priced.offer.price_usd_per_hour)
         priced = priced._replace(econ=econ, expected_cost_usd=cost)
         workload = bought
+    extra = spot_risk(priced, sure, objective)
     return _option(workload, priced, catalog, rules, now, rank, target, extra)

@@ -17,7 +17,7 @@ from typing import NamedTuple
 from recommender.billing import BillingRule, rule_for
 from recommender.catalog import Catalog, OfferGroup
 from recommender.caveats import Caveat, CaveatKind, Severity
-from recommender.economics import Economics, checkpoint_gib, economics
+from recommender.economics import RESERVE_FROM_NODES, Economics, checkpoint_gib, economics
 from recommender.gpus import IntraNode
 from recommender.objective import ObjectiveKind, PlanObjective, objective_of
 from recommender.offers import Offer
@@ -45,6 +45,10 @@ __all__ = [
 #: A faster node count is listed beside the chosen one while it costs at most this multiple
 #: of it: the answer's "fastest sensible" plan (ours: half as much again).
 FASTEST_COST_FACTOR = 1.5
+#: When no node count meets a deadline, those finishing within this factor of the soonest
+#: are as good as it, and the cheapest of them is taken (ours: a reserved cluster's day of
+#: lead makes 4 and 1,024 nodes finish nearly together).
+NEAR_FINISH = 1.05
 
 #: What an offer's plan depends on: GPU, GPUs per instance, link, fast fabric, host RAM.
 _Shape = tuple[str, int, IntraNode, bool, float | None]
@@ -346,6 +350,14 @@ def choose_nodes(
                     if worse >= 2:
                         break
             continue
+        if deadline and not econ.meets_deadline and previous is not None and econ.lead_hours:
+            # This count needs a reservation, whose lead may be what makes it late: the most
+            # nodes below it that need none may still meet the deadline.
+            unreserved = scaling.at(min(scaled.nodes, RESERVE_FROM_NODES) - 1)
+            if unreserved is not None and unreserved.nodes > previous.nodes:
+                unreserved_econ = econ_of(unreserved)
+                if unreserved_econ.meets_deadline:
+                    scaled, econ = unreserved, unreserved_econ
         if deadline and econ.meets_deadline and previous is not None:
             # Fewer nodes between the last count that missed and this one may meet it too.
             low, high = previous.nodes, scaled.nodes
@@ -361,8 +373,10 @@ def choose_nodes(
         if not deadline or econ.meets_deadline:
             chosen = (scaled.plan, econ)
         previous = scaled
-    if chosen is None:  # a deadline none meets: the fastest count priced
-        chosen = min(priced, key=lambda run: (run[1].pessimistic_finish_hours, cost(run[1])))
+    if chosen is None:  # a deadline none meets: the cheapest of the fastest counts priced
+        soonest = min(run[1].pessimistic_finish_hours for run in priced)
+        close = [run for run in priced if run[1].pessimistic_finish_hours <= soonest * NEAR_FINISH]
+        chosen = min(close, key=lambda run: (cost(run[1]), run[1].pessimistic_finish_hours))
     priced.sort(key=lambda run: run[0].nodes)
     return Runs(chosen, priced)
 

@@ -103,3 +103,13 @@ class TestObjectiveEndToEnd:
         code, printed = run_cli("ask", question)
         assert code == 0
         assert "objective: " in printed
+
+
+def test_a_deadline_a_reservation_would_miss_is_met_without_one() -> None:
+    """Two nodes miss the 12 h deadline at the estimate's top, four would need a reservation
+    (a day of lead): three unreserved nodes meet it."""
+    doc = _ask("llama-3-8b full finetune on 5B tokens, must finish within 12 hours")
+    first = doc["options"][0]
+    assert first["meets_deadline"] is True
+    assert first["lead_hours"] == 0
+    assert 2 < first["nodes"] < 4

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from recommender.activations import Kernels
 from recommender.gpus import IntraNode, get_gpu
 from recommender.layouts import evaluate
 from recommender.models import Architecture, Block, lookup_model
@@ -51,6 +52,8 @@ class Case:
     end_to_end: bool  # a whole run's wall-clock (else a steady-state benchmark)
     note: str
     high_confidence: bool = True  # the figure and the layout rest on no named assumption
+    flash: bool = True  # a fused attention kernel (``attention`` column: ``standard`` if not)
+    dropout: bool = False  # attention dropout on the unfused path (``standard+dropout``)
 
     @property
     def validation(self) -> bool:
@@ -64,7 +67,7 @@ def _arch(row: dict[str, str]) -> Architecture:
         assert arch is not None, row["model"]
         return arch
     hidden = int(row["hidden"])
-    heads = max(hidden // 128, 1)
+    heads = int(row.get("heads") or 0) or max(hidden // 128, 1)  # the stated heads, else 128-wide
     return Architecture(
         name=row["model"],
         params=round(float(row["params"])),
@@ -122,6 +125,8 @@ def load_cases(path: Path = CASES) -> list[Case]:
                 note=row["note"],
                 end_to_end=row["kind"] == "end-to-end",
                 high_confidence=row.get("confidence") != "low",
+                flash=not (row.get("attention") or "flash").startswith("standard"),
+                dropout=row.get("attention") == "standard+dropout",
             )
         )
     return cases
@@ -155,6 +160,7 @@ def estimate(case: Case) -> float:
         link=gpu.intra_node,
         fabric=case.fabric,
         global_batch_tokens=case.global_batch_tokens or None,
+        kernels=Kernels(flash_attention=case.flash, attention_dropout=case.dropout),
     )
     rate = step.tokens_per_second if case.end_to_end else step.steady_tokens_per_second
     return rate / case.gpus

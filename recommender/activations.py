@@ -70,10 +70,13 @@ class Kernels:
     chunked cross-entropy (fp32 upcast one chunk at a time). ``nf4_keeps_input`` is the
     QLoRA 4-bit linear of bitsandbytes before 0.43.2, which keeps its input for backward
     (``_nf4_input_bytes_per_token``); current bitsandbytes and torchao's NF4 (torchtune)
-    keep none, which is the default.
+    keep none, which is the default. ``attention_dropout``: the unfused attention drops out
+    its probabilities (Megatron-LM's default ``--attention-dropout 0.1``), which costs step
+    time (:func:`recommender.efficiency.unfused_score_bytes`); current LLM recipes set 0.
     """
 
     flash_attention: bool | None = None
+    attention_dropout: bool = False
     chunked_loss: bool = False
     nf4_keeps_input: bool = False
 

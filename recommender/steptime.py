@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from recommender import finetune_speed
+from recommender.activations import DEFAULT_KERNELS, Kernels
 from recommender.efficiency import (
     ATTENTION_RELATIVE_RATE,
     FP8_GENERATIONS,
@@ -31,6 +32,7 @@ from recommender.efficiency import (
     dense_tflops,
     fp8_speedup,
     generation,
+    unfused_score_bytes,
 )
 from recommender.global_batch import FINETUNE_BATCH_TOKENS, default_batch_tokens
 from recommender.gpus import GpuSpec, IntraNode
@@ -267,10 +269,12 @@ def step_time(
     fabric: Fabric,
     fabric_gbps: float | None = None,
     global_batch_tokens: float | None = None,
+    kernels: Kernels = DEFAULT_KERNELS,
 ) -> StepTime:
     """The micro-step of ``workload`` on ``gpus`` × ``gpu`` laid out as ``strategy``; a
     pretraining run without a stated ``global_batch_tokens`` gets the published-runs rule
-    (:func:`recommender.global_batch.pretrain_batch_tokens`)."""
+    (:func:`recommender.global_batch.pretrain_batch_tokens`); ``kernels`` says whether the
+    attention is fused (the memory model's rule, :class:`recommender.activations.Kernels`)."""
     m = workload.model
     method, precision = workload.method, workload.precision
     ckpt = strategy.checkpointing
@@ -295,9 +299,13 @@ def step_time(
     compute_s = flops / (peak * efficiency) / replica
     passes = 3.0 if ckpt else 2.0
     launch_s = KERNEL_LAUNCH_S * KERNELS_PER_LAYER_PASS * (passes + 1) * m.layers / par.pp
+    hbm = gpu.mem_bandwidth_tbps * 1e12 * HBM_EFFICIENCY
+    if not kernels.flash_for(m.block):  # every s×s score through HBM (efficiency.py)
+        scores = per_gpu_tokens * m.layers * m.heads * workload.seq_len
+        traffic = unfused_score_bytes(checkpointing=ckpt, dropout=kernels.attention_dropout)
+        compute_s += scores * traffic / hbm / replica
 
     # HBM: every pass (forward, recompute, backward) reads all the weights it multiplies
-    hbm = gpu.mem_bandwidth_tbps * 1e12 * HBM_EFFICIENCY
     w_bytes = 4.0 if precision is Precision.FP32 else 2.0
     n_active = float(m.active_params)
     frozen_q = _block_linear_params(m) * n_active / m.params if method is Method.QLORA else 0.0

@@ -136,6 +136,7 @@ class TimeBreakdown:
     offload_s: float  # exposed host↔GPU copies of CPU offload
     bubble_s: float  # pipeline bubble, amortised per micro-step
     optimizer_s: float  # optimizer step (and CPU work), amortised per micro-step
+    posttrain_s: float  # rollout generation, GPUs set aside for it, an eager stack's CPU pace
     failures_frac: float  # wall-clock lost to failures and restarts
     stalls_frac: float  # wall-clock lost to checkpoint saves, evaluation and data stalls
     global_batch_tokens: float  # the batch assumed (stated, or the rule's)
@@ -217,6 +218,7 @@ class StepTime:
             offload_s=self.offload_s * share,
             bubble_s=self.bubble_s,
             optimizer_s=self.serial_s,
+            posttrain_s=max(self._step_s - self.busy_s - self.serial_s, 0.0),
             failures_frac=failures,
             stalls_frac=(1.0 - failures) * (1.0 - RUN_EFFICIENCY),
             global_batch_tokens=self.global_batch_tokens,

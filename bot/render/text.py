@@ -177,8 +177,10 @@ def time_text(option: Option, workload: Workload) -> str:
     if par.pp > 1:
         parts.append(f"bubble {_seconds(b.bubble_s)}")
     parts.append(f"optimizer {_seconds(b.optimizer_s)}")
+    if b.posttrain_s > 0.001 * b.compute_s:  # not float noise
+        parts.append(f"rollouts and host overhead {_seconds(b.posttrain_s)}")
     total = b.compute_s + b.tp_s + b.cp_s + b.ep_s + b.pp_s + b.dp_s + b.offload_s
-    total += b.bubble_s + b.optimizer_s
+    total += b.bubble_s + b.optimizer_s + b.posttrain_s
     return (
         f"a micro-step takes {_seconds(total)}: "
         + ", ".join(parts)

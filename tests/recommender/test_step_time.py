@@ -205,6 +205,17 @@ class TestIssue33:
         assert b.global_batch_tokens == s.global_batch_tokens > 0
         assert b.micro_batches == pytest.approx(b.global_batch_tokens / (s.tokens))
 
+    def test_the_breakdown_counts_rollouts_and_the_host_pace(self) -> None:
+        """A GRPO step's generation (and the eager host's pace) is in the breakdown, so its
+        parts still add up to the whole step (seconds × goodput)."""
+        w = parse_workload("grpo qwen2.5 7b on 8x H100 1000 prompts")
+        s = step(w)
+        b = s.breakdown()
+        parts = b.compute_s + b.tp_s + b.cp_s + b.pp_s + b.dp_s + b.ep_s + b.offload_s
+        total = parts + b.bubble_s + b.optimizer_s + b.posttrain_s
+        assert b.posttrain_s > 0
+        assert total == pytest.approx(s.seconds * s.goodput)
+
     def test_the_bubble_follows_the_micro_batches_in_flight(self) -> None:
         """(p−1)/m: a stated 16M-token batch leaves a smaller bubble than a 2M one."""
         par = Strategy(Sharding.ZERO1, Offload.NONE, True, parallel=Parallel(tp=8, pp=16))

@@ -10,7 +10,8 @@ Figures only: nothing here is timed or asserted.
 
 ``--product`` costs each pretraining case as the product answers it instead: the layout search
 picks the strategy for the case's GPU and count (not the published TP/PP/EP), and the global
-batch comes from the rule of ``recommender/estimation/global_batch.py`` (not the published one).
+batch comes from the rule of ``recommender/estimation/global_batch.py`` (not the published one);
+the run's attention kernel is stated as a user would ("eager attention").
 """
 
 from __future__ import annotations
@@ -31,7 +32,15 @@ from recommender.estimation.throughput import Network, peak_tflops, plan_step
 from recommender.gpus import IntraNode, get_gpu
 from recommender.models import Architecture, Block, lookup_model
 from recommender.pricing.offers import Fabric
-from recommender.workload import Method, Offload, Optimizer, Precision, Sharding, Workload
+from recommender.workload import (
+    MemorySavers,
+    Method,
+    Offload,
+    Optimizer,
+    Precision,
+    Sharding,
+    Workload,
+)
 
 CASES = Path(__file__).resolve().parent.parent / "tests/recommender/data/time_calibration.csv"
 
@@ -102,6 +111,12 @@ def load_cases(path: Path = CASES) -> list[Case]:
             optimizer=Optimizer.ADAMW,
             seq_len=int(row["seq_len"]),
             micro_batch=int(row["micro_batch"]),
+            # the run's attention kernel, as a user states it ("eager attention")
+            savers=MemorySavers(
+                flash_attention=False
+                if (row.get("attention") or "").startswith("standard")
+                else None
+            ),
         )
         strategy = Strategy(
             sharding=Sharding(row["sharding"]),

@@ -305,7 +305,7 @@ def step_time(
     passes = 3.0 if ckpt else 2.0
     launch_s = KERNEL_LAUNCH_S * KERNELS_PER_LAYER_PASS * (passes + 1) * m.layers / par.pp
     hbm = gpu.mem_bandwidth_tbps * 1e12 * HBM_EFFICIENCY
-    if not kernels.flash_for(m.block):  # every s×s score through HBM (efficiency.py)
+    if not kernels.fused_for(workload):  # every s×s score through HBM (efficiency.py)
         scores = per_gpu_tokens * m.layers * m.heads * workload.seq_len
         traffic = unfused_score_bytes(checkpointing=ckpt, dropout=kernels.attention_dropout)
         compute_s += scores * traffic / hbm / replica

@@ -181,6 +181,7 @@ def option_doc(o: Option, workload: Workload | None = None) -> JSON:
             "overhead_frac": _r(s.overhead_frac, 4),
             "expected_interruptions": _r(s.expected_interruptions, 2),
             "wait_for_capacity_hours": _r(s.wait_hours, 2),
+            "wait_to_start_hours": _r(s.start_wait_hours, 2),
             "optimistic_hours": _r(s.optimistic_hours, 3),
             "pessimistic_hours": _r(s.pessimistic_hours, 3),
             "pessimistic_interruptions": _r(

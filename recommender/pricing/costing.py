@@ -201,13 +201,18 @@ def _caveats(
         s = econ.spot
         every = hours_text(s.checkpoint_interval_hours)
         worst = f", up to {s.pessimistic.expected_interruptions:.1f}" if s.pessimistic else ""
+        start = (
+            f"; ~{hours_text(s.start_wait_hours)} to get all {s.nodes} nodes at once first"
+            if s.start_wait_hours > 0
+            else ""
+        )
         out.append(
             Caveat(
                 CaveatKind.PREEMPTION,
                 Severity.WARN,
                 f"spot: ~{s.expected_interruptions:.1f} preemptions expected{worst} "
                 f"(MTBF {hours_text(s.mtbf_hours)}), each waiting ~{hours_text(s.wait_hours)} "
-                f"for capacity; checkpoint every {every} "
+                f"for capacity{start}; checkpoint every {every} "
                 f"({s.checkpoint_gib:.0f} GiB, ~{s.checkpoint_write_s:.0f} s to write); "
                 f"+{s.overhead_frac * 100:.1f} % expected overhead{_spot_range(offer, econ)}",
             )

@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 
 from recommender import fp8
+from recommender.activations import Kernels
 from recommender.estimate import estimate
 from recommender.frameworks import NO_FRAMEWORK, defaults
 from recommender.memory import GIB, MemoryModel, estimate_memory
@@ -295,6 +296,62 @@ def test_offload_keeps_the_working_set_on_the_gpu() -> None:
     assert mem.overhead_gib > REDUCE_BUCKET * 2 / GIB
     # pinned host buffers: 18 B/param/N (16-bit params + fp32 master, states, gradients) × 1.5
     assert mem.cpu_offload_gib == pytest.approx(w.model.params * 18 / 8 * 1.5 / GIB, rel=0.01)
+
+
+def test_litgpt_several_gpus_checkpoint_and_every_recipe_chunks_the_loss() -> None:
+    """litgpt finetune/full.py FSDPStrategy(activation_checkpointing_policy={Block}) and
+    lora.py's checkpoint_wrapper per block on several devices; none on one; the loss is
+    litgpt.utils.chunked_cross_entropy (128 tokens a chunk) in every recipe."""
+    one = parse_workload("llama 2 7b lora with litgpt on 1x A100-40GB")
+    many = parse_workload("llama 2 7b full finetune with litgpt on 4x A100-40GB")
+    assert (one.checkpointing, one.savers.loss) == (False, LossKernel.CHUNKED)
+    assert (many.checkpointing, many.sharding) == (True, Sharding.FSDP)
+    assert many.savers.loss is LossKernel.CHUNKED
+
+
+def test_litgpt_accumulates_unsharded_gradients_under_fsdp() -> None:
+    """LitGPT accumulates under fabric.no_backward_sync = FSDP no_sync: "FSDP will accumulate
+    the full model gradients (instead of gradient shards)". Its full fine-tune on 4 GPUs
+    keeps the whole bf16 gradient on every GPU; torchtune on the same layout a quarter; one
+    GPU and DeepSpeed ZeRO-3 (which reduces every micro-batch) are unchanged."""
+    base = workload(model=model("Llama 2 7B"), precision=Precision.BF16_TRUE)
+    lit = replace(base, framework=Framework.LITGPT)
+    tune = replace(base, framework=Framework.TORCHTUNE)
+    fsdp = Strategy(Sharding.FSDP, Offload.NONE, checkpointing=True)
+    four = {"gpus": 4, "gpus_per_node": 4}
+    whole = base.model.params * 2 / GIB
+    assert estimate_memory(lit, fsdp, **four).gradients_gib == pytest.approx(whole)
+    assert estimate_memory(tune, fsdp, **four).gradients_gib < whole / 4 + 2.0
+    for other, layout in (
+        (fsdp, ONE),
+        (replace(fsdp, sharding=Sharding.ZERO3), four),
+    ):
+        assert estimate_memory(lit, other, **layout).gradients_gib == pytest.approx(
+            estimate_memory(base, other, **layout).gradients_gib
+        )
+
+
+def test_fsdp1_flat_parameters_give_the_frozen_blocks_a_gradient() -> None:
+    """LoRA under FSDP1 with use_orig_params=True and a flat parameter per block (LitGPT
+    before #2086): the flat gradient covers the frozen block weights too ("higher than
+    expected gradient memory usage", torch FSDP docs), unsharded while accumulating; the
+    current recipe (FSDP2, adapters sharded apart) keeps only the adapters' gradients."""
+    m = model("Llama 2 7B")
+    w = workload(
+        model=m,
+        method=Method.LORA,
+        precision=Precision.BF16_TRUE,
+        framework=Framework.LITGPT,
+        lora_rank=8,
+        lora_targets="attention",
+    )
+    fsdp = Strategy(Sharding.FSDP, Offload.NONE, checkpointing=True)
+    two = {"gpus": 2, "gpus_per_node": 2}
+    now = estimate_memory(w, fsdp, **two)
+    flat = estimate_memory(w, fsdp, **two, kernels=Kernels(flat_frozen_grads=True))
+    assert now.gradients_gib < 0.1
+    blocks = block_params(m) * m.layers * 2 / GIB
+    assert flat.gradients_gib - now.gradients_gib == pytest.approx(blocks)
 
 
 # ------------------------------------------------------------------ FP8 and fp32 gradients

@@ -13,7 +13,12 @@ from datetime import datetime
 from recommender import _lexicon as lex
 from recommender.errors import WorkloadError
 from recommender.finetune_speed import objective_range
-from recommender.frameworks import NO_FRAMEWORK, allocation_notes, describe
+from recommender.frameworks import (
+    NO_FRAMEWORK,
+    allocation_notes,
+    describe,
+    unsharded_accumulation,
+)
 from recommender.frameworks import defaults as framework_defaults
 from recommender.models import Architecture
 from recommender.posttrain import SPECS
@@ -241,6 +246,8 @@ def _apply_framework(st: Draft, method: Method, objective: Objective, *, chose_m
     if st.offload is None and d.offload is not None and multi and st.sharding in full:
         st.offload = d.offload
         applied.append("parameters and optimizer offloaded to the CPU")
+    if (st.gpu_count or 2) > 1 and unsharded_accumulation(fw, st.sharding or Sharding.FSDP):
+        applied.append("under FSDP gradients accumulate unsharded (no_sync), whole on every GPU")
     if st.sharding is Sharding.ZERO3 or st.precision == "fp8":
         zero3 = st.sharding is Sharding.ZERO3
         applied += allocation_notes(fw, zero3=zero3, fp8=st.precision == "fp8", hidden=hidden)

@@ -307,6 +307,9 @@ def test_litgpt_several_gpus_checkpoint_and_every_recipe_chunks_the_loss() -> No
     assert (one.checkpointing, one.savers.loss) == (False, LossKernel.CHUNKED)
     assert (many.checkpointing, many.sharding) == (True, Sharding.FSDP)
     assert many.savers.loss is LossKernel.CHUNKED
+    # the answer's line names the unsharded accumulation on several GPUs only
+    assert "accumulate unsharded" in _line("llama 2 7b full finetune with litgpt on 4x A100")
+    assert "accumulate unsharded" not in _line("llama 2 7b lora with litgpt on 1x A100")
 
 
 def test_litgpt_accumulates_unsharded_gradients_under_fsdp() -> None:

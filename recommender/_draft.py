@@ -17,6 +17,7 @@ from recommender.frameworks import (
     NO_FRAMEWORK,
     allocation_notes,
     describe,
+    most_users_framework,
     unsharded_accumulation,
 )
 from recommender.frameworks import defaults as framework_defaults
@@ -194,8 +195,14 @@ def _apply_framework(st: Draft, method: Method, objective: Objective, *, chose_m
     allocs = allocation_notes(
         fw, zero3=st.sharding is Sharding.ZERO3, fp8=st.precision == "fp8", hidden=hidden
     )
+    most_users = ""
     if fw is None:
-        return "; ".join([NO_FRAMEWORK, *allocs])
+        if objective is Objective.SFT or st.rl_framework is not None:
+            return "; ".join([NO_FRAMEWORK, *allocs])
+        # A post-training method without a framework named gets what most of its users run:
+        # TRL's trainer (frameworks.most_users).
+        fw = st.framework = most_users_framework(objective)
+        most_users = f"framework: none named; most {objective.label} runs use TRL, so "
     multi = (st.gpu_count or 1) > 1
     params = float(st.model.params) if st.model is not None else 0.0
     d = framework_defaults(fw, method, objective, multi_gpu=multi, params=params)
@@ -251,7 +258,7 @@ def _apply_framework(st: Draft, method: Method, objective: Objective, *, chose_m
     if st.sharding is Sharding.ZERO3 or st.precision == "fp8":
         zero3 = st.sharding is Sharding.ZERO3
         applied += allocation_notes(fw, zero3=zero3, fp8=st.precision == "fp8", hidden=hidden)
-    return describe(fw, applied, d.source)
+    return most_users + describe(fw, applied, d.source)
 
 
 def _objective(st: Draft, method: Method, assumed: list[str]) -> Objective:

@@ -43,15 +43,28 @@ __all__ = [
     "defaults",
     "describe",
     "fp32_main_grads",
+    "most_users_framework",
     "unsharded_accumulation",
 ]
 
-#: The one line an answer carries when no framework was named.
+#: The one line an answer carries when no framework was named (SFT and pretraining).
 NO_FRAMEWORK = (
     "framework: none named, so plain PyTorch / HF Trainer defaults (no chunked loss, compile "
     "or offload; checkpointing only if needed); name one (e.g. `torchtune`, `trl`, `axolotl`, "
     "`unsloth`, `deepspeed`) to use its defaults"
 )
+
+
+def most_users_framework(objective: Objective) -> Framework:
+    """The framework most users of a post-training method run when they name none: TRL,
+    whose trainers cover every objective here (``DPOTrainer`` also for IPO, ``KTOTrainer``,
+    ``ORPOTrainer``, ``CPOTrainer`` for SimPO, ``PPOTrainer``, ``GRPOTrainer``; trl/trainer/,
+    snapshot f2cd577) and on which the PEFT, Axolotl and Unsloth preference recipes build
+    (ours: the reading of those projects' docs; RL frameworks such as verl or OpenRLHF are
+    named when used). SFT and pretraining keep :data:`NO_FRAMEWORK`."""
+    if objective is Objective.SFT:
+        raise ValueError("SFT has no assumed framework")
+    return Framework.HF
 
 
 @dataclass(frozen=True, slots=True)

@@ -187,6 +187,26 @@ def test_without_a_framework_the_answer_says_which_defaults() -> None:
     assert w.savers.labels == ()
 
 
+@pytest.mark.parametrize("objective", ["dpo", "kto", "orpo", "grpo"])
+def test_post_training_without_a_framework_gets_trls_defaults(objective: str) -> None:
+    """Most users of a post-training method run TRL's trainer: its defaults (gradient
+    checkpointing, max_length 1024, batch 8) apply and the line says why; SFT keeps the plain
+    line; a named RL framework keeps its own."""
+    w = parse_workload(f"llama 3 8b {objective} on 8x H100")
+    (line,) = [a for a in w.assumed if "framework: none named" in a]
+    assert f"most {objective.upper()} runs use TRL" in line
+    assert (w.framework, w.checkpointing, w.micro_batch, w.seq_len) == (
+        Framework.HF,
+        True,
+        8,
+        1024,
+    )
+    assert NO_FRAMEWORK not in w.assumed
+    verl = parse_workload("llama 3 8b grpo with verl on 8x H100")
+    assert NO_FRAMEWORK in verl.assumed
+    assert verl.framework is None
+
+
 @pytest.mark.parametrize("framework", list(Framework))
 @pytest.mark.parametrize("method", list(Method))
 def test_every_default_row_cites_the_frameworks_own_files(

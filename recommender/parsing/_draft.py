@@ -259,7 +259,10 @@ def _apply_framework(st: Draft, method: Method, objective: Objective, *, chose_m
     if st.sharding is Sharding.ZERO3 or st.precision == "fp8":
         zero3 = st.sharding is Sharding.ZERO3
         applied += allocation_notes(fw, zero3=zero3, fp8=st.precision == "fp8", hidden=hidden)
-    return most_users + describe(fw, applied, d.source)
+    line = describe(fw, applied, d.source)
+    if most_users:  # the framework was assumed: naming another is the other way to change it
+        line = f"{most_users}{line}, or name another framework (e.g. `torchtune`, `openrlhf`)"
+    return line
 
 
 def _objective(st: Draft, method: Method, assumed: list[str]) -> Objective:

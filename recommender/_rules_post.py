@@ -314,6 +314,14 @@ RULES: tuple[_Rule, ...] = (
         _count("steps", "A step count", 1e9),
     ),
     _Rule(
+        "packed to N",
+        _rx(
+            rf"packed (?:to|into) (?:sequences of )?{_N}(?: tokens)?",
+            lambda m, raw, st: _set(st, "packing", True)
+            and _set(st, "seq_len", _int(m, raw, "A sequence length", 10_000_000)),
+        ),
+    ),
+    _Rule(
         "no packing", _rx(r"(?:no|without) (?:sample )?packing|padding", _sets("packing", False))
     ),
     _Rule(

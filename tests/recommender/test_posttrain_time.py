@@ -56,6 +56,8 @@ class TestPractitionersWords:
             ("llama-2-7b sft max seq length 1024", "seq_len", 1024),
             ("llama-2-7b sft packing", "packing", True),
             ("llama-2-7b sft no packing", "packing", False),
+            ("llama-2-7b sft packed to 4096", "seq_len", 4096),
+            ("llama-2-7b sft packed into sequences of 2048 tokens", "packing", True),
             ("qwen2.5-7b grpo 8 samples per prompt", "group_size", 8),
             ("qwen2.5-7b grpo num_generations 16", "group_size", 16),
             ("qwen2.5-7b grpo max_completion_length 1024", "completion_len", 1024),

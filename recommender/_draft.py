@@ -302,8 +302,8 @@ def finish(st: Draft, text: str) -> Workload:
     if method is not Method.PRETRAIN:
         low, high = objective_range(objective, method)
         assumed.append(
-            f"time: ×{low:g} to ×{high:g} of the estimate, a fine-tune's range (a "
-            "deadline is judged at its top)"
+            f"time: ×{low:g} to ×{high:g} of the estimate, a fine-tune's range (the "
+            "pessimistic hours, and a deadline, use its top)"
         )
     assumed.append(_apply_framework(st, method, objective, chose_method=chose_method))
     precision = _precision(st, method, assumed)

@@ -317,8 +317,10 @@ RULES: tuple[_Rule, ...] = (
         "packed to N",
         _rx(
             rf"packed (?:to|into) (?:sequences of )?{_N}(?: tokens)?",
-            lambda m, raw, st: _set(st, "packing", True)
-            and _set(st, "seq_len", _int(m, raw, "A sequence length", 10_000_000)),
+            lambda m, raw, st: (
+                _set(st, "packing", True)
+                and _set(st, "seq_len", _int(m, raw, "A sequence length", 10_000_000))
+            ),
         ),
     ),
     _Rule(

@@ -66,6 +66,23 @@ class TestObjectiveEndToEnd:
                 assert option["expected_cost_usd"] == pytest.approx(3000, rel=0.05)
             assert option["tokens"] > 1e9
 
+    def test_a_fine_tunes_pessimistic_hours_are_its_ranges_top(self) -> None:
+        """Issue #32 item 4: with no deadline, each option's pessimistic hours take the
+        range's top (DPO: ×2), and the answer says so."""
+        doc = _ask("llama-3-8b dpo on 500M tokens")
+        for option in doc["options"]:
+            assert option["pessimistic_hours"] >= 2 * option["expected_hours"] * 0.99
+        code, text = run_cli("ask", "llama-3-8b dpo on 500M tokens")
+        assert code == 0
+        assert "up to" in text
+
+    def test_work_a_stated_duration_buys_has_no_range(self) -> None:
+        """A run of a stated length stops when it is up: its hours are no estimate."""
+        doc = _ask("13B full finetune 2 days")
+        for option in doc["options"]:
+            if not option["spot"]:
+                assert option["pessimistic_hours"] == option["expected_hours"]
+
     def test_owned_gpus_are_priced_at_zero(self) -> None:
         doc = _ask("llama-3-8b lora on 2B tokens, we already have 4x A100")
         assert doc["objective"]["kind"] == "owned_hardware"

@@ -10,7 +10,7 @@ import pytest
 
 from bench import posttrain_calibration as cal
 from recommender.billing import RULES
-from recommender.economics import economics
+from recommender.economics import Economics, economics
 from recommender.finetune_speed import run_overhead_s, time_range
 from recommender.gpus import IntraNode, get_gpu
 from recommender.parse import parse_workload
@@ -316,6 +316,41 @@ class TestRanges:
         expected = w.tokens / tph + run_overhead_s(w, 8) / 3600
         assert econ.hours == pytest.approx(expected)
         assert econ.pessimistic_wall_hours == pytest.approx(expected * time_range(w)[1])
+
+    def _econ(self, w: Workload, *, spot: bool, ranged: bool = True) -> Economics:
+        p = plan(w)
+        tph = plan_step(w, p, NVLINK).tokens_per_second * 3600
+        return economics(
+            w, p, rule=RULES["aws"], spot=spot, tokens_per_hour=tph, gpu_id=H100.id, ranged=ranged
+        )
+
+    def test_the_pessimistic_hours_use_the_top_without_a_deadline(self) -> None:
+        w = replace(workload(tokens=5e8), objective=Objective.DPO)
+        assert w.deadline_hours is None
+        econ = self._econ(w, spot=False)
+        assert econ.pessimistic_wall_hours == pytest.approx(econ.hours * time_range(w)[1])
+        assert econ.pessimistic_billed_hours > econ.billed_hours
+        # on demand spot's risk is nil: the range is no risk of spot's
+        assert econ.spot_worst_wall_hours == econ.wall_hours
+        assert econ.spot_worst_billed_hours == econ.billed_hours
+
+    def test_spots_worst_case_builds_on_the_top(self) -> None:
+        """A run that takes the range's top meets more preemptions: the plan's pessimistic
+        hours are spot's worst case times the top; spot's risk is its worst case alone."""
+        w = replace(workload(tokens=5e9), objective=Objective.DPO)
+        econ = self._econ(w, spot=True)
+        assert econ.spot_worst_wall_hours > econ.wall_hours
+        top = time_range(w)[1]
+        assert econ.pessimistic_wall_hours == pytest.approx(econ.spot_worst_wall_hours * top)
+
+    def test_pretraining_has_no_range_in_its_pessimistic_hours(self) -> None:
+        econ = self._econ(workload(method=Method.PRETRAIN, tokens=5e8), spot=False)
+        assert econ.pessimistic_wall_hours == econ.wall_hours
+
+    def test_work_a_duration_buys_stops_when_the_duration_is_up(self) -> None:
+        w = replace(workload(tokens=5e8), objective=Objective.DPO)
+        econ = self._econ(w, spot=False, ranged=False)
+        assert econ.pessimistic_wall_hours == econ.wall_hours
 
     def test_a_deadline_is_judged_at_the_top(self) -> None:
         w = replace(workload(tokens=5e8), objective=Objective.DPO)

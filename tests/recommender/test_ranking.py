@@ -37,9 +37,9 @@ def _score(rec: Recommendation) -> float:
     assert objective is not None
     return objective.score(
         expected_cost_usd=best.expected_cost_usd,
-        pessimistic_cost_usd=best.pessimistic_cost_usd,
+        worst_cost_usd=best.spot_worst_cost_usd,
         wall_hours=best.wall_hours,
-        pessimistic_wall_hours=best.pessimistic_wall_hours,
+        worst_wall_hours=best.spot_worst_wall_hours,
         tokens=best.tokens,
     )
 

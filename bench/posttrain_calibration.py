@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from recommender.errors import WorkloadError
-from recommender.estimation.finetune_speed import run_overhead_s, time_range
+from recommender.estimation.finetune_speed import eval_tokens, run_overhead_s, time_range
 from recommender.estimation.posttrain import SPECS
 from recommender.estimation.rollout import completion_tokens
 from recommender.estimation.throughput import (
@@ -97,7 +97,9 @@ def run(case: Case) -> Result:
     network = Network.typical(gpu.intra_node, fast_fabric=True)
     whole = train_hours(workload, plan, network)
     assert whole is not None
-    whole += run_overhead_s(workload, gpus) / 3600  # as recommender.pricing.economics adds it
+    # as recommender.pricing.economics adds them
+    whole += eval_tokens(workload) * whole / workload.tokens
+    whole += run_overhead_s(workload, gpus) / 3600
     hours = whole
     if case.measure == "steady":  # a throughput table: no start, load, save or efficiency
         step = plan_step(replace(workload, tokens=None), plan, network)

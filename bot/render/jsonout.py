@@ -89,6 +89,7 @@ def workload_doc(w: Workload) -> JSON:
         "time_value_usd_per_day": w.time_value_usd_per_day,
         "owned_hardware": w.owned,
         "dataset_tokens": w.dataset_tokens,
+        "eval_tokens": w.eval_tokens,
         "assumed": list(w.assumed),
         "warnings": list(w.warnings),
         "ignored": list(w.ignored),

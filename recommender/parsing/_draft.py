@@ -94,6 +94,9 @@ class Draft:
     dataset_tokens: float | None = None
     example_len: int | None = None
     epochs: float | None = None
+    #: Examples evaluated each epoch (``2k eval examples``), and their tokens (issue #32).
+    eval_examples: float | None = None
+    eval_tokens: float | None = None
     notes: list[str] = field(default_factory=list)
     # what the reader must see wherever the answer is shown (a stale exchange-rate table).
     warnings: list[str] = field(default_factory=list)
@@ -356,6 +359,7 @@ def finish(st: Draft, text: str) -> Workload:
             budget_usd=st.budget_usd,
             time_value_usd_per_day=st.time_value,
             dataset_tokens=st.dataset_tokens,
+            eval_tokens=st.eval_tokens,
             owned=st.owned,
             spot=st.spot or SpotPolicy.ALLOW,
             providers=_providers(st),

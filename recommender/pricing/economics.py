@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from recommender.estimation.finetune_speed import run_overhead_s, time_range
+from recommender.estimation.finetune_speed import eval_tokens, run_overhead_s, time_range
 from recommender.estimation.model_states import lora_params
 from recommender.estimation.topology import Plan
 from recommender.pricing.billing import (
@@ -173,8 +173,9 @@ def economics(
     # Hours to train the token budget, if there is one.
     computed = None if workload.tokens is None else workload.tokens / tokens_per_hour
     if computed is not None and workload.method is not Method.PRETRAIN:
-        # A fine-tune's fixed cost: start, load, save (issue #32,
+        # A fine-tune's fixed costs: start, load, checkpoints and evaluation (issue #32,
         # recommender.estimation.finetune_speed)
+        computed += eval_tokens(workload) / tokens_per_hour
         computed += run_overhead_s(workload, plan.gpus) / 3600
     nodes = plan.nodes
     hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)

@@ -112,8 +112,8 @@ class TestCost:
         best = rec.best
         assert best is not None
         assert rec.hours_basis is HoursBasis.DURATION
-        # plus the run's fixed minutes (start, load, save: recommender.estimation.finetune_speed)
-        assert best.cost_usd == pytest.approx(48 * 55.0, rel=2e-3)
+        # plus the run's fixed minutes (start, load, checkpoints: recommender.estimation.finetune_speed)
+        assert best.cost_usd == pytest.approx(48 * 55.0, rel=5e-3)
         assert best.cost_usd >= 48 * 55.0
 
     def test_token_budget_computes_hours(self) -> None:

@@ -112,7 +112,7 @@ class TestCost:
         best = rec.best
         assert best is not None
         assert rec.hours_basis is HoursBasis.DURATION
-        # plus the run's fixed minutes (start, load, checkpoints: recommender.estimation.finetune_speed)
+        # plus the run's fixed minutes (start, load, checkpoints: estimation.finetune_speed)
         assert best.cost_usd == pytest.approx(48 * 55.0, rel=5e-3)
         assert best.cost_usd >= 48 * 55.0
 

@@ -87,9 +87,9 @@ FULL_STATE_BYTES = 12.0
 EXPORT_BYTES = 2.0
 
 #: (low, high) multipliers on an estimated time (ours, from the calibration split of
-#: bench/posttrain_calibration.py): published ÷ estimated runs from 0.74 to 1.75 on its eight
-#: runs this model explains and reaches 3.9 and 6.3 on the two it names as unexplained
-#: (docs/estimator.md); rollouts spread widest (completion lengths are caps, not lengths)
+#: bench/posttrain_calibration.py): published ÷ estimated runs from 0.74 to 1.75 on the eight
+#: of its first ten runs this model explains (0.47-1.43 on today's 22, docs/estimator.md);
+#: rollouts spread widest (completion lengths are caps, not lengths)
 _RANGES: dict[str, tuple[float, float]] = {
     "sft": (0.6, 2.0),
     "preference": (0.6, 2.0),

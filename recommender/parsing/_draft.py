@@ -29,6 +29,7 @@ from recommender.workload import (
     Precision,
     Sharding,
     SpotPolicy,
+    Urgency,
     Workload,
 )
 
@@ -85,6 +86,8 @@ class Draft:
     owned: bool = False
     #: "time is worth $2k/day" (``no rush``: 0).
     time_value: float | None = None
+    #: "cheapest" / "asap".
+    urgency: Urgency | None = None
     ignored: list[str] = field(default_factory=list)
     # Read by recommender.parsing._rules_lang: the time deadlines count from, a dataset's size, and
     # what the reader should know about how a word was read ("read 'lroa' as LoRA").
@@ -307,7 +310,7 @@ def finish(st: Draft, text: str) -> Workload:
         low, high = objective_range(objective, method)
         assumed.append(
             f"time: ×{low:g} to ×{high:g} of the estimate, a fine-tune's range (the "
-            "pessimistic hours, and a deadline, use its top)"
+            "pessimistic hours, a deadline and a budget use its top)"
         )
     assumed.append(_apply_framework(st, method, objective, chose_method=chose_method))
     precision = _precision(st, method, assumed)
@@ -358,6 +361,7 @@ def finish(st: Draft, text: str) -> Workload:
             tokens=st.tokens,
             budget_usd=st.budget_usd,
             time_value_usd_per_day=st.time_value,
+            urgency=st.urgency,
             dataset_tokens=st.dataset_tokens,
             eval_tokens=st.eval_tokens,
             owned=st.owned,

@@ -67,8 +67,9 @@ class Option:
     #: what a stated duration buys on the reference layout), else throughput × hours.
     tokens: float = 0.0
     rank: int = 0
-    #: Spot only: wall-clock hours and cost at the pessimistic end of the spot range (equal
-    #: to ``wall_hours`` / ``expected_cost_usd`` on demand). See billing.SpotEconomics.
+    #: The plan's pessimistic wall-clock hours and cost: spot's pessimistic end (see
+    #: billing.SpotEconomics) times a fine-tune's time-range top (equal to ``wall_hours`` /
+    #: ``expected_cost_usd`` for pretraining on demand). See economics.Economics.
     pessimistic_wall_hours: float = 0.0
     pessimistic_cost_usd: float = 0.0
     #: Spot's worst case at the estimate, without a fine-tune's range: what its risk is

@@ -106,6 +106,10 @@ class TestObjectiveEndToEnd:
         doc = _ask("llama-3-8b dpo on 500M tokens")
         for option in doc["options"]:
             assert option["pessimistic_hours"] >= 2 * option["expected_hours"] * 0.99
+            # spot's risk is its own worst case: on demand, none
+            if not option["spot"]:
+                assert option["spot_worst_cost_usd"] == option["expected_cost_usd"]
+                assert option["spot_worst_hours"] == option["expected_hours"]
         code, text = run_cli("ask", "llama-3-8b dpo on 500M tokens")
         assert code == 0
         assert "up to" in text

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.render.text import layout_text, money, scaling_lines, tokens_text
+from bot.render.text import layout_text, money, scaling_lines, tokens_text, up_to_text
 from recommender import (
     Caveat,
     CaveatKind,
@@ -115,7 +115,9 @@ def headline(rec: Recommendation) -> str:
     tokens = f" for {tokens_text(best.tokens)} tokens" if best.tokens else ""
     return (
         f"Best: {what}: {money(best.expected_cost_usd)} in total, "
-        f"{hours_text(best.wall_hours)}{tokens}" + (f", {fit}" if fit else "") + "."
+        f"{hours_text(best.wall_hours)}{tokens}{up_to_text(best)}"
+        + (f", {fit}" if fit else "")
+        + "."
     )
 
 

@@ -103,6 +103,9 @@ class Draft:
     dataset_tokens: float | None = None
     example_len: int | None = None
     epochs: float | None = None
+    #: Examples evaluated each epoch (``2k eval examples``), and their tokens (issue #32).
+    eval_examples: float | None = None
+    eval_tokens: float | None = None
     notes: list[str] = field(default_factory=list)
     # what the reader must see wherever the answer is shown (a stale exchange-rate table).
     warnings: list[str] = field(default_factory=list)
@@ -323,8 +326,8 @@ def finish(st: Draft, text: str) -> Workload:
     if method is not Method.PRETRAIN:
         low, high = objective_range(objective, method)
         assumed.append(
-            f"time: ×{low:g} to ×{high:g} of the estimate, a fine-tune's range (a "
-            "deadline is judged at its top)"
+            f"time: ×{low:g} to ×{high:g} of the estimate, a fine-tune's range (the "
+            "pessimistic hours, a deadline and a budget use its top)"
         )
     assumed.append(_apply_framework(st, method, objective, chose_method=chose_method))
     precision = _precision(st, method, assumed)
@@ -377,6 +380,7 @@ def finish(st: Draft, text: str) -> Workload:
             time_value_usd_per_day=st.time_value,
             urgency=st.urgency,
             dataset_tokens=st.dataset_tokens,
+            eval_tokens=st.eval_tokens,
             owned=st.owned,
             spot=st.spot or SpotPolicy.ALLOW,
             providers=_providers(st),

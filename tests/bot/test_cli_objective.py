@@ -73,6 +73,15 @@ class TestObjectiveEndToEnd:
             worst = max(option["expected_cost_usd"], option["spot_worst_cost_usd"])
             assert 0.9 * budget <= worst <= budget
 
+    def test_a_budgets_slow_end_is_less_work_not_more_money(self) -> None:
+        """A fine-tune's range doubles its worst case; under a budget that means fewer
+        tokens, so the first line must not read "up to 54.7 d, within your $3,000 budget"."""
+        code, text = run_cli("ask", "we have $3k, can we LoRA a 70B?")
+        first = " ".join(text.split("\n")[:3])
+        assert code == 0
+        assert "as few as" in first
+        assert "up to" not in first
+
     def test_a_time_alone_is_the_run_length(self) -> None:
         doc = _ask("13B full finetune 2 days")
         assert doc["objective"]["kind"] == "cheapest_for_duration"

@@ -25,6 +25,7 @@ from recommender.models import Architecture, lookup_model
 from recommender.objective import ObjectiveKind, PlanObjective
 from recommender.offers import Fabric, Offer, SourceInfo, offers_for_key
 from recommender.parse import parse_workload, reads_calendar
+from recommender.providers import named as providers_named
 from recommender.ranking import (
     Alternative,
     BudgetGap,
@@ -105,6 +106,7 @@ __all__ = [
     "normalize",
     "offers_for_key",
     "parse_workload",
+    "providers_named",
     "reads_calendar",
     "recommend",
     "split_gpus",

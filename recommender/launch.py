@@ -40,9 +40,10 @@ from recommender.global_batch import default_batch_tokens
 from recommender.gpus import get_gpu
 from recommender.hardware import precision_on
 from recommender.launch_setup import requirements
-from recommender.launch_skypilot import disk_size_gib, skypilot_accelerator, skypilot_cloud
+from recommender.launch_skypilot import disk_size_gib, skypilot_accelerator
 from recommender.model_states import FULL_SHARDING
 from recommender.plan import Plan
+from recommender.providers import skypilot_cloud
 from recommender.strategies import Strategy
 from recommender.workload import Method, Objective, Offload, Precision, Sharding, Workload
 

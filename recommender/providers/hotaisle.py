@@ -1,0 +1,21 @@
+"""Hot Aisle: metering unknown, so billed per whole hour (the explicit unknown rule).
+
+Its metering: not searched yet: gpuhunt lists it.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from recommender.billing_rules import unknown_rule
+from recommender.providers.base import GPUHUNT, Provider
+
+__all__ = ["PROVIDER"]
+
+PROVIDER = Provider(
+    id="hotaisle",
+    name="Hot Aisle",
+    words=("hot aisle", "hotaisle"),
+    catalogs=MappingProxyType({GPUHUNT: ("hotaisle",)}),
+    billing=unknown_rule("hotaisle"),
+)

@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 
 from recommender.activations import Kernels
 from recommender.memory import MemoryBreakdown, MemoryModel, estimate_memory, safety_margin_gib
-from recommender.model_states import FULL_SHARDING
 from recommender.parallelism import parallel_notes
 from recommender.posttrain import SPECS
 from recommender.strategies import MAX_GPUS_PER_NODE, Strategy
@@ -76,7 +75,7 @@ def offload_hint(
     workload: Workload, memory: MemoryModel, *, gpus: int, gpus_per_node: int, usable: float
 ) -> tuple[str, ...]:
     """Would parameter + optimizer offload make it fit? Say so with the host RAM it needs."""
-    if workload.sharding is not None and workload.sharding not in FULL_SHARDING:
+    if workload.sharding is not None and not Strategy.compatible(workload.sharding, Offload.PARAMS):
         return ()
     sharding = workload.sharding or (Sharding.ZERO3 if gpus == 1 else Sharding.FSDP)
     ckpt = True if workload.checkpointing is None else workload.checkpointing

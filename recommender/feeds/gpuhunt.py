@@ -34,7 +34,7 @@ from recommender.feeds._rows import (
     whole_count,
 )
 from recommender.feeds.base import ParsedFeed, RowError, resolve_gpu
-from recommender.offers import Offer
+from recommender.pricing.offers import Offer
 from recommender.providers import GPUHUNT, canonical, catalog_names, fabric_for, from_catalog
 
 __all__ = [

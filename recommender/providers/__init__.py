@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from recommender.billing_rules import BillingRule
 from recommender.errors import WorkloadError
-from recommender.offers import Fabric
+from recommender.pricing.billing_rules import BillingRule
+from recommender.pricing.offers import Fabric
 from recommender.providers import (
     aws,
     azure,

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 
-from recommender.billing_rules import BillingRule, unknown_rule
-from recommender.offers import Fabric
-from recommender.spot import SpotTerms
+from recommender.pricing.billing_rules import BillingRule, unknown_rule
+from recommender.pricing.offers import Fabric
+from recommender.pricing.spot import SpotTerms
 
 __all__ = [
     "GPUHUNT",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import date
 from types import MappingProxyType
 
-from recommender.billing_rules import MINUTE_S, BillingRule
+from recommender.pricing.billing_rules import MINUTE_S, BillingRule
 from recommender.providers.base import Provider
 
 __all__ = ["PROVIDER"]

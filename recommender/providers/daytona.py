@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from types import MappingProxyType
 
-from recommender.billing_rules import MARKET_SPOT_PER_HOUR, BillingRule
+from recommender.pricing.billing_rules import MARKET_SPOT_PER_HOUR, BillingRule
 from recommender.providers.base import SKYPILOT, Provider
 
 __all__ = ["PROVIDER"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import date
 from types import MappingProxyType
 
-from recommender.billing_rules import BAND_SPOT_PER_HOUR, MINUTE_S, BillingRule
-from recommender.offers import Fabric
+from recommender.pricing.billing_rules import BAND_SPOT_PER_HOUR, MINUTE_S, BillingRule
+from recommender.pricing.offers import Fabric
+from recommender.pricing.spot import SpotModel, SpotTerms
 from recommender.providers.base import GPUHUNT, SKYPILOT, Provider
-from recommender.spot import SpotModel, SpotTerms
 
 __all__ = ["PROVIDER"]
 

@@ -6,8 +6,8 @@ import re
 from datetime import date
 from types import MappingProxyType
 
-from recommender.billing_rules import MINUTE_S, BillingRule
-from recommender.offers import Fabric
+from recommender.pricing.billing_rules import MINUTE_S, BillingRule
+from recommender.pricing.offers import Fabric
 from recommender.providers.base import GPUHUNT, SKYPILOT, FabricPattern, Provider
 
 __all__ = ["PROVIDER"]

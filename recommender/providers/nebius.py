@@ -6,10 +6,10 @@ import re
 from datetime import date
 from types import MappingProxyType
 
-from recommender.billing_rules import BAND_SPOT_PER_HOUR, BillingRule
-from recommender.offers import Fabric
+from recommender.pricing.billing_rules import BAND_SPOT_PER_HOUR, BillingRule
+from recommender.pricing.offers import Fabric
+from recommender.pricing.spot import SpotModel, SpotTerms
 from recommender.providers.base import GPUHUNT, SKYPILOT, FabricPattern, Provider
-from recommender.spot import SpotModel, SpotTerms
 
 __all__ = ["PROVIDER"]
 

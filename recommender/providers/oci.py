@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from types import MappingProxyType
 
-from recommender.billing_rules import BAND_SPOT_PER_HOUR, MINUTE_S, BillingRule
+from recommender.pricing.billing_rules import BAND_SPOT_PER_HOUR, MINUTE_S, BillingRule
 from recommender.providers.base import GPUHUNT, SKYPILOT, Provider
 
 __all__ = ["PROVIDER"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import date
 from types import MappingProxyType
 
-from recommender.billing_rules import MARKET_SPOT_PER_HOUR, MINUTE_S, BillingRule
+from recommender.pricing.billing_rules import MARKET_SPOT_PER_HOUR, MINUTE_S, BillingRule
+from recommender.pricing.spot import SpotModel, SpotTerms
 from recommender.providers.base import GPUHUNT, SKYPILOT, Provider, SkyPilotMemory
-from recommender.spot import SpotModel, SpotTerms
 
 __all__ = ["PROVIDER"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from recommender.billing_rules import unknown_rule
+from recommender.pricing.billing_rules import unknown_rule
 from recommender.providers.base import SKYPILOT, Provider
 
 __all__ = ["PROVIDER"]

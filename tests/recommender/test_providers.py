@@ -19,7 +19,7 @@ from recommender import WorkloadError, parse_workload, providers_named, recommen
 from recommender import providers as registry
 from recommender.feeds.gpuhunt import provider_from_location
 from recommender.feeds.skypilot import cloud_from_location
-from recommender.offers import Fabric
+from recommender.pricing.offers import Fabric
 from recommender.providers import GPUHUNT, PROVIDERS, SKYPILOT
 from tests.factories import NOW, catalog, offer
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from recommender import Architecture, Offload, Precision, Sharding
-from recommender.economics import checkpoint_gib
-from recommender.model_states import lora_params
+from recommender.estimation.model_states import lora_params
+from recommender.estimation.strategies import Strategy
 from recommender.models import Block
-from recommender.strategies import Strategy
+from recommender.pricing.economics import checkpoint_gib
 from recommender.workload import Method
 from tests.factories import model, workload
 

@@ -7,7 +7,6 @@ or the clock; callers pass ``now`` in. ``bot/`` uses only the names exported her
 from recommender.errors import (
     CatalogError,
     GpufitError,
-    NoFeasibleOptionError,
     PriceFeedError,
     StoreError,
     UnknownGpuError,
@@ -71,7 +70,6 @@ __all__ = [
     "LaunchSpec",
     "Method",
     "Network",
-    "NoFeasibleOptionError",
     "ObjectiveKind",
     "Offer",
     "Offload",

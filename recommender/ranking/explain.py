@@ -12,7 +12,7 @@ from recommender.gpus import get_gpu
 from recommender.pricing.catalog import Catalog
 from recommender.pricing.costing import Option
 from recommender.ranking.objective import ObjectiveKind, PlanObjective
-from recommender.ranking.selection import Fitted, Priced, allows_shape, in_regions
+from recommender.ranking.selection import Fitted, allows_shape, in_regions
 from recommender.ranking.work import HoursBasis, Work
 from recommender.units import hours_text
 from recommender.workload import SpotPolicy, Workload
@@ -121,7 +121,7 @@ def why_empty(
     workload: Workload,
     catalog: Catalog,
     fitted: Sequence[Fitted],
-    bests: Sequence[Priced],
+    bests: Sequence[Option],
     holding: Sequence[Plan],
     objective: PlanObjective,
 ) -> tuple[str, ...]:

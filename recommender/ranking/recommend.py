@@ -36,7 +36,6 @@ from recommender.ranking.objective import (
     objective_of,
 )
 from recommender.ranking.order import (
-    Ranked,
     diversify,
     fastest_and_cheapest,
     rank,
@@ -46,7 +45,6 @@ from recommender.ranking.order import (
 )
 from recommender.ranking.selection import (
     MAX_NODES,
-    Priced,
     PricedGroup,
     fitted_groups,
     priced_offers,
@@ -60,7 +58,6 @@ __all__ = [
     "BudgetGap",
     "HoursBasis",
     "Option",
-    "Ranked",
     "Recommendation",
     "Reference",
     "Work",
@@ -154,7 +151,7 @@ def _alternative(
 
 def _option(
     workload: Workload,
-    priced: Priced,
+    priced: Option,
     catalog: Catalog,
     rules: Mapping[str, BillingRule],
     now: datetime,
@@ -185,7 +182,7 @@ def _option(
     )
 
 
-def _availability(priced: Priced, source: SourceInfo | None, now: datetime) -> tuple[Caveat, ...]:
+def _availability(priced: Option, source: SourceInfo | None, now: datetime) -> tuple[Caveat, ...]:
     """How reliably the offer's shape was listed this week, from its source's listings; a
     multi-node plan without such a signal says its capacity is unknown."""
     offer, nodes = priced.offer, priced.plan.nodes
@@ -206,7 +203,7 @@ def _availability(priced: Priced, source: SourceInfo | None, now: datetime) -> t
     return ()
 
 
-def _owned(workload: Workload, priced_w: Workload, search: LayoutSearch) -> Priced | None:
+def _owned(workload: Workload, priced_w: Workload, search: LayoutSearch) -> Option | None:
     """The team's own GPUs priced at $0, on a plan that may not fit (``None`` unless the
     question says it has them)."""
     hw = workload.hardware
@@ -224,7 +221,7 @@ def _owned(workload: Workload, priced_w: Workload, search: LayoutSearch) -> Pric
         checkpoint_size_gib=checkpoint_gib(priced_w),
         gpu_id=offer.gpu_id,
     )
-    return Priced(offer, plan, econ, 0.0)
+    return Option(offer, plan, econ)
 
 
 def recommend(
@@ -373,7 +370,7 @@ def _unbounded(
 
 def _build(
     workload: Workload,
-    priced: Priced,
+    priced: Option,
     objective: PlanObjective,
     sure: float | None,
     catalog: Catalog,
@@ -401,8 +398,7 @@ def _build(
             tokens_per_hour=tokens_per_hour(bought, priced.plan, Network.of(priced.offer)),
             gpu_id=priced.offer.gpu_id,
         )
-        cost = econ.expected_cost_usd(priced.offer.price_usd_per_hour)
-        priced = priced._replace(econ=econ, expected_cost_usd=cost)
+        priced = replace(priced, econ=econ)
         workload = bought
     extra = spot_risk(priced, sure, objective)
     return _option(workload, priced, catalog, rules, now, rank, target, extra)

@@ -49,8 +49,8 @@ from recommender.ranking.selection import (
     fitted_groups,
     priced_offers,
 )
-from recommender.ranking.work import HoursBasis, Reference, Work, work_for
-from recommender.workload import MAX_TOKENS, HardwareRequest, Method, Precision, Workload
+from recommender.ranking.work import HoursBasis, Reference, Work, bought_work, work_for
+from recommender.workload import HardwareRequest, Method, Precision, Workload
 
 __all__ = [
     "MAX_NODES",
@@ -384,11 +384,7 @@ def _build(
     a spot option says what its risk buys against the sure plan (for the work it is shown
     with, so a budget's run has its own worst case)."""
     if objective.kind is ObjectiveKind.MOST_WORK_FOR_BUDGET and priced.expected_cost_usd > 0:
-        budget = objective.budget_usd or 0.0
-        # What the budget buys, within the largest work a workload may carry (a $1M budget
-        # on a 1M-parameter model buys more tokens than any run has trained).
-        tokens = min(priced.tokens * budget / priced.expected_cost_usd, MAX_TOKENS)
-        bought = replace(workload, tokens=tokens, budget_usd=None)
+        bought = bought_work(workload, priced, objective.budget_usd or 0.0)
         rule = rules.get(priced.offer.provider.lower(), rule_for(priced.offer.provider))
         econ = economics(
             bought,

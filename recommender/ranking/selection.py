@@ -179,7 +179,7 @@ def priced_offers(
     """
     goal = objective or objective_of(workload)
     ckpt = checkpoint_gib(workload)
-    # A budget alone buys work: every offer is priced for what it buys (ranking._build), so
+    # A budget alone buys work: every offer is priced for what it buys (work.bought_work), so
     # none is over it; with set work, offers over the budget are counted out.
     budget = None if goal.kind is ObjectiveKind.MOST_WORK_FOR_BUDGET else workload.budget_usd
     out: list[PricedGroup] = []

@@ -16,14 +16,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from recommender.estimation.topology import Plan
 from recommender.pricing.catalog import Catalog
+from recommender.pricing.costing import Option
 from recommender.pricing.offers import Offer
 from recommender.ranking.selection import Fitted, allowed, in_regions, shape_of
-from recommender.workload import Workload
+from recommender.workload import MAX_TOKENS, Workload
 
 __all__ = [
     "REFERENCE_GPU",
@@ -31,6 +32,7 @@ __all__ = [
     "HoursBasis",
     "Reference",
     "Work",
+    "bought_work",
     "reference",
     "work_for",
 ]
@@ -97,6 +99,15 @@ def reference(workload: Workload, fitted: list[Fitted]) -> Reference | None:
         if best is None or key > best[0]:
             best = (key, Reference(offer, plan, tph))
     return None if best is None else best[1]
+
+
+def bought_work(workload: Workload, option: Option, budget_usd: float) -> Workload:
+    """A money budget alone buys work: ``workload`` with the tokens ``budget_usd`` buys on
+    ``option`` (priced for the work it was first priced for), within the largest work a
+    workload may carry (a $1M budget on a 1M-parameter model buys more tokens than any run
+    has trained)."""
+    tokens = min(option.tokens * budget_usd / option.expected_cost_usd, MAX_TOKENS)
+    return replace(workload, tokens=tokens, budget_usd=None)
 
 
 def work_for(workload: Workload, catalog: Catalog, fitted: list[Fitted]) -> Work:

@@ -47,11 +47,6 @@ _R = TypeVar("_R")
 
 #: Longest question gpufit accepts (the parser's own limit; also a button value's).
 MAX_QUERY_CHARS = 2000
-#: Catalogs up to this many offers are answered on the event loop; why: a question takes
-#: ~10 ms on the bundled catalog and 15-45 ms at 2,000 offers (docs/benchmarks.md), about
-#: what a hand-off to a worker thread and back costs under load, so larger catalogs go to
-#: the worker thread and keep the loop free (ours).
-ON_LOOP_OFFERS = 2_000
 
 #: Follow-ups whose plain meaning differs from the parser's reading of the same words alone:
 #: "what about spot?" asks to see spot prices, where "spot" alone only allows them.
@@ -132,9 +127,8 @@ async def answer(
     """Parse, recommend and render: the ranked answer to ``question`` (refined by ``follow_up``).
 
     The same question asked of the same catalog within a minute is answered from
-    ``services.answers``. Otherwise the CPU-bound work (parse, recommend, render) runs on the
-    event loop when the catalog is small (:data:`ON_LOOP_OFFERS`), and in the scan thread
-    (:func:`off_loop`) when it is not, so the event loop keeps acknowledging other requests.
+    ``services.answers``. Otherwise the CPU-bound work (parse, recommend, render) runs in the
+    scan thread (:func:`off_loop`), so the event loop keeps acknowledging other requests.
 
     Raises:
         WorkloadError: the text (or the merged thread question) cannot be understood.
@@ -147,7 +141,7 @@ async def answer(
     if cached is not None:
         return cached
     args = (query, follow_up, catalog, now, top, ephemeral, services.metrics, details)
-    result = await off_loop(services, catalog, _compute, *args)
+    result = await off_loop(services, _compute, *args)
     services.answers.put(key, catalog, now, result)
     return result
 
@@ -202,7 +196,7 @@ async def prices(services: Services, gpu_text: str) -> Message:
         raise WorkloadError("Which GPU?", hint="Try: /gpufit prices H100 L4")
     gpu_ids = split_gpus(gpu_text.split())
     catalog = await services.catalog()
-    return await off_loop(services, catalog, _prices, gpu_ids, catalog, services.now())
+    return await off_loop(services, _prices, gpu_ids, catalog, services.now())
 
 
 def _prices(gpu_ids: Sequence[str], catalog: Catalog, now: datetime) -> Message:
@@ -211,18 +205,14 @@ def _prices(gpu_ids: Sequence[str], catalog: Catalog, now: datetime) -> Message:
 
 
 async def off_loop(
-    services: Services,
-    catalog: Catalog,
-    fn: Callable[_P, _R],
-    *args: _P.args,
-    **kwargs: _P.kwargs,
+    services: Services, fn: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs
 ) -> _R:
-    """``fn(*args)``, a pass over ``catalog``: on the event loop when the catalog is small
-    (:data:`ON_LOOP_OFFERS`), else in ``services.scans``, the one scan thread, where further
-    passes wait their turn in its queue, not on the loop: scans of a large catalog (~450 ms
-    for 200k offers) then do not hold up every other request (20 ``prices`` scans on the loop
-    delayed a ``help`` by 7.6 s)."""
-    if len(catalog) <= ON_LOOP_OFFERS:
-        return fn(*args, **kwargs)
+    """``fn(*args)``, CPU-bound work (an answer, a pass over the catalog), in
+    ``services.scans``, the one scan thread; further work waits its turn in its queue, not on
+    the event loop. Why: acks come first. Lazy listeners return no backpressure to Slack, so
+    answers can pile up faster than they are computed; on the loop, 1,000 commands at
+    concurrency 32 held it so long that keep-alive connections timed out under their next
+    request (tests/reliability/test_load.py), and 20 ``prices`` scans of 200k offers delayed a
+    ``help`` by 7.6 s."""
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(services.scans, functools.partial(fn, *args, **kwargs))

@@ -106,7 +106,7 @@ async def handle_watch_command(
         return
     spec = parse_watch(args)
     catalog = await services.catalog()
-    current = await off_loop(services, catalog, check_watch, spec, catalog, now=services.now())
+    current = await off_loop(services, check_watch, spec, catalog, now=services.now())
     watch = await store.add(
         team_id=team,
         channel_id=channel,
@@ -141,7 +141,7 @@ async def handle_watch_button(
     """
     team, channel, user = _where(context)
     catalog = await services.catalog()
-    found = await off_loop(services, catalog, _find, catalog, offer_key)
+    found = await off_loop(services, _find, catalog, offer_key)
     if len(found) != 1:
         why = (
             "That offer is no longer in the price list."
@@ -175,7 +175,7 @@ async def handle_watch_button(
             "for another threshold",
         ),
     )
-    current = await off_loop(services, catalog, check_watch, spec, catalog, now=services.now())
+    current = await off_loop(services, check_watch, spec, catalog, now=services.now())
     watch = await WatchStore(services.redis).add(
         team_id=team,
         channel_id=channel,

@@ -12,7 +12,6 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.answer_cache import ANSWER_TTL_S, AnswerCache
 from bot.catalog import bundled_catalog
-from bot.listeners import answers
 from bot.listeners.answers import answer
 from bot.services import Services, static_catalog
 from recommender import Catalog
@@ -135,23 +134,3 @@ class TestConcurrentAnswers:
                 client=services.client,
             )
             assert got == await answer(alone, q, top=5, ephemeral=True), q
-
-    async def test_answers_on_the_loop_equal_answers_computed_in_threads(
-        self, services: Services, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        """A small catalog's answers are computed on the event loop; each equals the answer
-        a worker thread computes for a catalog over the limit."""
-        offers, sources = bundled_catalog().offers, bundled_catalog().sources
-        services = replace(services, catalog=static_catalog(Catalog.of(offers, sources)))
-        for q in self.QUESTIONS:
-            fresh = Catalog.of(offers, sources)
-            alone = Services(
-                redis=services.redis,
-                catalog=static_catalog(fresh),
-                now=services.now,
-                client=services.client,
-            )
-            on_loop = await answer(services, q, top=5, ephemeral=True)
-            with monkeypatch.context() as m:
-                m.setattr(answers, "ON_LOOP_OFFERS", 0)
-                assert on_loop == await answer(alone, q, top=5, ephemeral=True), q

@@ -50,8 +50,10 @@ PROVIDER = Provider(
         # GCP publishes no rate for GPU VMs ("You can't view the preemption rate ... for N1
         # machine types that have GPUs attached"); the class band is a proxy.
         label="ours: GCP (no published GPU rate), as an AWS-style",
-        notice_s=30,  # "Compute Engine sends a preemption notice ... 30 seconds"
-        notice_source="cloud.google.com/compute/docs/instances/spot#preemption",
+        # "30 seconds between GCE ACPI G2 Soft Off and ACPI G3 Mechanical Off ... for Spot VMs"
+        notice_s=30,
+        notice_source="Compute Engine API v1, Scheduling.skipGuestOsShutdown; "
+        "cloud.google.com/compute/docs/instances/spot (preemption process)",
     ),
     fabrics=_FABRICS,
     network_tier="GPUDirect-TCPX (A3 VMs)",

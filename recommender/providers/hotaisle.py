@@ -1,6 +1,6 @@
 """Hot Aisle: metering unknown, so billed per whole hour (the explicit unknown rule).
 
-Its metering: not searched yet: gpuhunt lists it.
+Its metering was not searched yet; gpuhunt lists its prices.
 """
 
 from __future__ import annotations

@@ -126,7 +126,6 @@ def _assert_defused(message: dict[str, Any]) -> None:
     assert not set("<>") & set(fallback), fallback
 
 
-
 async def _answered(app: AsyncApp, fake: FakeSlack, text: str) -> dict[str, Any]:
     """``/gpufit text``: its ack (defused too), then the reply at its response_url."""
     name = f"inj{next(_HOOKS)}"

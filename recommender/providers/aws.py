@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from types import MappingProxyType
 
 from recommender.pricing.billing_rules import BAND_SPOT_PER_HOUR, MINUTE_S, BillingRule
 from recommender.pricing.offers import Fabric
 from recommender.pricing.spot import SpotModel, SpotTerms
-from recommender.providers.base import GPUHUNT, SKYPILOT, Provider
+from recommender.providers.base import GPUHUNT, SKYPILOT, Provider, QuotaFamily, ZoneKind
 
 __all__ = ["PROVIDER"]
 
@@ -35,6 +36,31 @@ _BAND_BY_GPU = MappingProxyType(
 #: EFA bandwidth per instance; source: aws.amazon.com/ec2/instance-types/p3, /p4, /p5, /p6
 #: ("Network bandwidth", "EFA"): p3dn 100, p4d/p4de 400 (4x100), p5/p5e/p5en 3200, p6-b200
 #: 3200 (EFAv4), p6-b300 6400 Gbit/s. p3.16xlarge: 25 Gbit/s ENA, no EFA (same source).
+#: Opt-in zones: Local Zones (names like us-west-2-lax-1a, zone IDs like usw2-lax1-az1, the
+#: IDs being what SkyPilot's catalog lists, e.g. use1-atl2-az1) and Wavelength Zones (names
+#: like us-east-1-wl1-bos-wlz-1, IDs like use1-wl1-bos-wlz1); sources:
+#: docs.aws.amazon.com/local-zones/latest/ug/getting-started.html ("opt in"),
+#: docs.aws.amazon.com/wavelength/latest/developerguide/get-started-wavelength.html,
+#: docs.aws.amazon.com/ram/latest/userguide/working-with-az-ids.html (zone IDs).
+_OPT_IN_ZONES = (
+    ZoneKind(re.compile(r"-wl\d+-"), "Wavelength"),
+    ZoneKind(
+        re.compile(
+            r"^(?:[a-z]{2}(?:-gov)?-[a-z]+-\d+-[a-z]{3}-\d+[a-z]|[a-z]+\d+-[a-z]{3}\d+-az\d+)$"
+        ),
+        "Local",
+    ),
+)
+
+#: On-demand P instances need the "Running On-Demand P instances" vCPU quota raised (its
+#: default is far below one such instance) or an EC2 Capacity Block; sources:
+#: docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-resource-limits.html,
+#: docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-capacity-blocks.html
+_P_FAMILY = QuotaFamily(
+    re.compile(r"^p(?:4d|4de|5|5e|5en|6[a-z0-9-]*)\."),
+    "a raised 'Running On-Demand P instances' vCPU quota or an EC2 Capacity Block",
+)
+
 _FABRICS = MappingProxyType(
     {
         "p3dn.24xlarge": (Fabric.EFA, 100.0),
@@ -75,6 +101,8 @@ PROVIDER = Provider(
         notice_source="docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html",
     ),
     fabrics=_FABRICS,
+    opt_in_zones=_OPT_IN_ZONES,
+    quota_families=(_P_FAMILY,),
     network_tier="EFA (Elastic Fabric Adapter)",
     network_note=(
         " on AWS VMs (a Deep Learning AMI with the EFA drivers). An instance with several "

@@ -23,7 +23,9 @@ __all__ = [
     "SKYPILOT",
     "FabricPattern",
     "Provider",
+    "QuotaFamily",
     "SkyPilotMemory",
+    "ZoneKind",
     "unknown_provider",
 ]
 
@@ -52,6 +54,24 @@ class FabricPattern:
 
 
 @dataclass(frozen=True, slots=True)
+class ZoneKind:
+    """Zones whose name or zone ID matches ``pattern`` are opt-in zones of this kind (an
+    account must opt in before launching there)."""
+
+    pattern: re.Pattern[str]
+    kind: str  # "Local", "Wavelength"
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaFamily:
+    """On-demand instance types matching ``pattern`` need what ``needs`` says first (a quota
+    raise, a capacity reservation)."""
+
+    pattern: re.Pattern[str]
+    needs: str
+
+
+@dataclass(frozen=True, slots=True)
 class Provider:
     """One cloud: everything gpufit knows about it."""
 
@@ -77,6 +97,10 @@ class Provider:
     fabric_patterns: tuple[FabricPattern, ...] = ()
     #: What its SkyPilot catalog's ``MemoryInfo.SizeInMiB`` holds.
     skypilot_memory: SkyPilotMemory = SkyPilotMemory.MIB_PER_GPU
+    #: Opt-in zone kinds, tried in order (the price sanity checks' ``zone`` caveat).
+    opt_in_zones: tuple[ZoneKind, ...] = ()
+    #: On-demand instance families that need a quota or a reservation first.
+    quota_families: tuple[QuotaFamily, ...] = ()
     #: SkyPilot's name for it (``sky/clouds``); ``None`` when SkyPilot cannot launch there.
     skypilot_cloud: str | None = None
     #: What SkyPilot's ``resources.network_tier: best`` provisions there; ``None`` when
@@ -100,6 +124,18 @@ class Provider:
             if family.pattern.match(instance_type) and gpu_count >= family.min_gpus:
                 return family.fabric, family.gbps
         return Fabric.NONE, None
+
+    def opt_in_zone(self, zone: str) -> str | None:
+        """The kind of opt-in zone ``zone`` (a zone name or zone ID) is; ``None`` when it is
+        not one."""
+        zone = zone.strip().lower()
+        if not zone:
+            return None
+        return next((z.kind for z in self.opt_in_zones if z.pattern.search(zone)), None)
+
+    def quota_needed(self, instance_type: str) -> str | None:
+        """What an on-demand ``instance_type`` needs before it can launch; ``None``."""
+        return next((q.needs for q in self.quota_families if q.pattern.match(instance_type)), None)
 
 
 def unknown_provider(provider_id: str) -> Provider:

@@ -25,6 +25,7 @@ from recommender.parsing.parse import parse_workload, reads_calendar
 from recommender.pricing.catalog import Catalog
 from recommender.pricing.market import GpuPrices, PriceRow, gpu_prices, split_gpus
 from recommender.pricing.offers import Fabric, Offer, SourceInfo, offers_for_key
+from recommender.providers import described as providers_described
 from recommender.providers import named as providers_named
 from recommender.ranking.caveats import Caveat, CaveatKind, Severity
 from recommender.ranking.objective import ObjectiveKind, PlanObjective
@@ -104,6 +105,7 @@ __all__ = [
     "normalize",
     "offers_for_key",
     "parse_workload",
+    "providers_described",
     "providers_named",
     "reads_calendar",
     "recommend",

@@ -62,6 +62,7 @@ __all__ = [
     "Provider",
     "canonical",
     "catalog_names",
+    "described",
     "fabric_for",
     "from_catalog",
     "get",
@@ -166,3 +167,13 @@ def fabric_for(provider_id: str, instance_type: str, gpu_count: int) -> tuple[Fa
 def skypilot_cloud(provider_id: str) -> str | None:
     """SkyPilot's name for a provider, or ``None`` when SkyPilot has no such cloud."""
     return get(provider_id).skypilot_cloud
+
+
+def described(ids: Iterable[str]) -> str:
+    """A set of provider ids in words: listed, or "all but aws" when it leaves out fewer
+    clouds than it keeps (a ``no aws`` question keeps every other registered cloud)."""
+    kept = frozenset(ids)
+    left_out = [p for p in PROVIDERS if p not in kept]
+    if len(left_out) < len(kept & PROVIDERS.keys()):
+        return "all but " + ", ".join(left_out) if left_out else "all"
+    return ", ".join(sorted(kept))

@@ -203,3 +203,14 @@ def test_replace_keeps_the_other_filters() -> None:
     narrowed = replace(w, providers=providers_named(["do"]))
     assert narrowed.providers == {"do"}
     assert (narrowed.spot, narrowed.regions) == (w.spot, w.regions)
+
+
+def test_a_question_that_leaves_one_cloud_out_is_described_by_it() -> None:
+    """"no aws" keeps every other registered cloud: the answer says "all but aws", not 31
+    names; a cloud or two named are listed as named."""
+    everything = frozenset(registry.PROVIDERS)
+    assert registry.described(everything - {"aws"}) == "all but aws"
+    assert registry.described(everything - {"aws", "gcp"}) == "all but aws, gcp"
+    assert registry.described(everything) == "all"
+    assert registry.described({"cudo"}) == "cudo"
+    assert registry.described({"lambda", "aws"}) == "aws, lambda"

@@ -17,6 +17,7 @@ from recommender.errors import (
 )
 from recommender.estimate import Estimate, estimate
 from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu, normalize, try_normalize
+from recommender.hf_config import architecture_from_config
 from recommender.launch import LaunchSpec, launch_spec
 from recommender.launch_readme import launch_command
 from recommender.launch_text import LaunchFiles, launch_files
@@ -94,6 +95,7 @@ __all__ = [
     "Workload",
     "WorkloadError",
     "all_gpus",
+    "architecture_from_config",
     "estimate",
     "get_gpu",
     "gpu_prices",

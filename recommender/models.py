@@ -386,7 +386,13 @@ def models_named(word: str) -> tuple[Architecture, ...]:
     key = _model_key(word)
     if len(key) < 2 or key.isdigit():
         return ()
-    return tuple(a for a in KNOWN_MODELS if _model_key(a.name.split(" ")[0]).startswith(key))
+    return tuple(a for a in KNOWN_MODELS if _model_key(_family_part(a.name)).startswith(key))
+
+
+def _family_part(name: str) -> str:
+    """A model's name without its size: "PaliGemma 2 3B" → "PaliGemma 2"."""
+    words = name.split(" ")
+    return " ".join(words[:-1]) if len(words) > 1 else name
 
 
 def model_spellings() -> dict[str, str]:

@@ -67,7 +67,7 @@ class Architecture:
     vision_positions: int = 0
     image_px: int = 0
     patch_px: int = 0
-    #: An audio encoder's positions per second of audio (Whisper 50, wav2vec 2.0 49).
+    #: An audio encoder's positions per second of audio (Whisper and wav2vec 2.0: 50).
     audio_hz: float = 0.0
 
     def __post_init__(self) -> None:
@@ -132,7 +132,9 @@ class Architecture:
     def tokens_per_audio_second(self) -> float:
         """Encoder positions per second of audio (0: not an audio model). Hours of audio
         become training tokens at this rate: Whisper 50 (30-s windows of 3,000 mel frames,
-        halved by the conv stem), wav2vec 2.0 / HuBERT 49 (a 20-ms stride)."""
+        halved by the conv stem), wav2vec 2.0 / HuBERT 50 (a 320-sample stride at 16 kHz;
+        the paper's "49 Hz" is the 49 frames of a one-second clip, which loses 0.75 of a
+        frame at its edges: a 15.6-s crop is 781 frames, 49.98 a second)."""
         return self.audio_hz
 
     def tokens_per_image(self, side_px: int | None = None) -> int:

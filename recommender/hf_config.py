@@ -33,7 +33,7 @@ _SEQ2SEQ_TYPES = frozenset({"t5", "mt5", "umt5", "bart", "mbart", "whisper"})
 _TIED_BY_DEFAULT = _GPT_TYPES | _SEQ2SEQ_TYPES | {"gemma", "gemma2", "gemma3_text"}
 #: Audio encoders' positions per second: Whisper's conv stem halves 100 mel frames/s
 #: (arXiv:2212.04356 §2.2), wav2vec 2.0's feature encoder strides 20 ms (arXiv:2006.11477 §2).
-_AUDIO_HZ = {"whisper": 50.0, "wav2vec2": 49.0, "hubert": 49.0}
+_AUDIO_HZ = {"whisper": 50.0, "wav2vec2": 50.0, "hubert": 50.0}
 _HINT = (
     "Try the model's config.json from the Hugging Face Hub (Files tab), or a known name "
     '("llama 3 70b", "qwen2-vl-7b").'

@@ -80,7 +80,7 @@ def correct(word: str) -> tuple[str, str] | None:
         return None
     key = word.replace("-", "") if "-" in word and word.replace("-", "") in _vocabulary() else word
     if key in _vocabulary():
-        return None  # a name as spelt ("llava", "mistral") is not a typo of a neighbour
+        return None  # a word spelt right is no typo: "billion" is not one edit from "million"
     limit = _allowed(key)
     digits = _DIGITS.sub("", key)
     best: dict[str, tuple[int, str]] = {}

@@ -211,13 +211,14 @@ def test_the_vision_tower_costs_flops_per_patch_not_per_token() -> None:
 
 def test_audio_hours_become_tokens_at_the_feature_rate() -> None:
     """Whisper: 3,000 mel frames per 30 s halved by the conv stem, 50 a second; wav2vec 2.0 and
-    HuBERT: a 20-ms stride, 49 a second; a text model has none."""
+    HuBERT: a 20-ms stride, 50 a second (781 frames in a 15.6-s crop); a text model has none."""
     whisper, wav2vec, hubert = (
         _model(n) for n in ("whisper-large-v3", "wav2vec2-base", "hubert-large")
     )
     assert whisper.tokens_per_audio_second == 50
     assert 1000 * 3600 * whisper.tokens_per_audio_second == 180e6  # 1,000 hours
-    assert wav2vec.tokens_per_audio_second == hubert.tokens_per_audio_second == 49
+    assert wav2vec.tokens_per_audio_second == hubert.tokens_per_audio_second == 50
+    assert wav2vec.default_seq == (250_000 - 400) // 320 + 1  # fairseq's max_sample_size crop
     assert _model("llama-3-8b").tokens_per_audio_second == 0
 
 

@@ -91,6 +91,8 @@ def bare_size(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 
 # ------------------------------------------------------------------ names not known
 
+#: What a model name is made of ("llava", "qwen2.5-vl", "internvl2_5"), as normalised.
+_NAME = re.compile(r"[a-z][a-z0-9._/-]*")
 #: A word with a size inside it: "foo-vl-7b", "mymodel_13b-chat" (a size alone is read).
 _SIZED_NAME = re.compile(r"(?=.*[a-z].*[-_])[a-z0-9._-]*[0-9](?:\.[0-9]+)?[bm](?:[-_][a-z0-9._]+)?")
 #: English words that begin a model family's name ("Stable Diffusion", "Command R", "CLIP"),
@@ -130,6 +132,8 @@ def ask_back(toks: Tokens, unknown: list[int], st: Draft) -> None:
         return
     for i in unknown:
         word, raw = toks.norm[i], toks.raw[i]
+        if not _NAME.fullmatch(word):
+            continue  # "<@U123>", "$5", "(see": not a name
         family = () if word in _ENGLISH else models_named(word)
         if family:
             names = ", ".join(f"`{a.name}`" for a in family[:6])
@@ -155,8 +159,8 @@ def _names_the_size(toks: Tokens, i: int, st: Draft) -> bool:
     leaves the size a size."""
     size = _FAMILY_SIZE.fullmatch(toks.norm[i + 1]) if i + 1 < len(toks.norm) else None
     word, raw = toks.norm[i], toks.raw[i]
-    if size is None or st.model is None or word in _ENGLISH or not any(c.isalpha() for c in word):
-        return False
+    if size is None or st.model is None or word in _ENGLISH or sum(c.isalpha() for c in word) < 2:
+        return False  # "U123 7B" (a Slack user id) is not a model name
     named = any(c.isdigit() for c in word) or "-" in word.strip("-") or (i > 0 and raw[0].isupper())
     params = float(size["n"]) * (1e9 if size["u"] == "b" else 1e6)
     return named and abs(st.model.params - params) <= 1e-6 * params

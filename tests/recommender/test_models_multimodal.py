@@ -103,6 +103,10 @@ def test_a_model_name_reads_as_meant(name: str, expected: str) -> None:
         ("vit pretrain 2 days", "vit"),
         ("hubert fine-tune 2 days", "hubert"),
         ("paligemma2 lora 2 days", "paligemma2"),
+        # a size the family never had: no text-only shape stands in for an image model
+        ("llava 20b lora 2 days", "llava"),
+        ("whisper 3b fine-tune 2 days", "whisper"),
+        ("qwen2-vl 13b lora 2 days", "qwen2-vl"),
     ],
 )
 def test_a_model_word_not_known_asks_back(text: str, word: str) -> None:

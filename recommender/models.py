@@ -27,6 +27,7 @@ __all__ = [
     "lookup_family",
     "lookup_model",
     "models_named",
+    "names_model",
     "unpublished_model",
 ]
 
@@ -373,6 +374,13 @@ _UNPUBLISHED: dict[str, str] = {
     "claude": "Claude",
     "gemini": "Gemini",
 }
+
+
+def names_model(text: str, arch: Architecture) -> bool:
+    """Whether ``text`` spells ``arch`` by its name or an alias ("foo-vl-7b" for a model read
+    from ``acme/foo-vl-7b``'s config.json)."""
+    key = _model_key(text)
+    return bool(key) and key in {_model_key(s) for s in (arch.name, *arch.aliases)}
 
 
 def unpublished_model(text: str) -> str | None:

@@ -17,6 +17,7 @@ from recommender.models import (
     lookup_family,
     lookup_model,
     models_named,
+    names_model,
     unpublished_model,
 )
 from recommender.parsing import _lexicon as lex
@@ -48,6 +49,8 @@ def model_name(toks: Tokens, i: int, st: Draft) -> int:
                 not_understood=tuple(toks.raw[i : i + span]),
                 hint=f'Name an open model instead ("mistral-small-24b lora"), {CONFIG_HINT}',
             )
+        if st.model is not None and names_model(text, st.model):
+            return span  # the model named again, or as its config.json names it
         if span == 1 and (taken := _model_family(toks, i, st)):
             # A family word and a size say more than the word alone: "gpt2 1.5b" is GPT-2 XL,
             # though "gpt2" by itself names the 124M model.

@@ -106,5 +106,6 @@ def test_the_config_is_the_model_and_its_name_in_the_text_is_not_asked_about() -
     arch = architecture_from_config(LLAMA_3_8B, "acme/foo-vl-7b")
     w = parse_workload("foo-vl-7b lora 2 days", model=arch)
     assert w.model is arch
+    assert "foo-vl-7b" not in w.ignored  # the name the config gives is read, not dropped
     with pytest.raises(WorkloadError, match="foo-vl-7b"):
         parse_workload("foo-vl-7b lora 2 days")

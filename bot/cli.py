@@ -9,20 +9,18 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING, TextIO
 
 from bot.envnames import sets_any_setting
 from bot.feedcli import add_feed_parser, answers_from_bundled, cli_catalog, run_feed
 from bot.launchcli import add_launch_parser
+from bot.model_config import add_model_config_argument, parse_question
 from recommender import (
     Catalog,
     GpufitError,
-    Workload,
     WorkloadError,
     all_gpus,
     estimate,
-    parse_workload,
     recommend,
 )
 from recommender.feeds import utc_now
@@ -76,7 +74,7 @@ def _build_parser() -> argparse.ArgumentParser:
     ask = sub.add_parser("ask", help="ranked, priced options for a workload")
     ask.add_argument("text", nargs="+", help='the workload, e.g. "13B full finetune 2 days"')
     ask.add_argument("--json", action="store_true", help="print the JSON document")
-    _add_model_config(ask)
+    add_model_config_argument(ask)
     ask.add_argument("--top", type=int, default=None, help="how many options (default 5)")
     ask.add_argument(
         "--details",
@@ -94,7 +92,7 @@ def _build_parser() -> argparse.ArgumentParser:
     est = sub.add_parser("estimate", help="memory and layout only, no prices")
     est.add_argument("text", nargs="+", help='the workload, e.g. "7B lora on 1x A100-40GB"')
     est.add_argument("--json", action="store_true", help="print the JSON document")
-    _add_model_config(est)
+    add_model_config_argument(est)
     est.add_argument(
         "--catalog", action="append", default=[], metavar="SRC", help=argparse.SUPPRESS
     )
@@ -117,32 +115,6 @@ def _build_parser() -> argparse.ArgumentParser:
         help="connect to Slack over Socket Mode (needs SLACK_APP_TOKEN) instead of HTTP",
     )
     return parser
-
-
-def _add_model_config(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--model-config",
-        metavar="PATH",
-        help="a Hugging Face config.json for a model gpufit does not know "
-        "(a path ending in config.json in the text works too)",
-    )
-
-
-def _parse(args: argparse.Namespace, now: datetime) -> tuple[str, Workload]:
-    """The question and its workload; the model from ``--model-config`` or a config.json
-    path in the text when one is given (exit 2 when both are, or it cannot be read)."""
-    from bot.model_config import read_model_config, split_config_path
-
-    text, path = split_config_path(" ".join(args.text))
-    if path is not None and args.model_config is not None:
-        raise WorkloadError(
-            "Give the model's config.json once: --model-config or a path in the text.",
-            not_understood=(path,),
-            hint='Try: gpufit ask "lora 2 days" --model-config ./my-model/config.json',
-        )
-    path = path or args.model_config
-    model = read_model_config(path) if path is not None else None
-    return text, parse_workload(text, now=now, model=model)
 
 
 def _settings() -> Settings:
@@ -177,7 +149,7 @@ def _print_rich(out: TextIO, renderable: object) -> None:
 
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     now = utc_now()
-    text, workload = _parse(args, now)
+    text, workload = parse_question(args.text, args.model_config, now)
     if args.top is not None and not 1 <= args.top <= 100:
         raise WorkloadError("--top must be between 1 and 100.", hint="Try: --top 5")
     catalog = _load_catalog(args.catalog)
@@ -198,7 +170,7 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
     now = utc_now()
-    text, workload = _parse(args, now)
+    text, workload = parse_question(args.text, args.model_config, now)
     est = estimate(workload)
     if args.json:
         import json

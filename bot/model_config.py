@@ -8,18 +8,60 @@ which is not the user's to read.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
+from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
-from recommender import Architecture, WorkloadError, architecture_from_config
+from recommender import (
+    Architecture,
+    Workload,
+    WorkloadError,
+    architecture_from_config,
+    parse_workload,
+)
 
-__all__ = ["read_model_config", "split_config_path"]
+__all__ = [
+    "add_model_config_argument",
+    "parse_question",
+    "read_model_config",
+    "split_config_path",
+]
 
 #: A config.json is a few kilobytes; a larger file is not one (and is not read into memory).
 MAX_CONFIG_BYTES = 1_000_000  # ours: the largest Hub config.json files are ~100 kB
 _HINT = 'Try: gpufit ask "lora 2 days" --model-config ./my-model/config.json'
 _PATH_IN_TEXT = re.compile(r"(?<!\S)(\S*config\.json)(?!\S)", re.IGNORECASE)
+
+
+def add_model_config_argument(parser: argparse.ArgumentParser) -> None:
+    """``--model-config PATH`` on ``gpufit ask``, ``estimate`` and ``launch``."""
+    parser.add_argument(
+        "--model-config",
+        metavar="PATH",
+        help="a Hugging Face config.json for a model gpufit does not know "
+        "(a path ending in config.json in the text works too)",
+    )
+
+
+def parse_question(
+    words: Sequence[str], model_config: str | None, now: datetime
+) -> tuple[str, Workload]:
+    """The question (without a config.json path) and its workload; the model from
+    ``model_config`` or a config.json path in the text when one is given (a WorkloadError,
+    exit 2, when both are, or the file cannot be read)."""
+    text, path = split_config_path(" ".join(words))
+    if path is not None and model_config is not None:
+        raise WorkloadError(
+            "Give the model's config.json once: --model-config or a path in the text.",
+            not_understood=(path,),
+            hint=_HINT,
+        )
+    path = path or model_config
+    model = read_model_config(path) if path is not None else None
+    return text, parse_workload(text, now=now, model=model)
 
 
 def split_config_path(text: str) -> tuple[str, str | None]:

@@ -102,3 +102,22 @@ def test_a_config_it_cannot_read_exits_2(
     code, _ = run_cli("estimate", "lora 2 days", "--model-config", str(config))
     assert code == EXIT_BAD_INPUT
     assert said in capsys.readouterr().err
+
+
+def test_launch_takes_the_config_json_too(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(FOO_VL))
+    target = tmp_path / "launch"
+    code, _ = run_cli(
+        "launch", "foo-vl-7b lora 2 days", "--model-config", str(config), "--dir", str(target)
+    )
+    assert code == EXIT_OK
+    assert "acme-foo-vl-7b" in (target / "task.yaml").read_text()  # the task is named for it
+
+
+def test_a_config_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(FOO_VL))
+    code, _ = run_cli("ask", f"{config} lora 2 days", "--model-config", str(config))
+    assert code == EXIT_BAD_INPUT
+    assert "once" in capsys.readouterr().err

@@ -59,8 +59,15 @@ def model_name(toks: Tokens, i: int, st: Draft) -> int:
             text = "vit-bigg-14"
         arch = lookup_model(text)
         if arch is not None:
-            return span if _set(st, "model", arch) else 0
+            if not _set(st, "model", arch):
+                return 0
+            # "OPT-1.3b actor" (DeepSpeed-Chat's words): the model is the policy
+            return span + (i + span < len(toks.norm) and toks.norm[i + span] in _ROLE)
     return _model_family(toks, i, st)
+
+
+#: Words after a model name that say it is the policy being trained.
+_ROLE = frozenset({"actor", "policy"})
 
 
 _FAMILY_SIZE = re.compile(r"(?P<n>[0-9]+(?:\.[0-9]+)?)(?P<u>[bm])")
@@ -103,6 +110,7 @@ _SIZED_NAME = re.compile(r"(?=.*[a-z].*[-_])[a-z0-9._-]*[0-9](?:\.[0-9]+)?[bm](?
 _ENGLISH = frozenset(
     [
         "stable",
+        "opt",
         "command",
         "clip",
         "clips",

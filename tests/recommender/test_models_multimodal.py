@@ -76,7 +76,16 @@ READINGS = [
     ("llama 3.3 70b", "Llama 3.3 70B"),
     ("llama 3.2 1b", "Llama 3.2 1B"),
     ("Llama 3 70B", "Llama 3 70B"),
+    ("facebook/opt-1.3b", "OPT 1.3B"),
 ]
+
+
+def test_deepspeed_chats_actor_is_the_named_model() -> None:
+    """ "OPT-1.3b actor" was a Llama-like 1.3B inferred from the size in the name."""
+    w = parse_workload("DeepSpeed-Chat step 3 OPT-1.3b actor opt-350m critic on 1 A6000")
+    assert w.model.name == "OPT 1.3B"
+    assert w.reward_params == 350e6
+    assert "actor" not in w.ignored
 
 
 @pytest.mark.parametrize(("name", "expected"), READINGS)

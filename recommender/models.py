@@ -389,18 +389,23 @@ def unpublished_model(text: str) -> str | None:
 
 
 def models_named(word: str) -> tuple[Architecture, ...]:
-    """Known models whose name begins with ``word`` as a family word ("llava", "vit",
-    "whisper", "qwen2-vl"), for asking back which one; empty when none does."""
+    """Known models a family word names ("llava", "vit", "whisper", "qwen2-vl", "internvl"),
+    for asking back which one; empty when it names none ("code" is not Codestral)."""
     key = _model_key(word)
     if len(key) < 2 or key.isdigit():
         return ()
-    return tuple(a for a in KNOWN_MODELS if _model_key(_family_part(a.name)).startswith(key))
+    return tuple(a for a in KNOWN_MODELS if _names_family(key, a.name))
 
 
-def _family_part(name: str) -> str:
-    """A model's name without its size: "PaliGemma 2 3B" → "PaliGemma 2"."""
+def _names_family(key: str, name: str) -> bool:
+    """Whether ``key`` is the family of ``name``: its name without the size ("PaliGemma 2"),
+    its first word ("Mistral" of "Mistral Nemo 12B", "LLaVA" of "LLaVA-NeXT 7B"), or that
+    word less its version ("internvl" of "InternVL2.5 8B")."""
     words = name.split(" ")
-    return " ".join(words[:-1]) if len(words) > 1 else name
+    family = _model_key(" ".join(words[:-1]) if len(words) > 1 else name)
+    first = _model_key(re.split(r"[- ]", name)[0])
+    rest = first[len(key) :]
+    return key in (family, first) or (first.startswith(key) and rest[:1] in tuple("0123456789."))
 
 
 def model_spellings() -> dict[str, str]:

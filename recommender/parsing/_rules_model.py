@@ -105,12 +105,13 @@ def bare_size(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 _NAME = re.compile(r"[a-z][a-z0-9._/-]*")
 #: A word with a size inside it: "foo-vl-7b", "mymodel_13b-chat" (a size alone is read).
 _SIZED_NAME = re.compile(r"(?=.*[a-z].*[-_])[a-z0-9._-]*[0-9](?:\.[0-9]+)?[bm](?:[-_][a-z0-9._]+)?")
-#: English words that begin a model family's name ("Stable Diffusion", "Command R", "CLIP"),
+#: English words that begin a model family's name ("Stable Diffusion", "Code Llama", "OPT"),
 #: or say what kind of model a size is ("a custom 7b"): never read as a name.
 _ENGLISH = frozenset(
     [
         "stable",
         "opt",
+        "code",
         "command",
         "clip",
         "clips",

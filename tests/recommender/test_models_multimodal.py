@@ -77,6 +77,7 @@ READINGS = [
     ("llama 3.2 1b", "Llama 3.2 1B"),
     ("Llama 3 70B", "Llama 3 70B"),
     ("facebook/opt-1.3b", "OPT 1.3B"),
+    ("code llama 34b", "Code Llama 34B"),  # was a Llama-like 34B with "code" not understood
 ]
 
 
@@ -251,3 +252,9 @@ def test_the_answer_states_what_an_example_holds() -> None:
     assert w.seq_len == 576 + 512
     assert any("576 image tokens" in note for note in w.assumed)
     assert w.tokens == 10_000 * (576 + 512)
+
+
+def test_a_plain_word_is_no_family_by_its_first_letters() -> None:
+    """ "code" begins "Codestral" but names no family: it is not asked about as one."""
+    w = parse_workload("code assistant 13B lora 2 days")
+    assert w.model.params == 13e9

@@ -258,3 +258,17 @@ def test_a_plain_word_is_no_family_by_its_first_letters() -> None:
     """ "code" begins "Codestral" but names no family: it is not asked about as one."""
     w = parse_workload("code assistant 13B lora 2 days")
     assert w.model.params == 13e9
+
+
+def test_image_and_audio_rows_agree_with_their_geometry() -> None:
+    """A ViT's tokens are its patches at its resolution plus the class token; Whisper's
+    example is its 30-s window at its rate (arXiv:2212.04356 §2.2)."""
+    vits = [m for m in KNOWN_MODELS if m.patch_px and not m.vision_params]
+    assert len(vits) >= 10
+    for m in vits:
+        assert m.image_tokens == (m.image_px // m.patch_px) ** 2 + 1, m.name
+        assert m.default_seq == m.image_tokens, m.name
+    whispers = [m for m in KNOWN_MODELS if m.name.startswith("Whisper")]
+    assert len(whispers) == 5
+    for m in whispers:
+        assert m.default_seq == 30 * m.tokens_per_audio_second, m.name

@@ -83,14 +83,16 @@ def architecture_from_config(config: Mapping[str, object], name: str) -> Archite
     vision = _section(config, "vision_config")
     vision_params = projector = image_tokens = patch = image_px = 0
     if vision:
-        vh = _size(vision, name, "hidden_size", "embed_dim", "width")
+        # Qwen2-VL's vision hidden_size is its output width; embed_dim is the tower's
+        vh = _size(vision, name, "embed_dim", "hidden_size", "width")
         vffn = _size(vision, name, "intermediate_size", default=4 * vh)
         patch = _size(vision, name, "patch_size", default=14)
         image_px = _size(vision, name, "image_size", default=patch * 24)
-        image_tokens = (image_px // patch) ** 2
+        positions = (image_px // patch) ** 2
+        image_tokens = max(1, positions // _merged(config, vision))
         vlayers = _size(vision, name, "num_hidden_layers", "depth", "layers")
         vision_params = (
-            vlayers * (4 * vh * vh + 2 * vh * vffn) + (3 * patch * patch + image_tokens) * vh
+            vlayers * (4 * vh * vh + 2 * vh * vffn) + (3 * patch * patch + positions) * vh
         )
         projector = vh * hidden + hidden * hidden  # a 2-layer MLP, as LLaVA's
     params = language + vision_params + projector
@@ -127,11 +129,23 @@ def architecture_from_config(config: Mapping[str, object], name: str) -> Archite
         vision_params=vision_params,
         projector_params=projector,
         image_tokens=image_tokens,
-        vision_positions=image_tokens,
+        vision_positions=(image_px // patch) ** 2 if vision else 0,
         image_px=image_px,
         patch_px=patch,
         audio_hz=audio,
     )
+
+
+def _merged(config: Mapping[str, object], vision: Mapping[str, object]) -> int:
+    """Patches merged into one image token: Qwen2-VL's ``spatial_merge_size`` 2 (2×2),
+    InternVL's ``downsample_ratio`` 0.5 and Idefics3's ``scale_factor`` 2 (pixel shuffle)."""
+    merge = vision.get("spatial_merge_size") or config.get("scale_factor")
+    ratio = config.get("downsample_ratio")
+    if isinstance(merge, int) and not isinstance(merge, bool) and 1 <= merge <= 8:
+        return merge * merge
+    if isinstance(ratio, float) and 0.1 <= ratio <= 1:
+        return round(1 / (ratio * ratio))
+    return 1
 
 
 def _section(config: Mapping[str, object], key: str) -> Mapping[str, object] | None:

@@ -54,6 +54,28 @@ LLAVA = {
     },
 }
 
+# Qwen/Qwen2-VL-7B-Instruct config.json: the language model at the top level; its
+# vision_config's hidden_size is the merger's output, embed_dim the tower's width
+QWEN2_VL = {
+    "model_type": "qwen2_vl",
+    "num_hidden_layers": 28,
+    "hidden_size": 3584,
+    "num_attention_heads": 28,
+    "num_key_value_heads": 4,
+    "intermediate_size": 18944,
+    "vocab_size": 152064,
+    "tie_word_embeddings": False,
+    "vision_config": {
+        "depth": 32,
+        "embed_dim": 1280,
+        "hidden_size": 3584,
+        "mlp_ratio": 4,
+        "num_heads": 16,
+        "patch_size": 14,
+        "spatial_merge_size": 2,
+    },
+}
+
 
 @pytest.mark.parametrize(
     ("config", "card_params", "block"),
@@ -62,6 +84,7 @@ LLAVA = {
         (GPT2, 124e6, Block.GPT),
         (MIXTRAL, 46.7e9, Block.LLAMA),
         (LLAVA, 7.06e9, Block.LLAMA),
+        (QWEN2_VL, 8.29e9, Block.LLAMA),
     ],
 )
 def test_a_config_counts_to_the_cards_size(
@@ -84,6 +107,9 @@ def test_a_vision_language_config_counts_its_tower_and_image_tokens() -> None:
     assert arch.vision_params == pytest.approx(303e6, rel=0.02)
     assert arch.image_tokens == (336 // 14) ** 2
     assert arch.default_seq == 576 + 512
+    qwen = architecture_from_config(QWEN2_VL, "mine")
+    assert qwen.vision_params == pytest.approx(631e6, rel=0.02)  # the tower, not its output
+    assert qwen.image_tokens * 4 == qwen.vision_positions  # 2×2 patches merged per token
 
 
 @pytest.mark.parametrize(

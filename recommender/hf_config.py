@@ -57,6 +57,7 @@ def architecture_from_config(config: Mapping[str, object], name: str) -> Archite
         text, name, "num_attention_heads", "n_head", "num_heads", "encoder_attention_heads"
     )
     kv_heads = _size(text, name, "num_key_value_heads", "multi_query_group_num", default=heads)
+    # GPT-2's n_inner null means 4 × n_embd (transformers GPT2Config)
     ffn = _size(
         text, name, "intermediate_size", "n_inner", "d_ff", "encoder_ffn_dim", default=4 * hidden
     )
@@ -79,18 +80,22 @@ def architecture_from_config(config: Mapping[str, object], name: str) -> Archite
     matrices = 2 if block is not Block.LLAMA else 3
     attn = hidden * head_dim * (2 * heads + 2 * kv_heads)
     per_layer = attn + matrices * hidden * ffn * experts + (hidden * experts if experts > 1 else 0)
+    # two norms a layer, each a weight and (LayerNorm) a bias: 4 × hidden at most
     language = layers * (per_layer + 4 * hidden) + vocab * hidden * (1 if tied else 2)
     vision = _section(config, "vision_config")
     vision_params = projector = image_tokens = patch = image_px = 0
     if vision:
         # Qwen2-VL's vision hidden_size is its output width; embed_dim is the tower's
         vh = _size(vision, name, "embed_dim", "hidden_size", "width")
-        vffn = _size(vision, name, "intermediate_size", default=4 * vh)
+        vffn = _size(vision, name, "intermediate_size", default=4 * vh)  # ViT's 4× MLP
+        # ours: a config without them is read as CLIP ViT-L/14-336, LLaVA's tower (14 px, 336)
         patch = _size(vision, name, "patch_size", default=14)
         image_px = _size(vision, name, "image_size", default=patch * 24)
         positions = (image_px // patch) ** 2
         image_tokens = max(1, positions // _merged(config, vision))
         vlayers = _size(vision, name, "num_hidden_layers", "depth", "layers")
+        # a ViT layer: 4 attention matrices and a 2-matrix MLP; plus patch and position
+        # embeddings (arXiv:2010.11929 §3.1)
         vision_params = (
             vlayers * (4 * vh * vh + 2 * vh * vffn) + (3 * patch * patch + positions) * vh
         )

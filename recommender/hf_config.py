@@ -35,7 +35,7 @@ _TIED_BY_DEFAULT = _GPT_TYPES | _SEQ2SEQ_TYPES | {"gemma", "gemma2", "gemma3_tex
 #: (arXiv:2212.04356 §2.2), wav2vec 2.0's feature encoder strides 20 ms (arXiv:2006.11477 §2).
 _AUDIO_HZ = {"whisper": 50.0, "wav2vec2": 50.0, "hubert": 50.0}
 _HINT = (
-    "Try the model's config.json from the Hugging Face Hub (Files tab), or a known name "
+    "Try: the model's config.json from the Hugging Face Hub (Files tab), or a known name "
     '("llama 3 70b", "qwen2-vl-7b").'
 )
 

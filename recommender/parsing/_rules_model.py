@@ -47,7 +47,7 @@ def model_name(toks: Tokens, i: int, st: Draft) -> int:
             raise WorkloadError(
                 f"{closed}'s size is not published, so I can't size its training.",
                 not_understood=tuple(toks.raw[i : i + span]),
-                hint=f'Name an open model instead ("mistral-small-24b lora"), {CONFIG_HINT}',
+                hint=f'Try: an open model ("mistral-small-24b lora"), {CONFIG_HINT}',
             )
         if st.model is not None and names_model(text, st.model):
             return span  # the model named again, or as its config.json names it
@@ -160,7 +160,7 @@ def ask_back(toks: Tokens, unknown: list[int], st: Draft) -> None:
             raise WorkloadError(
                 f"I don't know the model {name!r}, so I won't guess its size or shape.",
                 not_understood=(raw,),
-                hint=f'Try a known name ("qwen2-vl-7b", "llama 3 70b"), {CONFIG_HINT}',
+                hint=f'Try: a known name ("qwen2-vl-7b", "llama 3 70b"), {CONFIG_HINT}',
             )
 
 

@@ -125,6 +125,7 @@ def test_a_vision_language_config_counts_its_tower_and_image_tokens() -> None:
 def test_a_config_it_cannot_size_is_refused_by_name(config: dict[str, object], said: str) -> None:
     with pytest.raises(WorkloadError, match=said) as err:
         architecture_from_config(config, "mine")
+    assert (err.value.hint or "").startswith("Try: ")
     assert "config.json" in (err.value.hint or "")
 
 

@@ -124,13 +124,15 @@ def test_a_model_word_not_known_asks_back(text: str, word: str) -> None:
         parse_workload(text)
     assert err.value.not_understood == (word,)
     assert word in err.value.message
+    assert (err.value.hint or "").startswith("Try: ")
     assert "--model-config" in (err.value.hint or "")
 
 
 @pytest.mark.parametrize("text", ["mistral medium lora", "ministral 3b lora", "gpt-4o lora"])
 def test_a_model_whose_size_is_not_published_asks_back(text: str) -> None:
-    with pytest.raises(WorkloadError, match="not published"):
+    with pytest.raises(WorkloadError, match="not published") as err:
         parse_workload(text)
+    assert (err.value.hint or "").startswith("Try: ")
 
 
 @pytest.mark.parametrize("text", ["budget 13B lora", "custom 7b lora 2 days", "my 7b lora"])

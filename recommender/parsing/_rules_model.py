@@ -108,29 +108,10 @@ _SIZED_NAME = re.compile(r"(?=.*[a-z].*[-_])[a-z0-9._-]*[0-9](?:\.[0-9]+)?[bm](?
 #: English words that begin a model family's name ("Stable Diffusion", "Code Llama", "OPT"),
 #: or say what kind of model a size is ("a custom 7b"): never read as a name.
 _ENGLISH = frozenset(
-    [
-        "stable",
-        "opt",
-        "code",
-        "command",
-        "clip",
-        "clips",
-        "base",
-        "large",
-        "small",
-        "medium",
-        "custom",
-        "dense",
-        "own",
-        "new",
-        "internal",
-        "private",
-        "proprietary",
-        "in-house",
-        "decoder",
-        "decoder-only",
-        "transformer",
-    ]
+    """
+    stable opt code command clip clips base large small medium custom dense own new internal
+    private proprietary in-house decoder decoder-only transformer
+    """.split()  # noqa: SIM905 (a word list reads better as text)
 )
 
 

@@ -70,6 +70,9 @@ READINGS = [
     ("ministral 8b", "Ministral 8B"),
     ("mathstral", "Mathstral 7B"),
     ("devstral", "Mistral Small 24B"),
+    ("mistral small 3.1", "Mistral Small 3.1 24B"),  # its vision encoder counted
+    ("mistralai/Mistral-Small-3.2-24B-Instruct-2506", "Mistral Small 3.1 24B"),
+    ("mistral 7b v0.3", "Mistral 7B"),
     ("llama 3 70b", "Llama 3 70B"),
     ("llama 3 8b", "Llama 3 8B"),
     ("llama 3.1 405b", "Llama 3.1 405B"),

@@ -13,6 +13,7 @@ import re
 
 from recommender.errors import WorkloadError
 from recommender.models import (
+    family_models,
     infer_architecture,
     lookup_family,
     lookup_model,
@@ -127,7 +128,9 @@ def ask_back(toks: Tokens, unknown: list[int], st: Draft) -> None:
         word, raw = toks.norm[i], toks.raw[i]
         if not _NAME.fullmatch(word):
             continue  # "<@U123>", "$5", "(see": not a name
+        newest = family_models(word)  # the family's newest generation is named first
         family = () if word in _ENGLISH else models_named(word)
+        family = tuple(sorted(family, key=lambda a: a not in newest))
         if family:
             names = ", ".join(f"`{a.name}`" for a in family[:6])
             more = f" (and {len(family) - 6} more)" if len(family) > 6 else ""

@@ -111,9 +111,11 @@ _SIZED_NAME = re.compile(r"(?=.*[a-z].*[-_])[a-z0-9._-]*[0-9](?:\.[0-9]+)?[bm](?
 _ENGLISH = frozenset(
     """
     stable opt code command clip clips base large small medium custom dense own new internal
-    private proprietary in-house decoder decoder-only transformer
+    private proprietary in-house decoder decoder-only transformer gpt llm vlm moe model
     """.split()  # noqa: SIM905 (a word list reads better as text)
 )
+#: "LLaMA-style 7B", "GPT-like 1B": a kind of model, whose size is a size.
+_KIND_SUFFIX = ("-style", "-like", "-based", "-sized", "-ish", "-only", "-type")
 
 
 def ask_back(toks: Tokens, unknown: list[int], st: Draft) -> None:
@@ -155,7 +157,9 @@ def _names_the_size(toks: Tokens, i: int, st: Draft) -> bool:
     leaves the size a size."""
     size = _FAMILY_SIZE.fullmatch(toks.norm[i + 1]) if i + 1 < len(toks.norm) else None
     word, raw = toks.norm[i], toks.raw[i]
-    if size is None or st.model is None or word in _ENGLISH or sum(c.isalpha() for c in word) < 2:
+    if size is None or st.model is None or word in _ENGLISH or word.endswith(_KIND_SUFFIX):
+        return False
+    if sum(c.isalpha() for c in word) < 2:
         return False  # "U123 7B" (a Slack user id) is not a model name
     named = any(c.isdigit() for c in word) or "-" in word.strip("-") or (i > 0 and raw[0].isupper())
     params = float(size["n"]) * (1e9 if size["u"] == "b" else 1e6)

@@ -138,7 +138,17 @@ def test_a_model_whose_size_is_not_published_asks_back(text: str) -> None:
     assert (err.value.hint or "").startswith("Try: ")
 
 
-@pytest.mark.parametrize("text", ["budget 13B lora", "custom 7b lora 2 days", "my 7b lora"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "budget 13B lora",
+        "custom 7b lora 2 days",
+        "my 7b lora",
+        "pretrain a LLaMA-style 7B for 2 days",  # a kind of model, not a name
+        "train a GPT 7B lora 2 days",
+        "Train MoE 7B 2 days",
+    ],
+)
 def test_a_plain_word_before_a_size_leaves_it_a_size(text: str) -> None:
     """Only a name-like word (a digit, an inner hyphen, a capital past the first word) stops
     a bare size from inferring a shape."""

@@ -88,6 +88,12 @@ class Architecture:
         return self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
 
     @property
+    def mlp_matrices(self) -> int:
+        """Weight matrices of one MLP (of each expert): SwiGLU's gate, up and down projections
+        (Shazeer 2020; Llama, Touvron et al. 2023), a GeLU MLP's fc1 and fc2 (GPT-2)."""
+        return 3 if self.block is Block.LLAMA else 2
+
+    @property
     def language_params(self) -> int:
         """The stack the tokens run through: all of it but a vision tower and projector."""
         return self.params - self.vision_params - self.projector_params
@@ -107,8 +113,7 @@ class Architecture:
         elif self.experts <= 1:
             dense = self.language_params
         else:
-            mlp_matrices = 3 if self.block is Block.LLAMA else 2
-            expert = mlp_matrices * self.hidden * self.ffn * self.layers
+            expert = self.mlp_matrices * self.hidden * self.ffn * self.layers
             dense = self.language_params - expert * (self.experts - self.experts_per_token)
         if not self.vision_params or not self.default_seq:
             return dense + self.vision_params + self.projector_params
@@ -120,8 +125,7 @@ class Architecture:
     def largest_layer_params(self) -> int:
         """Parameters of the largest wrapped unit (a decoder block, or the embedding)."""
         attn = self.hidden * self.head_dim * (2 * self.heads + 2 * self.kv_heads)
-        mlp_matrices = 3 if self.block is Block.LLAMA else 2
-        mlp = mlp_matrices * self.hidden * self.ffn * self.experts
+        mlp = self.mlp_matrices * self.hidden * self.ffn * self.experts
         return max(attn + mlp, self.vocab * self.hidden)
 
     @property

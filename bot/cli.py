@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, TextIO
 from bot.envnames import sets_any_setting
 from bot.feedcli import add_feed_parser, answers_from_bundled, cli_catalog, run_feed
 from bot.launchcli import add_launch_parser
+from bot.model_config import add_model_config_argument, parse_question
 from recommender import (
     Catalog,
     GpufitError,
     WorkloadError,
     all_gpus,
     estimate,
-    parse_workload,
     providers_named,
     recommend,
 )
@@ -76,6 +76,7 @@ def _build_parser() -> argparse.ArgumentParser:
     ask = sub.add_parser("ask", help="ranked, priced options for a workload")
     ask.add_argument("text", nargs="+", help='the workload, e.g. "13B full finetune 2 days"')
     ask.add_argument("--json", action="store_true", help="print the JSON document")
+    add_model_config_argument(ask)
     ask.add_argument("--top", type=int, default=None, help="how many options (default 5)")
     ask.add_argument(
         "--details",
@@ -101,6 +102,7 @@ def _build_parser() -> argparse.ArgumentParser:
     est = sub.add_parser("estimate", help="memory and layout only, no prices")
     est.add_argument("text", nargs="+", help='the workload, e.g. "7B lora on 1x A100-40GB"')
     est.add_argument("--json", action="store_true", help="print the JSON document")
+    add_model_config_argument(est)
     est.add_argument(
         "--catalog", action="append", default=[], metavar="SRC", help=argparse.SUPPRESS
     )
@@ -156,9 +158,8 @@ def _print_rich(out: TextIO, renderable: object) -> None:
 
 
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
-    text = " ".join(args.text)
     now = utc_now()
-    workload = parse_workload(text, now=now)
+    text, workload = parse_question(args.text, args.model_config, now)
     if args.provider:
         workload = replace(workload, providers=providers_named(args.provider))
     if args.top is not None and not 1 <= args.top <= 100:
@@ -180,9 +181,8 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
-    text = " ".join(args.text)
     now = utc_now()
-    workload = parse_workload(text, now=now)
+    text, workload = parse_question(args.text, args.model_config, now)
     est = estimate(workload)
     if args.json:
         import json

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from bot.model_config import add_model_config_argument, parse_question
 from recommender import (
     Catalog,
     LaunchFiles,
@@ -21,7 +22,6 @@ from recommender import (
     launch_command,
     launch_files,
     launch_spec,
-    parse_workload,
     recommend,
 )
 from recommender.feeds import utc_now
@@ -48,6 +48,7 @@ def add_launch_parser(sub: argparse._SubParsersAction[Any]) -> None:
         "--force", action="store_true", help="write into a directory that already holds files"
     )
     launch.add_argument("--top", type=int, default=None, help="as `gpufit ask --top` (default 5)")
+    add_model_config_argument(launch)
     launch.add_argument(
         "--catalog",
         action="append",
@@ -109,9 +110,8 @@ def _write_no_follow(path: Path, text: str) -> None:
 def run_launch(
     args: argparse.Namespace, out: TextIO, load_catalog: Callable[[Sequence[str]], Catalog]
 ) -> int:
-    text = " ".join(args.text)
     now = utc_now()
-    workload = parse_workload(text, now=now)
+    text, workload = parse_question(args.text, args.model_config, now)
     top = args.top if args.top is not None else DEFAULT_TOP
     if not 1 <= top <= 100:
         raise WorkloadError("--top must be between 1 and 100.", hint="Try: --top 5")

@@ -17,6 +17,7 @@ from recommender.estimation.steptime import TimeBreakdown
 from recommender.estimation.throughput import Network, time_breakdown
 from recommender.estimation.topology import Plan
 from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu, normalize, try_normalize
+from recommender.hf_config import architecture_from_config
 from recommender.launch.files import LaunchFiles, launch_files
 from recommender.launch.readme import launch_command
 from recommender.launch.spec import LaunchSpec, launch_spec
@@ -94,6 +95,7 @@ __all__ = [
     "Workload",
     "WorkloadError",
     "all_gpus",
+    "architecture_from_config",
     "estimate",
     "get_gpu",
     "gpu_prices",

@@ -1,7 +1,10 @@
-"""Known model architectures, and a typical architecture inferred from a bare size.
+"""Known model architectures, what they are called, and a typical architecture inferred
+from a bare size (:class:`~recommender.architecture.Architecture` is the shape itself).
 
 Every number is from the model's published ``config.json`` on the Hugging Face Hub (or its
 paper where there is no Hub config); parameter counts are the total including embeddings.
+A name that is not known is never guessed from a part of it: the parser asks back, or reads
+the user's ``config.json`` (:mod:`recommender.hf_config`).
 """
 
 from __future__ import annotations
@@ -10,10 +13,11 @@ import csv
 import io
 import math
 import re
-from dataclasses import dataclass, replace
-from enum import StrEnum
+from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
+
+from recommender.architecture import VLM_TEXT_TOKENS, Architecture, Block
 
 __all__ = [
     "KNOWN_MODELS",
@@ -22,89 +26,10 @@ __all__ = [
     "infer_architecture",
     "lookup_family",
     "lookup_model",
+    "models_named",
+    "names_model",
+    "unpublished_model",
 ]
-
-
-class Block(StrEnum):
-    """The transformer block family; it decides the activation and FLOP accounting."""
-
-    LLAMA = "llama"  # pre-norm RMSNorm, SwiGLU MLP (3 matrices), RoPE, no dropout
-    GPT = "gpt"  # LayerNorm, GeLU MLP with 2 matrices (4h), learned positions, dropout
-    T5 = "t5"  # encoder-decoder; counted as a GPT-like stack of its total layers
-
-
-@dataclass(frozen=True, slots=True)
-class Architecture:
-    """The shape of a model, enough to count memory and FLOPs.
-
-    ``params`` is the total parameter count. For mixture-of-experts models ``active_params``
-    is what one token touches (it sets the FLOPs), while every expert must be held in memory.
-    """
-
-    name: str
-    params: int
-    layers: int
-    hidden: int
-    heads: int
-    kv_heads: int
-    ffn: int
-    vocab: int
-    tied_embeddings: bool
-    block: Block = Block.LLAMA
-    experts: int = 1
-    experts_per_token: int = 1
-    known: bool = True
-    aliases: tuple[str, ...] = ()
-    #: From ``data/models.csv``: the published active parameters of a mixture of experts
-    #: (0: computed), tokens per example for a non-LLM (0: the text default), an
-    #: approximation the answer must state, and the config the figures come from.
-    active: int = 0
-    default_seq: int = 0
-    note: str = ""
-    source: str = ""
-
-    def __post_init__(self) -> None:
-        if self.params <= 0 or self.layers <= 0 or self.hidden <= 0:
-            raise ValueError(f"architecture {self.name!r} needs positive sizes")
-        if self.heads <= 0 or self.kv_heads <= 0 or self.heads % self.kv_heads:
-            raise ValueError(f"architecture {self.name!r}: heads must be a multiple of kv_heads")
-
-    @property
-    def head_dim(self) -> int:
-        return self.hidden // self.heads
-
-    @property
-    def embedding_params(self) -> int:
-        """Input embedding plus (when untied) the LM head."""
-        return self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
-
-    @property
-    def mlp_matrices(self) -> int:
-        """Weight matrices of one MLP (of each expert): SwiGLU's gate, up and down projections
-        (Shazeer 2020; Llama, Touvron et al. 2023), a GeLU MLP's fc1 and fc2 (GPT-2)."""
-        return 3 if self.block is Block.LLAMA else 2
-
-    @property
-    def active_params(self) -> int:
-        """Parameters one token passes through (all of them for a dense model)."""
-        if self.active:
-            return self.active
-        if self.experts <= 1:
-            return self.params
-        expert = self.mlp_matrices * self.hidden * self.ffn * self.layers
-        idle = expert * (self.experts - self.experts_per_token)
-        return self.params - idle
-
-    @property
-    def largest_layer_params(self) -> int:
-        """Parameters of the largest wrapped unit (a decoder block, or the embedding)."""
-        attn = self.hidden * self.head_dim * (2 * self.heads + 2 * self.kv_heads)
-        mlp = self.mlp_matrices * self.hidden * self.ffn * self.experts
-        return max(attn + mlp, self.vocab * self.hidden)
-
-    @property
-    def billions(self) -> float:
-        return self.params / 1e9
 
 
 def _m(
@@ -220,13 +145,16 @@ def _registry() -> tuple[Architecture, ...]:
     """The architectures in ``data/models.csv``: one row per model, each citing the
     ``config.json`` on the Hugging Face Hub its figures come from. The ``verified`` column
     (``yes``/``partly``/``no`` and the public copy checked against) is provenance for
-    maintainers and is not loaded."""
+    maintainers and is not loaded. A vision-language row's ``seq`` is, when empty, its image
+    tokens plus :data:`~recommender.architecture.VLM_TEXT_TOKENS` of text."""
     text = resources.files("recommender").joinpath("data/models.csv").read_text("utf-8")
     known = {a.name for a in _BUILT_IN}
     models = []
     for row in csv.DictReader(io.StringIO(text)):
         if row["name"] in known:
             continue
+        vision, image_tokens = _count(row, "vision_params"), int(_count(row, "image_tokens"))
+        seq = int(row["seq"] or 0) or (image_tokens + VLM_TEXT_TOKENS if vision else 0)
         models.append(
             Architecture(
                 name=row["name"],
@@ -243,18 +171,33 @@ def _registry() -> tuple[Architecture, ...]:
                 experts_per_token=int(row["experts_per_token"]),
                 aliases=tuple(a for a in row["aliases"].split(";") if a),
                 active=round(float(row["active"])) if row["active"] else 0,
-                default_seq=int(row["seq"] or 0),
+                default_seq=seq,
                 note=row["note"],
                 source=f"huggingface.co/{row['source']}",
+                vision_params=round(vision),
+                projector_params=round(_count(row, "projector_params")),
+                image_tokens=image_tokens,
+                vision_positions=int(_count(row, "vision_positions")),
+                image_px=int(_count(row, "image_px")),
+                patch_px=int(_count(row, "patch_px")),
+                audio_hz=_count(row, "audio_hz"),
             )
         )
     return tuple(models)
 
 
+def _count(row: dict[str, str], column: str) -> float:
+    return float(row[column] or 0)
+
+
 _BUILT_IN = KNOWN_MODELS
 KNOWN_MODELS = _BUILT_IN + _registry()
 
-_MODEL_SUFFIX = re.compile(r"-(hf|instruct|chat|base|it|v0\.\d|4k|128k)\b")
+# "-base" is a suffix only after a size ("qwen2.5-7b-base"); "whisper-base", "vit-base" and
+# "wav2vec2-base" are sizes themselves, and "whisper" alone names no model.
+_MODEL_SUFFIX = re.compile(r"[- ](hf|instruct|chat|it|v0\.\d|4k|128k)\b|(?<=[0-9][bm])[- ]base\b")
+# "llava-v1.6-34b" and "llava 1.6 34b", "whisper-large-v3" and "whisper large 3" are one key
+_VERSION_V = re.compile(r"(?<=[-_ ])v(?=[0-9])")
 _NOT_MODEL_CHAR = re.compile(r"[^a-z0-9.]+")
 
 
@@ -262,7 +205,7 @@ def _model_key(text: str) -> str:
     s = text.lower()
     # "meta-llama/Llama-2-7b-hf": the repo name; "ViT-L/16", "DiT-XL/2": the whole name
     s = s.replace("/", "") if s.rsplit("/", 1)[-1].isdigit() else s.rsplit("/", 1)[-1]
-    s = _MODEL_SUFFIX.sub("", s)
+    s = _VERSION_V.sub("", _MODEL_SUFFIX.sub("", s))
     s = s.replace("meta-llama-", "llama-").replace("meta-", "")
     return _NOT_MODEL_CHAR.sub("", s)
 
@@ -320,6 +263,23 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
     "whisper": ("Whisper",),
     "bert": ("BERT",),
     "roberta": ("RoBERTa",),
+    # vision-language and Mistral families (issue #35)
+    "llava": ("LLaVA-NeXT", "LLaVA-1.5"),
+    "llavanext": ("LLaVA-NeXT",),
+    "llava1.6": ("LLaVA-NeXT",),
+    "llava1.5": ("LLaVA-1.5",),
+    "qwenvl": ("Qwen-VL",),
+    "qwen2vl": ("Qwen2-VL",),
+    "qwen2.5vl": ("Qwen2.5-VL",),
+    "internvl": ("InternVL2.5", "InternVL2"),
+    "internvl2": ("InternVL2",),
+    "internvl2.5": ("InternVL2.5",),
+    "idefics": ("Idefics3", "Idefics2"),
+    "paligemma": ("PaliGemma 2", "PaliGemma"),
+    "paligemma2": ("PaliGemma 2",),
+    "pixtral": ("Pixtral",),
+    "ministral": ("Ministral",),
+    "codestral": ("Codestral",),
 }
 # How close a stated size must be to a known model's count; the closest wins ("7b" is Llama 2
 # 7B at 6.74B, "8b" Llama 3.1 8B), newest first on a tie.
@@ -401,6 +361,51 @@ def _fmt(params: float) -> str:
     if params >= 1e9:
         return f"{params / 1e9:.3g}B"
     return f"{params / 1e6:.3g}M"
+
+
+#: Names of models whose size is not published (closed weights): asked back, never guessed
+#: from the family ("mistral medium" is not Mistral 7B). Keys as :func:`_model_key` makes them.
+_UNPUBLISHED: dict[str, str] = {
+    "mistralmedium": "Mistral Medium",  # mistral.ai/models: API only, no open weights
+    "mistralmedium3": "Mistral Medium 3",  # mistral.ai/news/mistral-medium-3: API only
+    "ministral3b": "Ministral 3B",  # mistral.ai/news/ministraux: 3B weights not released
+    "gpt4": "GPT-4",
+    "gpt4o": "GPT-4o",
+    "claude": "Claude",
+    "gemini": "Gemini",
+}
+
+
+def names_model(text: str, arch: Architecture) -> bool:
+    """Whether ``text`` spells ``arch`` by its name or an alias ("foo-vl-7b" for a model read
+    from ``acme/foo-vl-7b``'s config.json)."""
+    key = _model_key(text)
+    return bool(key) and key in {_model_key(s) for s in (arch.name, *arch.aliases)}
+
+
+def unpublished_model(text: str) -> str | None:
+    """The name of a model whose size is not published, when ``text`` spells one."""
+    return _UNPUBLISHED.get(_model_key(text))
+
+
+def models_named(word: str) -> tuple[Architecture, ...]:
+    """Known models a family word names ("llava", "vit", "whisper", "qwen2-vl", "internvl"),
+    for asking back which one; empty when it names none ("code" is not Codestral)."""
+    key = _model_key(word)
+    if len(key) < 2 or key.isdigit():
+        return ()
+    return tuple(a for a in KNOWN_MODELS if _names_family(key, a.name))
+
+
+def _names_family(key: str, name: str) -> bool:
+    """Whether ``key`` is the family of ``name``: its name without the size ("PaliGemma 2"),
+    its first word ("Mistral" of "Mistral Nemo 12B", "LLaVA" of "LLaVA-NeXT 7B"), or that
+    word less its version ("internvl" of "InternVL2.5 8B")."""
+    words = name.split(" ")
+    family = _model_key(" ".join(words[:-1]) if len(words) > 1 else name)
+    first = _model_key(re.split(r"[- ]", name)[0])
+    rest = first[len(key) :]
+    return key in (family, first) or (first.startswith(key) and rest[:1] in tuple("0123456789."))
 
 
 def model_spellings() -> dict[str, str]:

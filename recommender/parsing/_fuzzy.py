@@ -79,12 +79,15 @@ def correct(word: str) -> tuple[str, str] | None:
     if not 4 <= len(word) <= _LONGEST or word in _KEEP or not any(c.isalpha() for c in word):
         return None
     key = word.replace("-", "") if "-" in word and word.replace("-", "") in _vocabulary() else word
+    if key in _vocabulary():
+        return None  # a word spelt right is no typo: "billion" is not one edit from "million"
     limit = _allowed(key)
     digits = _DIGITS.sub("", key)
     best: dict[str, tuple[int, str]] = {}
     for candidate, (replacement, name) in _vocabulary().items():
-        if _DIGITS.sub("", candidate) != digits:
-            continue  # a version or a size is never "corrected": qwen2 is not qwen2.5
+        if _DIGITS.sub("", candidate) != digits or candidate[0] != key[0]:
+            continue  # a version or a size is never "corrected": qwen2 is not qwen2.5; nor
+            # is a first letter: few typos change it, and other names do (molmo, olmo)
         d = distance(key, candidate, limit)
         if 0 < d <= limit and (name not in best or d < best[name][0]):
             best[name] = (d, replacement)

@@ -285,6 +285,8 @@ def family_shape(toks: Tokens, i: int, st: Draft) -> int:
     family, size = family_models(toks.norm[i]), _SIZE.fullmatch(toks.norm[i + 1])
     if not family or size is None:
         return 0
+    if any(a.image_tokens or a.tokens_per_audio_second for a in family):
+        return 0  # no text shape stands for an image or speech model: the word is asked about
     params = float(size["n"]) * (1e9 if size["u"] == "b" else 1e6)
     if not 1e8 <= params <= 1e13:
         return 0

@@ -27,6 +27,7 @@ from datetime import datetime
 
 from recommender.errors import WorkloadError
 from recommender.gpus import normalize, try_normalize
+from recommender.models import Architecture
 from recommender.parsing import _fuzzy
 from recommender.parsing import _lexicon as lex
 from recommender.parsing import _rules_lang as lang
@@ -47,6 +48,7 @@ from recommender.parsing._rulekit import (
     _whole,
 )
 from recommender.parsing._rules_framework import FRAMEWORK_RULES
+from recommender.parsing._rules_model import ask_back as ask_back_model
 from recommender.parsing._scan import Tokens, tokenize
 from recommender.workload import (
     MAX_BUDGET_USD,
@@ -358,13 +360,17 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
-def parse_workload(text: str, now: datetime | None = None) -> Workload:
+def parse_workload(
+    text: str, now: datetime | None = None, model: Architecture | None = None
+) -> Workload:
     """Turn a free-text job description into a validated :class:`Workload`.
 
     ``"13B full finetune 2 days"``, ``"llama-3-70b qlora on 2B tokens under $3k"``,
     ``"meta-llama/Llama-2-7b-hf qlora seq 4k batch 4 on 1x A100-40GB spot ok aws only"``.
     ``now`` is the time deadlines ("by Friday") count from; without it they are refused.
-    The parser never reads the clock: the bot and the CLI pass it.
+    The parser never reads the clock: the bot and the CLI pass it. ``model`` is an
+    architecture read from the user's ``config.json`` (:func:`recommender.hf_config.
+    architecture_from_config`): it is the model, and a name in the text does not replace it.
 
     Raises:
         WorkloadError: the text names no model, is empty or too long, states a value out
@@ -379,15 +385,16 @@ def parse_workload(text: str, now: datetime | None = None) -> Workload:
     toks = tokenize(text)
     if not toks.raw:
         raise WorkloadError("The message is empty: describe the training job.")
-    st, unknown = _read(toks, now)
+    st, unknown = _read(toks, now, model)
     fixes = {i: fix for i in unknown if (fix := _fuzzy.correct(toks.norm[i])) is not None}
     if fixes:
         norm = tuple(fixes[i][0] if i in fixes else n for i, n in enumerate(toks.norm))
         fixed = lang.retokenize(toks.raw, norm)
-        st, unknown = _read(fixed, now)
+        st, unknown = _read(fixed, now, model)
         read = [f"read {toks.raw[i]!r} as {name}" for i, (_, name) in fixes.items()]
         st.notes[:0] = [note for i, note in zip(fixes, read, strict=True) if i not in unknown]
         toks = fixed
+    ask_back_model(toks, unknown, st)
     lang.ask_back(toks, unknown, lambda t, i: _readable(t, i, now))
     post.settle(st)
     lang.settle(st)
@@ -406,9 +413,12 @@ def reads_calendar(text: str) -> bool:
     return any(pattern.search(norm) for pattern in _CALENDAR)
 
 
-def _read(toks: Tokens, now: datetime | None) -> tuple[Draft, list[int]]:
+def _read(
+    toks: Tokens, now: datetime | None, model: Architecture | None = None
+) -> tuple[Draft, list[int]]:
     """Apply the rules along the tokens: the draft, and the indices no rule took."""
     st = Draft(now=now, cjk=any("\u4e00" <= c <= "\u9fff" for c in toks.text))
+    st.model = model
     unknown: list[int] = []
     i = 0
     while i < len(toks.raw):

@@ -113,7 +113,7 @@ SECOND_COPIES = {
 }
 HOMES = {
     "bytes per element": "workload.py",
-    "MLP matrix count": "models.py",
+    "MLP matrix count": "architecture.py",
     "full sharding set": "workload.py",
     "offload needs sharding": "strategies.py",
 }

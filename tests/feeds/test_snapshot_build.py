@@ -24,7 +24,7 @@ from recommender.feeds.snapshot_build import (
     read_manifest,
     snapshot_date,
 )
-from recommender.offers import Offer
+from recommender.pricing.offers import Offer
 from tests.feeds.conftest import CATALOGS, catalog_clouds
 
 ROOT = Path(__file__).resolve().parents[2]

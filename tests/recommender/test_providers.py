@@ -206,7 +206,7 @@ def test_replace_keeps_the_other_filters() -> None:
 
 
 def test_a_question_that_leaves_one_cloud_out_is_described_by_it() -> None:
-    """"no aws" keeps every other registered cloud: the answer says "all but aws", not 31
+    """ "no aws" keeps every other registered cloud: the answer says "all but aws", not 31
     names; a cloud or two named are listed as named."""
     everything = frozenset(registry.PROVIDERS)
     assert registry.described(everything - {"aws"}) == "all but aws"

@@ -12,13 +12,22 @@ an adapter rejected go into ``x_rejected`` with their reasons, so ``gpufit price
 why a catalog row is missing. The output depends only on the input bytes, ``as_of`` and
 ``built_by``: offers are sorted, numbers are written as parsed, keys in a fixed order.
 ``scripts/build_snapshot.py`` is the command line.
+
+The inputs' ``manifest.csv`` (:func:`read_manifest`) names each file's upstream repository,
+path and commit, and the day its rows were read. The catalogs carry no date and the commit
+dates cannot be had where the rows were read, so the snapshot is dated by the earliest of those
+days (:func:`snapshot_date`): the latest date its prices can have, never a later one.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +35,16 @@ from recommender.feeds.detect import parse_any
 from recommender.pricing.offers import Fabric, Offer
 from recommender.pricing.sanity import screen
 
-__all__ = ["REGIONS_KEPT", "build_snapshot", "cheapest_regions", "snapshot_document"]
+__all__ = [
+    "MANIFEST",
+    "REGIONS_KEPT",
+    "Input",
+    "build_snapshot",
+    "cheapest_regions",
+    "read_manifest",
+    "snapshot_date",
+    "snapshot_document",
+]
 
 #: Regions kept per (cloud, GPU, GPU count, market), the cheapest first; why: issue #39 asks
 #: for "each type's cheapest few regions" and a snapshot of a few thousand offers at most.
@@ -34,6 +52,67 @@ REGIONS_KEPT = 3  # ours
 
 #: The snapshot's ``source``, naming the pipeline (the per-offer ``source`` names the file).
 SOURCE = "gpufit bundled snapshot (scripts/build_snapshot.py)"
+
+#: The inputs' manifest, beside the ``<cloud>/vms.csv`` files.
+MANIFEST = "manifest.csv"
+
+_COLUMNS = ("cloud", "repository", "path", "commit", "read_on")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input file's provenance: where its rows come from and the day they were read."""
+
+    cloud: str
+    repository: str
+    path: str
+    commit: str
+    read_on: date
+
+
+def read_manifest(root: Path) -> dict[str, Input]:
+    """``root/manifest.csv`` by cloud (``#`` lines are comments).
+
+    Raises:
+        ValueError: the file is missing, lacks a column, or a row has a bad commit or date.
+    """
+    path = root / MANIFEST
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"no {MANIFEST} under {root}: give --as-of") from None
+    rows = csv.DictReader(
+        io.StringIO(
+            "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
+        )
+    )
+    if tuple(rows.fieldnames or ()) != _COLUMNS:
+        raise ValueError(f"{MANIFEST}: the header must be {','.join(_COLUMNS)}")
+    inputs: dict[str, Input] = {}
+    for n, row in enumerate(rows, start=2):
+        if not _COMMIT.match(row["commit"]):
+            raise ValueError(f"{MANIFEST} row {n}: {row['commit']!r} is not a 40-hex commit")
+        try:
+            read_on = date.fromisoformat(row["read_on"])
+        except ValueError:
+            raise ValueError(f"{MANIFEST} row {n}: {row['read_on']!r} is not a date") from None
+        inputs[row["cloud"]] = Input(
+            row["cloud"], row["repository"], row["path"], row["commit"], read_on
+        )
+    return inputs
+
+
+def snapshot_date(inputs: Iterable[Input]) -> datetime:
+    """The snapshot's ``as_of``: the earliest day an input's rows were read (midnight UTC).
+
+    A row read on a day was in its catalog on that day, so no input is newer than its day; the
+    earliest one is the latest date every price can have.
+    """
+    days = [i.read_on for i in inputs]
+    if not days:
+        raise ValueError(f"{MANIFEST} lists none of the inputs")
+    return datetime.combine(min(days), datetime.min.time(), tzinfo=UTC)
 
 
 def _row(offer: Offer, as_of: str) -> dict[str, Any]:
@@ -127,18 +206,40 @@ def snapshot_document(
 
 
 def build_snapshot(
-    root: Path, *, as_of: datetime, clouds: Iterable[str] = (), built_by: str | None = None
+    root: Path,
+    *,
+    as_of: datetime | None = None,
+    clouds: Iterable[str] = (),
+    built_by: str | None = None,
 ) -> str:
-    """The snapshot of every ``<root>/<cloud>/vms.csv`` (or only ``clouds``).
+    """The snapshot of every ``<root>/<cloud>/vms.csv`` (or only ``clouds``), dated ``as_of``
+    or, without it, by ``root/manifest.csv`` (:func:`snapshot_date`). Where the manifest is
+    there, each input's first line must name the commit the manifest gives it.
 
     Raises:
-        ValueError: a named cloud has no ``vms.csv`` under ``root``, or none is there at all.
+        ValueError: a named cloud has no ``vms.csv`` under ``root``, or none is there at all;
+            no ``as_of`` and no usable manifest; an input the manifest does not list, or whose
+            first line names another commit.
     """
     paths = {p.parent.name: p for p in sorted(root.glob("*/vms.csv"))}
     wanted = sorted(set(clouds)) or sorted(paths)
     missing = [c for c in wanted if c not in paths]
     if missing or not wanted:
         raise ValueError(f"no <cloud>/vms.csv under {root} for: {', '.join(missing) or 'any'}")
+    if as_of is None or (root / MANIFEST).exists():
+        manifest = read_manifest(root)
+        unlisted = [c for c in wanted if c not in manifest]
+        if unlisted:
+            raise ValueError(f"{MANIFEST} has no row for: {', '.join(unlisted)}")
+        for cloud in wanted:
+            first = paths[cloud].read_text("utf-8").partition("\n")[0]
+            if f"@ {manifest[cloud].commit}" not in first:
+                raise ValueError(
+                    f"{cloud}/vms.csv: its first line does not name commit "
+                    f"{manifest[cloud].commit} that {MANIFEST} gives it"
+                )
+        if as_of is None:
+            as_of = snapshot_date(manifest[c] for c in wanted)
     offers: list[Offer] = []
     inputs: dict[str, str] = {}
     rejected: dict[str, tuple[int, tuple[str, ...]]] = {}

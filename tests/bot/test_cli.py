@@ -224,7 +224,7 @@ class TestGpusAndPrices:
         code, text = run_cli("prices", "L4")
         assert code == EXIT_OK
         assert "! spot 89 % under its on-demand" in text
-        assert "as of 2026-11-20" in text
+        assert "as of 2026-12-03" in text
         assert "catalog row(s) left out:" in text
         assert "vast row 22: GPU memory 47.9883 GiB does not match GPU 'RTX4090'" in text
 

@@ -47,20 +47,22 @@ INPUT_GPUS = _input_gpus()
 
 #: Believable USD per GPU-hour by GPU family, spot low to hyperscaler on-demand high. The low
 #: ends reach the real catalogs' cheapest spot rows (Verda's H100 spot at 0.80, AWS's L4 spot
-#: in eu-south-2 at 0.17, SkyPilot catalog v8).
+#: in eu-south-2 at 0.09, p5en's H200 spot at 0.86 a GPU, SkyPilot catalog v8); the high ends
+#: reach AWS's one-GPU instances with the biggest hosts (g4dn.16xlarge T4 at 5.09, g5.16xlarge
+#: A10G at 5.04, g6.16xlarge L4 at 3.60, g6e.16xlarge L40S at 9.32, p3.2xlarge V100 at 4.23).
 PRICE_BANDS_USD_PER_GPU_HOUR: dict[str, tuple[float, float]] = {
     "B200": (1.5, 20.0),
-    "H200": (1.0, 15.0),
+    "H200": (0.8, 15.0),
     "H100": (0.7, 15.0),
     "A100": (0.3, 8.0),
-    "L40S": (0.2, 4.0),
-    "L4": (0.1, 2.0),
-    "A10G": (0.3, 3.0),
+    "L40S": (0.2, 10.0),
+    "L4": (0.08, 4.0),
+    "A10G": (0.3, 6.0),
     "A10": (0.3, 4.0),
     "RTX-4090": (0.15, 1.5),
     "RTX-A6000": (0.2, 2.0),
     "GH200": (1.0, 8.0),
-    "V100": (0.1, 4.0),
+    "V100": (0.1, 6.0),
     "QUADRO-RTX-6000": (0.1, 1.5),
     "B300": (2.0, 25.0),
     "GB200": (5.0, 25.0),
@@ -72,7 +74,7 @@ PRICE_BANDS_USD_PER_GPU_HOUR: dict[str, tuple[float, float]] = {
     "A30": (0.2, 2.0),
     "A16": (0.1, 1.5),
     "L40": (0.4, 4.0),
-    "T4": (0.05, 2.0),
+    "T4": (0.05, 6.0),
     "P100": (0.1, 3.0),
     "P4": (0.1, 2.0),
     "K80": (0.05, 1.5),
@@ -88,7 +90,10 @@ PRICE_BANDS_USD_PER_GPU_HOUR: dict[str, tuple[float, float]] = {
     "RTX-3070": (0.05, 1.0),
     "RTX-3060": (0.05, 1.0),
     "RTX-A4000": (0.05, 1.5),
+    "RTX-A5000": (0.05, 1.5),
     "RTX-A2000": (0.05, 1.0),
+    "RTX-4000-ADA": (0.05, 1.5),
+    "RTX-2000-ADA": (0.05, 1.0),
 }
 
 
@@ -157,8 +162,9 @@ class TestSnapshotLoads:
         assert raw["format"] == "gpufit-feed"
 
     def test_as_of_is_the_snapshot_date(self, feed: ParsedFeed, raw: dict[str, Any]) -> None:
-        """The document and every offer carry the snapshot's as-of date."""
-        assert feed.as_of == datetime(2026, 11, 20, tzinfo=UTC)
+        """The document and every offer carry the snapshot's as-of date: the earliest day its
+        inputs' rows were read (data/catalogs/v8/manifest.csv)."""
+        assert feed.as_of == datetime(2026, 12, 3, tzinfo=UTC)
         assert all(o.get("as_of") == raw["as_of"] for o in raw["offers"])
 
     def test_load_is_cached(self) -> None:

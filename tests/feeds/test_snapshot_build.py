@@ -17,7 +17,13 @@ import pytest
 from recommender.feeds.bundled import bundled_catalog, load_bundled
 from recommender.feeds.native import parse_native
 from recommender.feeds.skypilot import CLOUDS
-from recommender.feeds.snapshot_build import build_snapshot, cheapest_regions
+from recommender.feeds.snapshot_build import (
+    MANIFEST,
+    build_snapshot,
+    cheapest_regions,
+    read_manifest,
+    snapshot_date,
+)
 from recommender.pricing.offers import Offer
 from tests.feeds.conftest import CATALOGS, catalog_clouds
 
@@ -26,7 +32,7 @@ AS_OF = datetime(2026, 11, 20, tzinfo=UTC)
 #: The snapshot's inputs, the script's default --root.
 INPUTS = ROOT / "data" / "catalogs" / "v8"
 #: The command that writes the shipped file, as docs/feed-format.md gives it.
-SHIPPED_ARGS = ("--as-of", "2026-11-20", "--out", "recommender/data/snapshot.json")
+SHIPPED_ARGS = ("--out", "recommender/data/snapshot.json")
 SHIPPED_COMMAND = "python scripts/build_snapshot.py " + " ".join(SHIPPED_ARGS)
 
 
@@ -80,12 +86,65 @@ class TestInputs:
     @pytest.mark.parametrize("path", sorted(INPUTS.glob("*/vms.csv")), ids=lambda p: p.parent.name)
     def test_each_names_its_upstream_file_and_commit(self, path: Path) -> None:
         """Every input is real catalog rows: its first line names the upstream file and the
-        commit the rows were taken at, and the cloud is one the SkyPilot adapter reads."""
+        commit the rows were taken at, the manifest gives the same repository, file and commit,
+        and the cloud is one the SkyPilot adapter reads."""
         cloud = path.parent.name
         first = path.read_text("utf-8").splitlines()[0]
         assert first.startswith("# Rows ")
         assert re.search(rf"catalogs/v8/{cloud}/vms\.csv @ [0-9a-f]{{40}}\b", first), first
+        entry = read_manifest(INPUTS)[cloud]
+        assert entry.repository in first
+        assert f"{entry.path} @ {entry.commit}" in first
         assert cloud in CLOUDS
+
+    def test_the_manifest_lists_exactly_the_inputs(self) -> None:
+        assert sorted(read_manifest(INPUTS)) == sorted(
+            p.parent.name for p in INPUTS.glob("*/vms.csv")
+        )
+
+    def test_the_snapshot_is_dated_by_the_earliest_read(self) -> None:
+        """No --as-of: the shipped file's as_of is the manifest's earliest read_on."""
+        shipped = json.loads(
+            resources.files("recommender").joinpath("data/snapshot.json").read_text()
+        )
+        expected = snapshot_date(read_manifest(INPUTS).values())
+        assert shipped["as_of"] == expected.strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert min(i.read_on for i in read_manifest(INPUTS).values()) == expected.date()
+
+
+class TestManifest:
+    def _root(self, tmp_path: Path, manifest: str, first: str = "# Rows x @ " + "a" * 40) -> Path:
+        source = (CATALOGS / "lambda" / "vms.csv").read_text("utf-8").splitlines(keepends=True)
+        (tmp_path / "lambda").mkdir()
+        (tmp_path / "lambda" / "vms.csv").write_text(first + "\n" + "".join(source[1:]))
+        (tmp_path / MANIFEST).write_text(manifest)
+        return tmp_path
+
+    HEADER = "# comment\ncloud,repository,path,commit,read_on\n"
+
+    def test_it_dates_a_build_without_as_of(self, tmp_path: Path) -> None:
+        row = f"lambda,o/r,catalogs/v8/lambda/vms.csv,{'a' * 40},2026-10-02\n"
+        feed = parse_native(build_snapshot(self._root(tmp_path, self.HEADER + row)), source="s")
+        assert feed.as_of == datetime(2026, 10, 2, tzinfo=UTC)
+
+    @pytest.mark.parametrize(
+        ("row", "message"),
+        [
+            (f"lambda,o/r,p,{'b' * 40},2026-10-02\n", "does not name commit"),
+            ("lambda,o/r,p,abc,2026-10-02\n", "is not a 40-hex commit"),
+            (f"lambda,o/r,p,{'a' * 40},last week\n", "is not a date"),
+            (f"vast,o/r,p,{'a' * 40},2026-10-02\n", "has no row for: lambda"),
+        ],
+    )
+    def test_a_wrong_manifest_is_a_clear_error(
+        self, tmp_path: Path, row: str, message: str
+    ) -> None:
+        with pytest.raises(ValueError, match=message):
+            build_snapshot(self._root(tmp_path, self.HEADER + row))
+
+    def test_no_manifest_and_no_date_is_a_clear_error(self, tmp_path: Path) -> None:
+        with pytest.raises(ValueError, match=r"no manifest\.csv under .*give --as-of"):
+            build_snapshot(CATALOGS)
 
 
 class TestTheScript:

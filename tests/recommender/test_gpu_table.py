@@ -9,8 +9,9 @@ from recommender import GpuSpec, all_gpus, get_gpu, try_normalize
 from recommender.feeds.base import resolve_gpu
 
 #: Every AcceleratorName in skypilot-org/skypilot-catalog catalogs/v8/common/accelerators.csv
-#: @ 001ca549aad50db24c5670b5438bea0573a2b6c0 (the whole v8 catalog's names), plus B300, which
-#: the v8 AWS rows list, and the GPU names of the gpuhunt archive (dstackai/gpuhunt
+#: @ 001ca549aad50db24c5670b5438bea0573a2b6c0 (the whole v8 catalog's names), plus B300 and
+#: "RTX PRO Server 6000" (g7e), which the v8 AWS rows list, "RTX2000-Ada", which the v8 RunPod
+#: rows list, and the GPU names of the gpuhunt archive (dstackai/gpuhunt
 #: gpu_prices.json @ 8454e784c2901302bb4335aca83de80afcbbb36b: A100, H100, MI300X).
 CATALOG_NAMES = (
     "A10", "A100", "A100-80GB", "A100-80GB-SXM", "A10G", "A30", "A40", "A4000", "A6000", "A800",
@@ -20,7 +21,7 @@ CATALOG_NAMES = (
     "RTX5060", "RTX5090", "RTX6000", "RTX6000-Ada", "RTX6000Ada", "RTXA4000", "RTXA4500",
     "RTXA5000", "RTXA6000", "RTXPRO6000S", "RTXPRO6000WS", "Radeon MI25", "Radeon Pro V520",
     "T4", "T4g", "V100", "V100-32GB", "tpu-v2", "tpu-v3", "tpu-v4", "tpu-v5litepod", "tpu-v5p",
-    "tpu-v6e", "B300",
+    "tpu-v6e", "B300", "RTX PRO Server 6000", "RTX2000-Ada",
 )  # fmt: skip
 
 

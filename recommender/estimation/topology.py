@@ -32,7 +32,7 @@ from recommender.estimation.memory import MemoryModel, safe_limit_gib, usable_gi
 from recommender.estimation.plan import CHECKPOINTING_COMPUTE_COST, Plan, offload_hint, plan_notes
 from recommender.estimation.strategies import MAX_GPUS_PER_NODE, Strategy, candidate_strategies
 from recommender.gpus import GpuSpec, IntraNode, all_gpus
-from recommender.workload import Precision, Workload
+from recommender.workload import Workload
 
 __all__ = [
     "CHECKPOINTING_COMPUTE_COST",
@@ -61,12 +61,6 @@ def host_ram_limit_gib(host_ram_gib: float) -> float:
     return host_ram_gib * (1 - HOST_RAM_RESERVE_FRAC)
 
 
-#: What a layout's ladder depends on: precision, GPUs, GPUs per node, offload allowed, NVLink.
-_LadderKey = tuple[Precision, int, int, bool, bool]
-#: A rung's (per-GPU GiB, host GiB per GPU), :func:`_rung`.
-_Rung = tuple[float, float]
-
-
 class LayoutSearch:
     """The layout search for one workload: plain methods over one memory model per
     precision the GPUs searched can run (a GPU without bf16 trains in fp16 mixed precision,
@@ -77,9 +71,6 @@ class LayoutSearch:
         self.kernels = kernels
         self.memory = MemoryModel(workload, kernels)
         self._other_precisions: dict[str, tuple[Workload, MemoryModel, str]] = {}
-        # A layout's ladder and its rungs' memory depend on the precision and the layout, not
-        # on the GPU model or the host's RAM: shapes that differ only in those read them once.
-        self._ladders: dict[_LadderKey, tuple[tuple[Strategy, ...], list[_Rung | None]]] = {}
 
     def _for(self, gpu: GpuSpec) -> tuple[Workload, MemoryModel, str | None]:
         """The workload as ``gpu`` runs it, its memory model, and the note that says why it
@@ -105,22 +96,14 @@ class LayoutSearch:
         offloaded states, :func:`host_ram_limit_gib`) or the workload asks for offload.
         """
         workload, memory, note = self._for(gpu)
-        allow_offload = host_ram_gib is not None or workload.offload is not None
-        nvlink = gpu.intra_node is IntraNode.NVLINK
-        key = (workload.precision, gpus, gpus_per_node, allow_offload, nvlink)
-        if key not in self._ladders:
-            strategies = tuple(
-                candidate_strategies(
-                    workload,
-                    gpus=gpus,
-                    nodes=-(-gpus // gpus_per_node),
-                    allow_offload=allow_offload,
-                    gpus_per_node=gpus_per_node,
-                    nvlink=nvlink,
-                )
-            )
-            self._ladders[key] = (strategies, [None] * len(strategies))
-        ladder, rungs = self._ladders[key]
+        ladder = candidate_strategies(
+            workload,
+            gpus=gpus,
+            nodes=-(-gpus // gpus_per_node),
+            allow_offload=host_ram_gib is not None or workload.offload is not None,
+            gpus_per_node=gpus_per_node,
+            nvlink=gpu.intra_node is IntraNode.NVLINK,
+        )
         usable = usable_gib(gpu)
         host_limit = None if host_ram_gib is None else host_ram_limit_gib(host_ram_gib)
         # Each rung's per-GPU total, read up the ladder only as far as needed.
@@ -129,11 +112,8 @@ class LayoutSearch:
         safe = False
         for limit in (safe_limit_gib(usable), usable):
             tried = []
-            for i, strategy in enumerate(ladder):
-                rung = rungs[i]
-                if rung is None:
-                    rung = rungs[i] = _rung(memory, strategy, gpus, gpus_per_node)
-                total, host = rung
+            for strategy in ladder:
+                total, host = _rung(memory, strategy, gpus, gpus_per_node)
                 if total <= limit and (host_limit is None or host * gpus_per_node <= host_limit):
                     chosen = strategy
                     break

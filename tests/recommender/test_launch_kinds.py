@@ -23,7 +23,13 @@ from recommender.workload import (
     Workload,
 )
 from tests.factories import NOW, catalog, offer, workload
-from tests.recommender.launch_checks import check_accelerate, load, skypilot_task
+from tests.recommender.launch_checks import (
+    accelerate_launch_env,
+    check_accelerate,
+    check_torchtitan,
+    load,
+    skypilot_task,
+)
 
 # Offers SkyPilot's test AWS catalog (tests/feeds/data/skypilot_aws.csv) holds, so its
 # parser can check them: 8×A100-40GB p4d in us-east-1 (on demand and spot), 1×V100 p3.
@@ -63,6 +69,17 @@ KINDS = {
         ),
         P4D,
     ),
+    "TP+PP multi-node": Kind(
+        workload(
+            model="Llama 3.3 70B",
+            method=Method.PRETRAIN,
+            tokens=1e9,
+            tensor_parallel=8,
+            pipeline_parallel=4,
+            hardware=HardwareRequest("A100-SXM-40GB", 64),
+        ),
+        P4D,
+    ),
     "LoRA": Kind(workload(method=Method.LORA), P4D),
     "QLoRA": Kind(workload(model="Llama 3.3 70B", method=Method.QLORA), P4D),
     "DPO": Kind(workload(objective=Objective.DPO, method=Method.LORA), P4D),
@@ -89,24 +106,31 @@ def test_every_file_passes_its_readers_checks(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spec, files, option = _files(name)
-    acc = check_accelerate(files.accelerate_yaml)
     task = load(files.task_yaml)
-    assert acc["num_processes"] == option.plan.gpus == spec.total_gpus
-    assert acc["num_machines"] == task["num_nodes"] == option.nodes
+    assert task["num_nodes"] == option.nodes
+    assert set(files.by_name()) == {"task.yaml", files.config_name, "README.md"}
     # the engine is named as the config names it, in the README and in both files
-    assert f"`distributed_type: {acc['distributed_type']}`" in files.readme
     assert spec.engine in files.readme
-    assert spec.engine in files.accelerate_yaml
+    assert spec.engine in files.config
     assert spec.engine in files.task_yaml
-    # the batch of the plan's step model, in whole micro-batches
-    envs = task["envs"]
-    assert envs["MICRO_BATCH"] == str(KINDS[name].workload.micro_batch)
-    assert envs["GRAD_ACCUM"] == envs["ACCELERATE_GRADIENT_ACCUMULATION_STEPS"]
     dp = option.plan.strategy.parallel.dp(option.plan.gpus)
-    assert int(envs["GLOBAL_BATCH"]) == spec.micro_batch * dp * int(envs["GRAD_ACCUM"])
-    if "deepspeed_config" in acc:
-        assert acc["deepspeed_config"]["gradient_accumulation_steps"] == spec.grad_accum
-    # SkyPilot's parser accepts the task (when installed), with the option's resources
+    assert spec.global_batch == spec.micro_batch * dp * spec.grad_accum
+    if spec.framework == "torchtitan":
+        doc = check_torchtitan(files.config, tmp_path, world_size=option.plan.gpus)
+        assert "`[parallelism]` in torchtitan.toml" in files.readme
+        assert doc["training"]["global_batch_size"] == spec.global_batch
+    else:
+        acc = check_accelerate(files.config)
+        assert acc["num_processes"] == option.plan.gpus == spec.total_gpus
+        assert acc["num_machines"] == option.nodes
+        assert f"`distributed_type: {acc['distributed_type']}`" in files.readme
+        envs = task["envs"]  # the batch of the plan's step model, in whole micro-batches
+        assert envs["MICRO_BATCH"] == str(KINDS[name].workload.micro_batch)
+        assert envs["GRAD_ACCUM"] == envs["ACCELERATE_GRADIENT_ACCUMULATION_STEPS"]
+        assert int(envs["GLOBAL_BATCH"]) == spec.global_batch
+        if "deepspeed_config" in acc:
+            assert acc["deepspeed_config"]["gradient_accumulation_steps"] == spec.grad_accum
+    # SkyPilot's parser accepts the task, with the option's resources
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
@@ -119,6 +143,42 @@ def test_every_file_passes_its_readers_checks(
     assert resources.instance_type == option.offer.instance_type
     assert resources.use_spot is option.offer.spot
     assert "/checkpoints" in sky_task.storage_mounts
+
+
+#: What Accelerate's launcher hands the processes for each kind it runs (accelerate 1.15.0
+#: utils/launch.py: ACCELERATE_USE_FSDP, FSDP_*, PARALLELISM_CONFIG_*, ACCELERATE_DEEPSPEED_*).
+@pytest.mark.parametrize("name", sorted(n for n in KINDS if n != "TP+PP multi-node"))
+def test_accelerate_launches_the_plan(name: str, tmp_path: Path) -> None:
+    spec, files, _ = _files(name)
+    env = accelerate_launch_env(files.accelerate_yaml, tmp_path)
+    assert env["ACCELERATE_MIXED_PRECISION"] == spec.mixed_precision
+    if spec.distributed_type == "FSDP":
+        assert env["ACCELERATE_USE_FSDP"] == "true"
+        assert env["FSDP_VERSION"] == str(spec.fsdp_version)
+        assert env["FSDP_OFFLOAD_PARAMS"] == str(spec.fsdp_offload_params).lower()
+        if spec.fsdp_version == 1:
+            assert env["FSDP_SHARDING_STRATEGY"] == spec.fsdp_sharding_strategy
+    else:
+        assert "ACCELERATE_USE_FSDP" not in env
+    if spec.fsdp_version == 2:
+        assert env["PARALLELISM_CONFIG_TP_SIZE"] == str(spec.tp)
+        assert env["PARALLELISM_CONFIG_CP_SIZE"] == str(spec.cp)
+        assert env["PARALLELISM_CONFIG_DP_SHARD_SIZE"] == str(spec.dp_shard)
+        assert env["PARALLELISM_CONFIG_DP_REPLICATE_SIZE"] == str(spec.dp_replicate)
+    else:
+        assert not any(k.startswith("PARALLELISM_CONFIG_") for k in env)
+    if spec.distributed_type == "DEEPSPEED":
+        assert env["ACCELERATE_USE_DEEPSPEED"] == "true"
+        assert env["ACCELERATE_DEEPSPEED_ZERO_STAGE"] == str(spec.zero_stage)
+        assert env["ACCELERATE_DEEPSPEED_OFFLOAD_PARAM_DEVICE"] == spec.offload_param_device
+        assert env["ACCELERATE_GRADIENT_ACCUMULATION_STEPS"] == str(spec.grad_accum)
+
+
+def test_accelerate_refuses_a_config_key_it_does_not_read(tmp_path: Path) -> None:
+    """The real loader bites: a top-level key ClusterConfig lacks is refused."""
+    _, files, _ = _files("FSDP")
+    with pytest.raises(ValueError, match="not_a_key"):
+        accelerate_launch_env(files.accelerate_yaml + "not_a_key: 1\n", tmp_path)
 
 
 def test_global_batch_is_the_step_models() -> None:
@@ -181,21 +241,118 @@ def test_tensor_parallel_plan_runs_as_priced_across_nodes() -> None:
     assert "use_internal_ips" in files.readme
 
 
-def test_tensor_and_pipeline_plan_is_refused_with_the_missing_piece() -> None:
+def test_tensor_and_pipeline_plan_runs_as_priced_with_torchtitan(tmp_path: Path) -> None:
+    spec, files, option = _files("TP+PP multi-node")
+    par = option.plan.strategy.parallel
+    assert (par.tp, par.pp, option.nodes) == (8, 4, 8)
+    assert spec.framework == "torchtitan"
+    assert files.config_name == "torchtitan.toml"
+    doc = check_torchtitan(files.config, tmp_path, world_size=64)
+    p, t = doc["parallelism"], doc["training"]
+    assert (p["tensor_parallel_degree"], p["pipeline_parallel_degree"]) == (8, 4)
+    assert p["data_parallel_replicate_degree"] * p["data_parallel_shard_degree"] == 2
+    assert p["pipeline_parallel_schedule"] == "1F1B"  # the schedule the bubble is priced for
+    assert p["pipeline_parallel_layers_per_stage"] == 80 // 4  # even stages, as priced
+    # one schedule runs the step's micro-batches: the pipeline's m is the plan's accumulation
+    assert p["pipeline_parallel_microbatch_size"] == spec.micro_batch
+    assert t["local_batch_size"] == spec.micro_batch * spec.grad_accum
+    assert t["global_batch_size"] == t["local_batch_size"] * 2 == spec.global_batch
+    assert t["seq_len"] == spec.seq_len
+    assert doc["model"] == {"name": "llama3", "flavor": "70B", "hf_assets_path": "hf_assets"}
+    assert "initial_load_path" not in doc["checkpoint"]  # pretraining starts from scratch
+    # ZeRO-1, priced for the plan, runs as FSDP2 keeping the weights through the step
+    assert option.plan.strategy.sharding is Sharding.ZERO1
+    assert p["fsdp_reshard_after_forward"] == "never"
+    assert "weights kept through the step" in files.readme
+    task = load(files.task_yaml)
+    assert "accelerate" not in task["setup"]
+    assert '"torchtitan==0.2.2"' in task["setup"]
+    assert 'hf download "meta-llama/Llama-3.3-70B-Instruct" --local-dir hf_assets' in task["setup"]
+    run = task["run"]
+    assert "-m torchtitan.train" in run
+    assert "--job.config_file /gpufit/torchtitan.toml" in run
+    assert '--node_rank "$SKYPILOT_NODE_RANK"' in run
+    assert '--nnodes "$SKYPILOT_NUM_NODES"' in run
+    assert '--master_addr "$MAIN_IP"' in run
+    assert task["resources"]["network_tier"] == "best"
+    assert task["file_mounts"]["/gpufit/torchtitan.toml"] == "torchtitan.toml"
+    assert "sky launch -c llama-3-3-70b task.yaml --env DATASET=" in files.readme
+
+
+def test_torchtitan_refuses_a_field_it_does_not_read(tmp_path: Path) -> None:
+    """The real ConfigManager bites: a misspelt field is refused, not ignored."""
+    _, files, _ = _files("TP+PP multi-node")
+    bad = files.config.replace("pipeline_parallel_degree", "pipeline_parallel_degre")
+    with pytest.raises(ValueError, match="pipeline_parallel_degre"):
+        check_torchtitan(bad, tmp_path, world_size=64)
+
+
+def test_expert_parallel_plan_runs_with_torchtitan(tmp_path: Path) -> None:
     w = workload(
-        model="Llama 3.3 70B",
+        model="Qwen3 30B-A3B",
         method=Method.PRETRAIN,
         tokens=1e9,
+        expert_parallel=8,
+        sharding=Sharding.FSDP,
+        hardware=HardwareRequest("H200-SXM-141GB", 16),
+    )
+    option = _option(Kind(w, H200))
+    assert option.plan.strategy.parallel.ep == 8
+    spec = launch_spec(w, option)
+    files = launch_files(spec)
+    doc = check_torchtitan(files.config, tmp_path, world_size=16)
+    p = doc["parallelism"]
+    assert p["expert_parallel_degree"] == 8
+    assert p["data_parallel_shard_degree"] == 16
+    assert p["pipeline_parallel_degree"] == 1
+    assert doc["model"]["flavor"] == "30B-A3B"
+    # no pipeline: torchtitan accumulates global / (local × dp) micro-steps, the plan's
+    assert doc["training"]["global_batch_size"] // (doc["training"]["local_batch_size"] * 16) == (
+        spec.grad_accum
+    )
+
+
+def test_a_full_finetune_loads_the_base_weights(tmp_path: Path) -> None:
+    w = workload(
+        model="Qwen3 32B",
+        tensor_parallel=8,
+        pipeline_parallel=2,
+        sharding=Sharding.FSDP,
+        hardware=HardwareRequest("H200-SXM-141GB", 16),
+    )
+    spec = launch_spec(w, _option(Kind(w, H200)))
+    files = launch_files(spec)
+    doc = check_torchtitan(files.config, tmp_path, world_size=16)
+    assert doc["checkpoint"]["initial_load_path"] == "hf_assets"
+    assert doc["checkpoint"]["initial_load_in_hf"] is True
+    assert '--include "*.json"' not in load(files.task_yaml)["setup"]  # the weights as well
+
+
+@pytest.mark.parametrize(
+    ("model", "method", "sharding", "missing"),
+    [
+        ("Llama 3.3 70B", Method.LORA, Sharding.FSDP, "no LoRA adapters"),
+        ("Mistral Large 123B", Method.PRETRAIN, Sharding.FSDP, "no model definition"),
+        ("Llama 3.3 70B", Method.PRETRAIN, Sharding.DDP, "keeps the weights whole"),
+    ],
+)
+def test_pipeline_plans_torchtitan_cannot_run_are_refused(
+    model: str, method: Method, sharding: Sharding, missing: str
+) -> None:
+    w = workload(
+        model=model,
+        method=method,
+        tokens=1e9,
+        sharding=sharding,
         tensor_parallel=8,
         pipeline_parallel=2,
         hardware=HardwareRequest("H200-SXM-141GB", 32),
     )
     option = _option(Kind(w, H200))
     assert option.plan.strategy.parallel.pp == 2
-    assert option.nodes == 4
     spec = launch_spec(w, option)
-    assert "no pipeline parallelism" in spec.unsupported
-    assert "Megatron-LM" in spec.unsupported
+    assert missing in spec.unsupported
+    assert "Accelerate cannot run" in spec.unsupported
     with pytest.raises(WorkloadError, match="cannot write launch files for option 1"):
         launch_files(spec)
 

@@ -69,9 +69,14 @@ class Flavor:
 
 
 #: gpufit model → torchtitan 0.2.2 model and flavor (``torchtitan/models/<name>/__init__.py``).
-#: DeepSeek V2 and V2 Lite are the ``236B`` and ``16B`` flavors of its deepseek_v3 model.
+#: Its llama3 flavors carry Llama 3.1's RoPE scaling (``RoPEScalingArgs``, factor 8), so they
+#: are Llama 3.1 and 3.3, not Llama 3; DeepSeek V2 and V2 Lite are the ``236B`` and ``16B``
+#: flavors of its deepseek_v3 model.
 FLAVORS: Mapping[str, Flavor] = MappingProxyType(
     {
+        "Llama 3.1 8B": Flavor("llama3", "8B", "meta-llama/Llama-3.1-8B"),
+        "Llama 3.1 70B": Flavor("llama3", "70B", "meta-llama/Llama-3.1-70B"),
+        "Llama 3.1 405B": Flavor("llama3", "405B", "meta-llama/Llama-3.1-405B"),
         "Llama 3.3 70B": Flavor("llama3", "70B", "meta-llama/Llama-3.3-70B-Instruct"),
         "Qwen3 0.6B": Flavor("qwen3", "0.6B", "Qwen/Qwen3-0.6B"),
         "Qwen3 1.7B": Flavor("qwen3", "1.7B", "Qwen/Qwen3-1.7B"),

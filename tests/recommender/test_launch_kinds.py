@@ -497,3 +497,23 @@ def test_owned_gpus_run_on_the_teams_machines_never_rented(
     sky_task = skypilot_task(files.task_yaml, tmp_path / "home", monkeypatch)
     (parsed,) = sky_task.resources
     assert type(parsed.cloud).__name__ == "SSH"
+
+
+def test_a_spot_pipeline_plan_checkpoints_at_its_interval_and_resumes(tmp_path: Path) -> None:
+    w = KINDS["TP+PP multi-node"].workload
+    option = _option(Kind(w, P4D_SPOT))
+    assert option.spot is not None
+    spec = launch_spec(w, option)
+    files = launch_files(spec)
+    doc = check_torchtitan(files.config, tmp_path, world_size=option.plan.gpus)
+    # the Young/Daly interval in steps of the plan's step time
+    steps = round(option.spot.checkpoint_interval_hours / (option.hours / spec.train_steps))
+    assert doc["checkpoint"]["interval"] == spec.checkpoint_interval_steps == max(1, steps)
+    assert doc["checkpoint"]["enable"] is True
+    assert doc["job"]["dump_folder"] == "/checkpoints"  # the bucket: resumes after preemption
+    task = load(files.task_yaml)
+    assert task["envs"]["CHECKPOINT_EVERY_STEPS"] == str(spec.checkpoint_interval_steps)
+    assert '--checkpoint.interval "$CHECKPOINT_EVERY_STEPS"' in task["run"]
+    launch = files.readme.index("## Launch")
+    assert files.readme.index("sky jobs launch -n", launch) < files.readme.index("```\n\n", launch)
+    assert "loads the newest one by itself" in files.readme

@@ -162,7 +162,7 @@ def _task_yaml(spec: LaunchSpec) -> str:
         "    mode: MOUNT",
         "setup: |",
         "  set -euo pipefail",
-        f"  # Python {PYTHON}: trl and vllm at these pins need it (recommender/launch/setup.py)",
+        f"  # Python {PYTHON}: the pins below accept it (recommender/launch/setup.py)",
         "  pip install uv",
         f"  uv venv --python {PYTHON} --seed {ENV_DIR}",
         f"  source {ENV_DIR}/bin/activate",
@@ -244,7 +244,8 @@ def _titan_assets(spec: LaunchSpec) -> list[str]:
     """The model's Hugging Face files: the tokenizer (and config) to pretrain, the weights as
     well to fine-tune (a gated repository needs ``--secret HF_TOKEN``)."""
     repo = FLAVORS[spec.model].hf_repo
-    only = ' --include "*.json" "tokenizer*"' if spec.method == "pretrain" else ""
+    # `hf download` takes one pattern per --include (huggingface_hub 1.x's typer CLI)
+    only = ' --include "*.json" --include "tokenizer*"' if spec.method == "pretrain" else ""
     return [f"  hf download {_q(repo)} --local-dir {HF_ASSETS}{only}"]
 
 

@@ -267,7 +267,10 @@ def test_tensor_and_pipeline_plan_runs_as_priced_with_torchtitan(tmp_path: Path)
     task = load(files.task_yaml)
     assert "accelerate" not in task["setup"]
     assert '"torchtitan==0.2.2"' in task["setup"]
-    assert 'hf download "meta-llama/Llama-3.3-70B-Instruct" --local-dir hf_assets' in task["setup"]
+    assert (
+        'hf download "meta-llama/Llama-3.3-70B-Instruct" --local-dir hf_assets '
+        '--include "*.json" --include "tokenizer*"'  # the tokenizer and config to pretrain
+    ) in task["setup"]
     run = task["run"]
     assert "-m torchtitan.train" in run
     assert "--job.config_file /gpufit/torchtitan.toml" in run

@@ -1,4 +1,4 @@
-"""From an option to the files that launch it: a SkyPilot task, an Accelerate config, a README.
+"""From an option to the files that launch it: a SkyPilot task, a framework config, a README.
 
 Pure functions: :func:`launch_spec` reads everything the files need off an option and its
 workload into a :class:`LaunchSpec` (what ``gpufit ask --json`` carries as each option's
@@ -244,6 +244,7 @@ def unsupported_reason(workload: Workload, plan: Plan) -> str:
             replicate=replicate,
             shard=shard,
             mixed_precision=_precision(workload, plan.gpu_id),
+            micro_batches=_batch(workload, plan.gpus, strategy)[0],
         )
     if strategy.sharding not in _FSDP2_FULL | _FSDP2_KEEP:
         kept = "the whole model states" if strategy.sharding is Sharding.DDP else "the weights"
@@ -298,10 +299,13 @@ def _batch(workload: Workload, plan_gpus: int, strategy: Strategy) -> tuple[int,
     """(gradient accumulation, global batch in sequences): the step model's global batch
     (:func:`recommender.estimation.global_batch.default_batch_tokens`) in whole micro-batches of
     ``micro_batch`` sequences on each data-parallel rank, at least one each."""
-    dp = strategy.parallel.dp(plan_gpus)
+    par = strategy.parallel
+    dp = par.dp(plan_gpus)
     per_step = workload.micro_batch * workload.seq_len * dp
-    target = default_batch_tokens(workload, strategy.parallel, plan_gpus)
+    target = default_batch_tokens(workload, par, plan_gpus)
     accum = max(1, round(target / per_step))
+    if par.vp > 1:  # torch's interleaved 1F1B runs rounds of pp micro-batches: a multiple of pp
+        accum = par.pp * max(1, round(target / (per_step * par.pp)))
     return accum, workload.micro_batch * dp * accum
 
 

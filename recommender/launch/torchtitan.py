@@ -132,10 +132,17 @@ def layers_per_stage(layers: int, stages: int) -> int | None:
 
 
 def torchtitan_reason(
-    workload: Workload, plan: Plan, *, replicate: int, shard: int, mixed_precision: str
+    workload: Workload,
+    plan: Plan,
+    *,
+    replicate: int,
+    shard: int,
+    mixed_precision: str,
+    micro_batches: int,
 ) -> str:
     """Why torchtitan 0.2.2 cannot run ``plan`` as priced ("" when it can); ``replicate`` ×
-    ``shard`` is the plan's data-parallel split (:func:`recommender.launch.spec._dp_split`)."""
+    ``shard`` is the plan's data-parallel split (:func:`recommender.launch.spec._dp_split`),
+    ``micro_batches`` its micro-batches per optimizer step on each data-parallel rank."""
     s = plan.strategy
     par = s.parallel
     degrees = par.describe_degrees()
@@ -184,6 +191,13 @@ def torchtitan_reason(
         return (
             f"{head} {TORCHTITAN} cannot cut {workload.model.layers} layers into "
             f"{par.pp * par.vp} stages of whole layers."
+        )
+    if par.pp > 1 and par.vp == 1 and micro_batches < par.pp:
+        # torch's Schedule1F1B refuses fewer micro-batches than stages (pipelining/schedules.py)
+        return (
+            f"{head} {TORCHTITAN} pipelines with torch's 1F1B schedule, which needs at least "
+            f"{par.pp} micro-batches a step (one per stage); this plan's global batch makes "
+            f"{micro_batches}."
         )
     if par.ep > 1 and (shard * par.cp) % par.ep:
         return (

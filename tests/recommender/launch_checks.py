@@ -154,6 +154,7 @@ def check_torchtitan(text: str, directory: Path, *, world_size: int) -> dict[str
     """torchtitan.toml as torchtitan 0.2.2 reads it, for ``world_size`` GPUs; returns the
     document. torchtitan itself checks what it can without GPUs."""
     doc = tomllib.loads(text)
+    _check_titan_schema(doc, TITAN_SCHEMA["fields"])
     tool("torchtitan")
     from torch.distributed.pipelining.schedules import PipelineScheduleSingle, get_schedule_class
     from torchtitan.config import ConfigManager
@@ -205,7 +206,13 @@ def check_torchtitan(text: str, directory: Path, *, world_size: int) -> dict[str
         )
         assert sum(len([m for m in p if m.startswith("layers.")]) for p in parts) == args.n_layers
         assert training.local_batch_size % par.pipeline_parallel_microbatch_size == 0
-    _check_titan_schema(doc, TITAN_SCHEMA["fields"])  # what the schema says agrees
+        # torch's schedules: 1F1B needs a micro-batch per stage; the interleaved one runs
+        # rounds of pp micro-batches (Schedule1F1B, ScheduleInterleaved1F1B __init__)
+        micro = training.local_batch_size // par.pipeline_parallel_microbatch_size
+        if single:
+            assert micro >= stages
+        else:
+            assert micro % max(1, micro // dims.pp) == 0
     return doc
 
 

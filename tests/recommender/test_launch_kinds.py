@@ -13,6 +13,7 @@ from recommender.errors import WorkloadError
 from recommender.estimation.global_batch import FINETUNE_BATCH_TOKENS, default_batch_tokens
 from recommender.launch.files import LaunchFiles, launch_files
 from recommender.launch.spec import LaunchSpec, launch_spec
+from recommender.launch.torchtitan import torchtitan_reason
 from recommender.ranking.recommend import Option, recommend
 from recommender.workload import (
     HardwareRequest,
@@ -29,6 +30,7 @@ from tests.recommender.launch_checks import (
     check_torchtitan,
     load,
     skypilot_task,
+    tool,
 )
 
 # Offers SkyPilot's test AWS catalog (tests/feeds/data/skypilot_aws.csv) holds, so its
@@ -283,11 +285,55 @@ def test_tensor_and_pipeline_plan_runs_as_priced_with_torchtitan(tmp_path: Path)
 
 
 def test_torchtitan_refuses_a_field_it_does_not_read(tmp_path: Path) -> None:
-    """The real ConfigManager bites: a misspelt field is refused, not ignored."""
+    """The real ConfigManager bites: a misspelt field is refused, not ignored (and the
+    schema taken from its source refuses it too)."""
     _, files, _ = _files("TP+PP multi-node")
     bad = files.config.replace("pipeline_parallel_degree", "pipeline_parallel_degre")
-    with pytest.raises(ValueError, match="pipeline_parallel_degre"):
+    with pytest.raises(AssertionError, match=r"no field parallelism\.pipeline_parallel_degre"):
         check_torchtitan(bad, tmp_path, world_size=64)
+    tool("torchtitan")
+    from torchtitan.config import ConfigManager
+
+    (tmp_path / "bad.toml").write_text(bad)
+    with pytest.raises(ValueError, match="pipeline_parallel_degre"):
+        ConfigManager().parse_args(["--job.config_file", str(tmp_path / "bad.toml")])
+
+
+def test_an_interleaved_pipeline_runs_its_virtual_stages(tmp_path: Path) -> None:
+    w = workload(
+        model="Llama 3.1 70B",
+        method=Method.PRETRAIN,
+        tokens=1e9,
+        tensor_parallel=8,
+        pipeline_parallel=4,
+        virtual_stages=2,
+        hardware=HardwareRequest("A100-SXM-40GB", 64),
+    )
+    option = _option(Kind(w, P4D))
+    assert option.plan.strategy.parallel.vp == 2
+    spec = launch_spec(w, option)
+    doc = check_torchtitan(launch_files(spec).config, tmp_path, world_size=64)
+    p = doc["parallelism"]
+    assert p["pipeline_parallel_schedule"] == "Interleaved1F1B"
+    assert p["pipeline_parallel_layers_per_stage"] == 80 // (4 * 2)  # two stages per GPU
+    assert spec.grad_accum % 4 == 0  # whole rounds of pp micro-batches
+
+
+def test_a_pipeline_with_fewer_micro_batches_than_stages_is_refused() -> None:
+    """torch's 1F1B needs a micro-batch per stage: PP4 with 3 micro-batches a step cannot run,
+    with 4 it can."""
+    kind = KINDS["TP+PP multi-node"]
+    plan = _option(kind).plan
+    for micro_batches, refused in ((3, True), (4, False)):
+        reason = torchtitan_reason(
+            kind.workload,
+            plan,
+            replicate=1,
+            shard=2,
+            mixed_precision="bf16",
+            micro_batches=micro_batches,
+        )
+        assert ("needs at least 4 micro-batches a step" in reason) is refused
 
 
 def test_expert_parallel_plan_runs_with_torchtitan(tmp_path: Path) -> None:

@@ -109,10 +109,10 @@ def reshard(sharding: Sharding, pp: int) -> str | None:
 
     ZeRO-1 runs as "never" under a pipeline: a pipeline schedule turns FSDP2's gradient sync
     off for every micro-batch and reduces once after the last (``backward_maybe_with_nosync``
-    and ``perform_reduce_grad`` in torch ``distributed/pipelining/stage.py``), so weights and
-    gradients stay whole through the step and only the optimizer is sharded: ZeRO-1's memory
-    and its one reduce-scatter and all-gather per step. Without a pipeline torchtitan syncs
-    every micro-step, which is not what ZeRO-1 was priced as.
+    and ``perform_reduce_grad`` in torch ``distributed/pipelining/stage.py``, read in 2.13.0),
+    so weights and gradients stay whole through the step and only the optimizer is sharded:
+    ZeRO-1's memory and its one reduce-scatter and all-gather per step. Without a pipeline
+    torchtitan syncs every micro-step, which is not what ZeRO-1 was priced as.
     """
     if sharding is Sharding.ZERO1 and pp > 1:
         return "never"

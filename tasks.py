@@ -53,7 +53,7 @@ def demo() -> None:
 
 
 #: Extras the gate installs: "dev", or "dev,launch-test" for the tools that read the launch
-#: files (SkyPilot, Accelerate, torchtitan: ~2.3 GiB, ~2 min), which .ci/run asks for.
+#: files (SkyPilot, Accelerate, torchtitan: ~2.3 GiB, 5 min uncached), which .ci/run asks for.
 EXTRAS = {"dev", "dev,launch-test"}
 
 

@@ -9,8 +9,9 @@ runs ``pip install --dry-run`` in a fresh virtual environment for two lines:
   part of it, and a set that resolves resolves in every part;
 * a torchtitan plan's set-up (:func:`torchtitan_requirements`).
 
-It needs PyPI, so it is not a test (the suite stays on loopback); .ci/run runs it after the
-tests, each resolve bounded by ``TIMEOUT_S``. Measured on the 2-core machine on 2026-12-04:
+It needs PyPI, so it is not a test (the suite stays on loopback); .ci/run runs it before the
+tests with the system Python (it imports only the standard library and ``recommender``), each
+resolve bounded by ``TIMEOUT_S``. Measured on the 2-core machine on 2026-12-04:
 90 s for the first line and 47 s for the second with an empty pip cache and the cores to
 itself; 315 s for the first while other jobs shared them (pip builds deepspeed's sdist to
 read its metadata). Exit 0 when both resolve, 1 with pip's message when one does not (or

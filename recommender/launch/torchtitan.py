@@ -182,6 +182,12 @@ def torchtitan_reason(
             f"{head} {TORCHTITAN} offloads parameters, gradients and optimizer together "
             "(training.enable_cpu_offload) or nothing, not the optimizer alone."
         )
+    if s.offload is Offload.PARAMS and shard * par.cp == 1:
+        # parallelize.py applies FSDP (and with it the offload) only when fsdp_enabled
+        return (
+            f"{head} {TORCHTITAN} offloads to the CPU through FSDP2, which it applies only "
+            "over sharded data-parallel or context ranks, and this plan has none."
+        )
     if mixed_precision not in _PARAM_DTYPE:
         return (
             f"{head} {TORCHTITAN} trains in bf16 or fp32 as gpufit writes it, and this plan is "

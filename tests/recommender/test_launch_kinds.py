@@ -336,6 +336,25 @@ def test_a_pipeline_with_fewer_micro_batches_than_stages_is_refused() -> None:
         assert ("needs at least 4 micro-batches a step" in reason) is refused
 
 
+def test_offload_without_sharded_ranks_is_refused() -> None:
+    """torchtitan offloads through FSDP2, which it applies only over sharded ranks: TP8 × PP4
+    on 32 GPUs leaves one data-parallel rank, so the priced offload would not happen."""
+    w = workload(
+        model="Llama 3.1 70B",
+        method=Method.PRETRAIN,
+        tokens=1e9,
+        tensor_parallel=8,
+        pipeline_parallel=4,
+        offload=Offload.PARAMS,
+        sharding=Sharding.FSDP,
+        hardware=HardwareRequest("A100-SXM-40GB", 32),
+    )
+    option = _option(Kind(w, offer(gpu_id="A100-SXM-40GB", ram_gib=2048.0)))
+    assert option.plan.strategy.parallel.dp(option.plan.gpus) == 1
+    assert option.plan.strategy.offload is Offload.PARAMS
+    assert "applies only over sharded data-parallel" in launch_spec(w, option).unsupported
+
+
 def test_expert_parallel_plan_runs_with_torchtitan(tmp_path: Path) -> None:
     w = workload(
         model="Qwen3 30B-A3B",

@@ -204,10 +204,10 @@ def _distributed(
     return "MULTI_GPU", None, False, None, "none", "none"
 
 
-#: What every refusal says is missing: the frameworks gpufit writes configs for.
+#: What a tensor/context-parallel refusal says is missing.
 _ACCELERATE_SPLITS = (
-    "gpufit writes configs for Hugging Face Accelerate, whose parallelism config runs tensor "
-    "and context parallelism with FSDP2 only"
+    "without a pipeline gpufit writes Hugging Face Accelerate configs, whose parallelism "
+    "config runs tensor and context parallelism with FSDP2 only"
 )
 
 
@@ -223,13 +223,11 @@ def _dp_split(plan: Plan) -> tuple[int, int]:
 def unsupported_reason(workload: Workload, plan: Plan) -> str:
     """Why no framework gpufit writes configs for runs ``plan`` as priced ("" if one does).
 
-    Accelerate runs every plan that does not split the model. A split (TP/CP) runs under
-    Accelerate's ``parallelism_config`` with FSDP2; pipeline and expert parallelism it does
-    not have, and its Megatron-LM plugin (accelerate 1.15.0 ``utils/megatron_lm.py``)
-    imports ``megatron.training.gpt_builders`` and ``megatron.legacy``, which no Megatron-LM
-    release ships together (core_v0.13.0-0.19.0: the former never, the latter gone from
-    0.18.0), so those plans run with torchtitan
-    (:func:`recommender.launch.torchtitan.torchtitan_reason` says when it cannot).
+    Accelerate runs every plan that does not split the model, and a TP/CP split with FSDP2.
+    Pipeline and expert parallelism it lacks, and its Megatron-LM plugin (1.15.0
+    ``utils/megatron_lm.py``) imports ``megatron.training.gpt_builders`` and
+    ``megatron.legacy``, which no Megatron-LM release (core_v0.13.0-0.19.0) ships together:
+    those plans run with torchtitan (:func:`~recommender.launch.torchtitan.torchtitan_reason`).
     """
     strategy = plan.strategy
     par = strategy.parallel
@@ -362,20 +360,16 @@ def launch_spec(workload: Workload, option: Option) -> LaunchSpec:
         dist, fsdp, fsdp_version, stage, opt_dev, param_dev = "FSDP", None, 2, None, "none", "none"
         fsdp_off = s.offload is Offload.PARAMS
         titan = torchtitan_fields(workload, option, accum=accum, steps=steps)
+        full = titan["fsdp_reshard"] == "always" if titan else s.sharding in _FSDP2_FULL
         engine = (
-            f"FSDP2 {'full shard' if s.sharding in _FSDP2_FULL else 'grad-op shard'} over "
-            f"{replicate} × {shard} data-parallel ranks (replicated × sharded) with "
-            f"{par.describe_degrees()}" + (", parameters on the CPU" if fsdp_off else "")
+            (f"torchtitan {TORCHTITAN}, " if titan else "")
+            + f"FSDP2 {'full shard' if full else 'grad-op shard'} over {replicate} × {shard} "
+            f"data-parallel ranks (replicated × sharded) with {par.describe_degrees()}"
+            + (f", {titan['pp_schedule']} pipeline schedule" if par.pp > 1 and titan else "")
+            + (", parameters on the CPU" if fsdp_off else "")
         )
         if titan:  # no accelerate.yaml: distributed_type names nothing
             dist, fsdp_version = "", None
-            kept = "grad-op shard" if titan["fsdp_reshard"] == "never" else "full shard"
-            engine = (
-                f"torchtitan {TORCHTITAN}, FSDP2 {kept} over {replicate} × {shard} "
-                f"data-parallel ranks (replicated × sharded) with {par.describe_degrees()}"
-                + (f", {titan['pp_schedule']} pipeline schedule" if par.pp > 1 else "")
-                + (", parameters on the CPU" if fsdp_off else "")
-            )
     generation, vllm_share = _generation(workload, option)
     spot = option.spot
     packages = (

@@ -38,15 +38,15 @@ from typing import Any
 
 from recommender.estimation.global_batch import default_batch_tokens
 from recommender.estimation.hardware import precision_on
-from recommender.estimation.model_states import FULL_SHARDING
 from recommender.estimation.plan import Plan
 from recommender.estimation.strategies import Strategy
 from recommender.gpus import get_gpu
 from recommender.launch.setup import requirements, torchtitan_requirements
-from recommender.launch.skypilot import disk_size_gib, skypilot_accelerator, skypilot_cloud
+from recommender.launch.skypilot import disk_size_gib, skypilot_accelerator
 from recommender.launch.torchtitan import TORCHTITAN, torchtitan_fields, torchtitan_reason
 from recommender.pricing.costing import Option
 from recommender.pricing.economics import checkpoint_gib
+from recommender.providers import skypilot_cloud
 from recommender.workload import Method, Objective, Offload, Precision, Sharding, Workload
 
 __all__ = [
@@ -179,8 +179,6 @@ _FSDP_STRATEGY = {
 _ZERO_STAGE = {Sharding.ZERO1: 1, Sharding.ZERO2: 2, Sharding.ZERO3: 3}
 #: Sharding FSDP2 expresses beside tensor/context parallelism: fully sharded (ZeRO-3, HSDP
 #: inside each node) or parameters kept after forward (grad-op, ZeRO-2).
-_FSDP2_FULL = frozenset({Sharding.FSDP, Sharding.ZERO3, Sharding.HSDP})
-_FSDP2_KEEP = frozenset({Sharding.FSDP_GRAD_OP, Sharding.ZERO2})
 
 
 def _distributed(
@@ -189,7 +187,7 @@ def _distributed(
     """(distributed_type, fsdp strategy, fsdp param offload, zero stage, optimizer offload
     device, parameter offload device) for a plan's strategy; see the module docstring."""
     if offload is Offload.OPTIMIZER:
-        stage = 3 if sharding in FULL_SHARDING else 2
+        stage = 3 if sharding.shards_params else 2
         return "DEEPSPEED", None, False, stage, "cpu", "none"
     if offload is Offload.PARAMS:
         if sharding in _FSDP_STRATEGY and gpus > 1:
@@ -244,7 +242,7 @@ def unsupported_reason(workload: Workload, plan: Plan) -> str:
             mixed_precision=_precision(workload, plan.gpu_id),
             micro_batches=_batch(workload, plan.gpus, strategy)[0],
         )
-    if strategy.sharding not in _FSDP2_FULL | _FSDP2_KEEP:
+    if not strategy.sharding.shards_grads:
         kept = "the whole model states" if strategy.sharding is Sharding.DDP else "the weights"
         return (
             f"This plan runs {degrees} with {strategy.describe().split(' with ')[-1]} over "
@@ -360,7 +358,7 @@ def launch_spec(workload: Workload, option: Option) -> LaunchSpec:
         dist, fsdp, fsdp_version, stage, opt_dev, param_dev = "FSDP", None, 2, None, "none", "none"
         fsdp_off = s.offload is Offload.PARAMS
         titan = torchtitan_fields(workload, option, accum=accum, steps=steps)
-        full = titan["fsdp_reshard"] == "always" if titan else s.sharding in _FSDP2_FULL
+        full = titan["fsdp_reshard"] == "always" if titan else s.sharding.shards_params
         engine = (
             (f"torchtitan {TORCHTITAN}, " if titan else "")
             + f"FSDP2 {'full shard' if full else 'grad-op shard'} over {replicate} × {shard} "
@@ -421,7 +419,7 @@ def launch_spec(workload: Workload, option: Option) -> LaunchSpec:
         model_split="" if par.trivial else par.describe_degrees(),
         engine=engine,
         fsdp_version=fsdp_version,
-        fsdp_reshard_after_forward=s.sharding not in _FSDP2_KEEP,
+        fsdp_reshard_after_forward=s.sharding.shards_params or not s.sharding.shards_grads,
         tp=par.tp,
         pp=par.pp,
         cp=par.cp,

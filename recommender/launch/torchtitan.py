@@ -93,19 +93,12 @@ FLAVORS: Mapping[str, Flavor] = MappingProxyType(
     }
 )
 
-#: Sharding torchtitan's FSDP2 expresses: parameters resharded after forward (full shard) or
-#: kept until backward (``fsdp_reshard_after_forward`` "always" / "never").
-_RESHARD = {
-    Sharding.FSDP: "always",
-    Sharding.ZERO3: "always",
-    Sharding.HSDP: "always",
-    Sharding.FSDP_GRAD_OP: "never",
-    Sharding.ZERO2: "never",
-}
-
 
 def reshard(sharding: Sharding, pp: int) -> str | None:
-    """``fsdp_reshard_after_forward`` that runs ``sharding`` as priced, or ``None``.
+    """``fsdp_reshard_after_forward`` that runs ``sharding`` as priced, or ``None``: FSDP2
+    reshards the parameters after forward where the plan shards them (full shard, ZeRO-3,
+    HSDP: "always") and keeps them until backward where it shards only the gradients
+    (grad-op, ZeRO-2: "never").
 
     ZeRO-1 runs as "never" under a pipeline: a pipeline schedule turns FSDP2's gradient sync
     off for every micro-batch and reduces once after the last (``backward_maybe_with_nosync``
@@ -114,9 +107,11 @@ def reshard(sharding: Sharding, pp: int) -> str | None:
     ZeRO-1's memory and its one reduce-scatter and all-gather per step. Without a pipeline
     torchtitan syncs every micro-step, which is not what ZeRO-1 was priced as.
     """
-    if sharding is Sharding.ZERO1 and pp > 1:
+    if sharding.shards_params:
+        return "always"
+    if sharding.shards_grads or (sharding is Sharding.ZERO1 and pp > 1):
         return "never"
-    return _RESHARD.get(sharding)
+    return None
 
 
 #: Accelerate's mixed_precision → torchtitan's ``training.mixed_precision_param`` (a Literal of

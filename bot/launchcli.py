@@ -35,7 +35,8 @@ DEFAULT_TOP = 5  # as ``gpufit ask``
 def add_launch_parser(sub: argparse._SubParsersAction[Any]) -> None:
     launch = sub.add_parser(
         "launch",
-        help="write a SkyPilot task, an Accelerate config and a README for one option",
+        help="write a SkyPilot task, an Accelerate or torchtitan config and a README for one "
+        "option",
     )
     launch.add_argument("text", nargs="+", help='the workload, e.g. "13B full finetune 2 days"')
     launch.add_argument(
@@ -76,7 +77,7 @@ def write_launch_files(files: LaunchFiles, directory: Path, *, force: bool) -> l
             raise WorkloadError(
                 f"{directory} already holds files ({shown}).",
                 hint="Choose an empty or new --dir, or pass --force to write over "
-                "task.yaml, accelerate.yaml and README.md there.",
+                "task.yaml, the framework's config and README.md there.",
             )
     directory.mkdir(parents=True, exist_ok=True)
     written = []

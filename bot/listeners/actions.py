@@ -197,7 +197,7 @@ async def _watch(click: Click) -> None:
 
 
 async def _launch(click: Click) -> None:
-    """Launch files: the option's task.yaml and accelerate.yaml, shown only to the clicker on
+    """Launch files: the option's task.yaml and framework config, shown only to the clicker on
     an ephemeral answer and in the thread of a public one (the answer itself stays)."""
     await _add(click, await launch_message(click.services, click.value))
 

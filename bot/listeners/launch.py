@@ -1,4 +1,4 @@
-"""The "Launch files" button: the clicked option's task.yaml and accelerate.yaml.
+"""The "Launch files" button: the clicked option's task.yaml and framework config.
 
 The button's value carries the question, the option's rank, how many options the answer
 showed and the offer's key (:func:`bot.render.blocks.encode_launch_value`); the option is

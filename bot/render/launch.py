@@ -1,4 +1,4 @@
-"""The "Launch files" answer: an option's task.yaml and accelerate.yaml as code blocks.
+"""The "Launch files" answer: an option's task.yaml and framework config as code blocks.
 
 The file texts come from :func:`recommender.launch_files`; they hold provider, region and
 instance names from price feeds, so they go through :func:`escape_mrkdwn` like every other
@@ -36,7 +36,8 @@ def _code_sections(name: str, text: str) -> list[Block]:
 
 
 def render_launch_files(option: Option, files: LaunchFiles, *, query: str, command: str) -> Message:
-    """An option's ``task.yaml`` and ``accelerate.yaml`` as code blocks, with how to use them."""
+    """An option's ``task.yaml`` and its framework's config (``accelerate.yaml`` or
+    ``torchtitan.toml``) as code blocks, with how to use them."""
     o = option.offer
     e = escape_mrkdwn
     kind = o.kind
@@ -52,6 +53,6 @@ def render_launch_files(option: Option, files: LaunchFiles, *, query: str, comma
         ),
     ]
     blocks += _code_sections("task.yaml", files.task_yaml)
-    blocks += _code_sections("accelerate.yaml", files.accelerate_yaml)
+    blocks += _code_sections(files.config_name, files.config)
     text = f"gpufit launch files for option {option.rank}: {e(o.provider)} {e(o.instance_type)}"
     return fit_message(blocks, text)

@@ -1,10 +1,12 @@
-"""The three launch files of a :class:`~recommender.launch.spec.LaunchSpec`, as texts.
+"""The three launch files of a :class:`~recommender.launch.spec.LaunchSpec`, as texts: task.yaml,
+the framework's config (accelerate.yaml, or torchtitan.toml for a plan with pipeline or
+expert parallelism) and README.md.
 
 YAML is written by hand (PyYAML is not a runtime dependency): every string scalar is
 double-quoted with JSON escapes (valid YAML), so values such as ``no`` or ``on`` stay strings,
 and text from price feeds reaches comments only on one line (:func:`one_line`). The tests
-read every file back with ``yaml.safe_load``, check accelerate.yaml against the keys
-Accelerate 1.15.0 reads, and task.yaml with SkyPilot's own parser where it is installed.
+read every file back with the tool that reads it: SkyPilot's parser, Accelerate's config
+loader and launch checks, torchtitan's ``ConfigManager`` (the ``launch-test`` extra).
 
 A spec that says why no supported framework runs its plan (``unsupported``) gets no files:
 :func:`launch_files` raises :class:`~recommender.errors.WorkloadError` with that reason.
@@ -26,6 +28,7 @@ from recommender.launch.readme import (
 )
 from recommender.launch.setup import PYTHON
 from recommender.launch.spec import LaunchSpec
+from recommender.launch.torchtitan import FLAVORS, HF_ASSETS, torchtitan_toml
 from recommender.pricing.offers import OWNED_PROVIDER
 
 __all__ = ["CHECKPOINT_DIR", "CONFIG_PATH", "MAIN_PROCESS_PORT", "LaunchFiles", "launch_files"]
@@ -33,22 +36,34 @@ __all__ = ["CHECKPOINT_DIR", "CONFIG_PATH", "MAIN_PROCESS_PORT", "LaunchFiles", 
 
 @dataclass(frozen=True, slots=True)
 class LaunchFiles:
-    """The three launch files' texts."""
+    """The three launch files' texts; ``config_name`` is the framework config's file name."""
 
     task_yaml: str
-    accelerate_yaml: str
+    config_name: str
+    config: str
     readme: str
+
+    @property
+    def accelerate_yaml(self) -> str:
+        """accelerate.yaml's text ("" for a torchtitan plan)."""
+        return self.config if self.config_name == "accelerate.yaml" else ""
+
+    @property
+    def torchtitan_toml(self) -> str:
+        """torchtitan.toml's text ("" for an Accelerate plan)."""
+        return self.config if self.config_name == "torchtitan.toml" else ""
 
     def by_name(self) -> dict[str, str]:
         return {
             "task.yaml": self.task_yaml,
-            "accelerate.yaml": self.accelerate_yaml,
+            self.config_name: self.config,
             "README.md": self.readme,
         }
 
 
-#: Where the task mounts the Accelerate config on every node, and the rendezvous port.
-CONFIG_PATH = "/gpufit/accelerate.yaml"
+#: Where the task mounts the framework's config on every node, and the rendezvous port.
+CONFIG_DIR = "/gpufit"
+CONFIG_PATH = f"{CONFIG_DIR}/accelerate.yaml"
 MAIN_PROCESS_PORT = 29500
 #: The set-up's environment on every node (a Python the pins accept: launch_setup.PYTHON).
 ENV_DIR = "~/gpufit-env"
@@ -100,7 +115,9 @@ def _task_yaml(spec: LaunchSpec) -> str:
         f"# SkyPilot task for gpufit option {spec.rank}: "
         + one_line(f"{spec.provider} {spec.instance_type} ({kind}) in {spec.region}"),
         f"# Plan: {one_line(spec.strategy)}",
-        f"# Runs as: Accelerate, {one_line(spec.engine)}",
+        "# Runs as: "
+        + ("" if spec.framework == "torchtitan" else "Accelerate, ")
+        + one_line(spec.engine),
         f"# Launch from this directory: {launch_command(spec)}",
         f"name: {_q('gpufit-' + cluster_name(spec))}",
         "workdir: .  # your training script lives here; synced to every node",
@@ -129,8 +146,42 @@ def _task_yaml(spec: LaunchSpec) -> str:
     ]
     if spec.nodes > 1:
         lines.append('  network_tier: "best"  # the fabric between nodes: see README.md')
+    titan = spec.framework == "torchtitan"
+    lines += ["envs:", *(_titan_envs(spec) if titan else _accelerate_envs(spec))]
+    if spec.checkpoint_interval_hours is not None:
+        lines.append(
+            f"  CHECKPOINT_EVERY_MINUTES: {_q(str(minutes(spec.checkpoint_interval_hours)))}  "
+            "# spot: gpufit's checkpoint interval (Young/Daly)"
+        )
+    config = "torchtitan.toml" if titan else "accelerate.yaml"
     lines += [
-        "envs:",
+        "file_mounts:",
+        f"  {CONFIG_DIR}/{config}: {config}",
+        f"  {CHECKPOINT_DIR}:  # a bucket: checkpoints outlive the cluster (and preemptions)",
+        f"    name: {_q(spec.checkpoint_bucket)}",
+        "    mode: MOUNT",
+        "setup: |",
+        "  set -euo pipefail",
+        f"  # Python {PYTHON}: the pins below accept it (recommender/launch/setup.py)",
+        "  pip install uv",
+        f"  uv venv --python {PYTHON} --seed {ENV_DIR}",
+        f"  source {ENV_DIR}/bin/activate",
+        "  uv pip install " + " ".join(f'"{p}"' for p in spec.packages.split()),
+        *(_titan_assets(spec) if titan else []),
+        "  if [ -f requirements.txt ]; then uv pip install -r requirements.txt; fi",
+        "run: |",
+        "  set -euo pipefail",
+        f"  source {ENV_DIR}/bin/activate",
+        '  : "${DATA_PATH:?set it: --env DATA_PATH=s3://bucket/path}"',
+        "  # Rendezvous from SkyPilot's environment: the first IP is the main process's node.",
+        '  MAIN_IP=$(echo "$SKYPILOT_NODE_IPS" | head -n1)',
+    ]
+    lines += _titan_run(spec) if titan else _accelerate_run(spec)
+    return "\n".join(lines) + "\n"
+
+
+def _accelerate_envs(spec: LaunchSpec) -> list[str]:
+    return [
         '  TRAIN_SCRIPT: "train.py"  # your script, in this directory',
         '  TRAIN_ARGS: ""  # extra arguments for it',
         '  DATA_PATH: ""  # where the training data is (s3://..., gs://..., a path); required',
@@ -143,31 +194,10 @@ def _task_yaml(spec: LaunchSpec) -> str:
         f"  GLOBAL_BATCH: {_q(str(spec.global_batch))}  # sequences per optimizer step",
         f"  SEQ_LEN: {_q(str(spec.seq_len))}",
     ]
-    if spec.checkpoint_interval_hours is not None:
-        lines.append(
-            f"  CHECKPOINT_EVERY_MINUTES: {_q(str(minutes(spec.checkpoint_interval_hours)))}  "
-            "# spot: gpufit's checkpoint interval (Young/Daly)"
-        )
-    lines += [
-        "file_mounts:",
-        f"  {CONFIG_PATH}: accelerate.yaml",
-        f"  {CHECKPOINT_DIR}:  # a bucket: checkpoints outlive the cluster (and preemptions)",
-        f"    name: {_q(spec.checkpoint_bucket)}",
-        "    mode: MOUNT",
-        "setup: |",
-        "  set -euo pipefail",
-        f"  # Python {PYTHON}: trl and vllm at these pins need it (recommender/launch/setup.py)",
-        "  pip install uv",
-        f"  uv venv --python {PYTHON} --seed {ENV_DIR}",
-        f"  source {ENV_DIR}/bin/activate",
-        "  uv pip install " + " ".join(f'"{p}"' for p in spec.packages.split()),
-        "  if [ -f requirements.txt ]; then uv pip install -r requirements.txt; fi",
-        "run: |",
-        "  set -euo pipefail",
-        f"  source {ENV_DIR}/bin/activate",
-        '  : "${DATA_PATH:?set it: --env DATA_PATH=s3://bucket/path}"',
-        "  # Rendezvous from SkyPilot's environment: the first IP is the main process's node.",
-        '  MAIN_IP=$(echo "$SKYPILOT_NODE_IPS" | head -n1)',
+
+
+def _accelerate_run(spec: LaunchSpec) -> list[str]:
+    lines = [
         "  NUM_PROCESSES=$((SKYPILOT_NUM_NODES * SKYPILOT_NUM_GPUS_PER_NODE))",
         '  RESUME_ARGS=""',
     ]
@@ -183,7 +213,8 @@ def _task_yaml(spec: LaunchSpec) -> str:
             '    RESUME_ARGS="--resume_from_checkpoint $LATEST"',
             "  fi",
         ]
-    lines += [
+    return [
+        *lines,
         "  accelerate launch \\",
         f"    --config_file {CONFIG_PATH} \\",
         '    --num_machines "$SKYPILOT_NUM_NODES" \\',
@@ -195,7 +226,52 @@ def _task_yaml(spec: LaunchSpec) -> str:
         *(f"    {arg} \\" for arg in _script_args(spec)),
         "    $RESUME_ARGS",
     ]
-    return "\n".join(lines) + "\n"
+
+
+def _titan_envs(spec: LaunchSpec) -> list[str]:
+    return [
+        '  DATASET: ""  # the name your data is registered under in torchtitan; required',
+        '  DATA_PATH: ""  # where the training data is (s3://..., gs://..., a path); required',
+        '  TRAIN_ARGS: ""  # extra --section.key overrides for torchtitan',
+        f"  CHECKPOINT_DIR: {_q(CHECKPOINT_DIR)}",
+        f"  MAIN_PROCESS_PORT: {_q(str(MAIN_PROCESS_PORT))}",
+        f"  CHECKPOINT_EVERY_STEPS: {_q(str(spec.checkpoint_interval_steps))}  # optimizer "
+        "steps between checkpoints",
+    ]
+
+
+def _titan_assets(spec: LaunchSpec) -> list[str]:
+    """The model's Hugging Face files: the tokenizer (and config) to pretrain, the weights as
+    well to fine-tune (a gated repository needs ``--secret HF_TOKEN``)."""
+    repo = FLAVORS[spec.model].hf_repo
+    # `hf download` takes one pattern per --include (huggingface_hub 1.x's typer CLI)
+    only = ' --include "*.json" --include "tokenizer*"' if spec.method == "pretrain" else ""
+    return [f"  hf download {_q(repo)} --local-dir {HF_ASSETS}{only}"]
+
+
+def _titan_run(spec: LaunchSpec) -> list[str]:
+    lines = [
+        '  : "${DATASET:?set it: --env DATASET=<your dataset name in torchtitan>}"',
+    ]
+    if spec.spot:
+        lines += [
+            "  # Spot: a managed job restarts here after a preemption; torchtitan resumes from",
+            '  # the newest "$CHECKPOINT_DIR/checkpoint/step-<N>" by itself.',
+        ]
+    return [
+        *lines,
+        "  torchrun \\",
+        '    --nnodes "$SKYPILOT_NUM_NODES" \\',
+        '    --nproc_per_node "$SKYPILOT_NUM_GPUS_PER_NODE" \\',
+        '    --node_rank "$SKYPILOT_NODE_RANK" \\',
+        '    --master_addr "$MAIN_IP" \\',
+        '    --master_port "$MAIN_PROCESS_PORT" \\',
+        "    -m torchtitan.train \\",
+        f"    --job.config_file {CONFIG_DIR}/torchtitan.toml \\",
+        '    --training.dataset "$DATASET" --training.dataset_path "$DATA_PATH" \\',
+        '    --checkpoint.interval "$CHECKPOINT_EVERY_STEPS" \\',
+        "    $TRAIN_ARGS",
+    ]
 
 
 def _accelerate_yaml(spec: LaunchSpec) -> str:
@@ -278,8 +354,20 @@ def launch_files(spec: LaunchSpec, *, query: str = "") -> LaunchFiles:
             hint="Try another --option, or ask for a plan without a model split "
             "(drop `tp`/`pp`/`3d parallel`).",
         )
+    if spec.framework == "torchtitan":
+        comment = (
+            f"torchtitan job config for gpufit option {spec.rank}: {one_line(spec.engine)}\n"
+            f"Priced as: {one_line(spec.strategy)}\n"
+            "Field names as torchtitan 0.2.2 reads them (torchtitan/config/job_config.py);\n"
+            "task.yaml runs: torchrun ... -m torchtitan.train --job.config_file torchtitan.toml"
+        )
+        config_name = "torchtitan.toml"
+        config = torchtitan_toml(spec, comment=comment, checkpoint_dir=CHECKPOINT_DIR)
+    else:
+        config_name, config = "accelerate.yaml", _accelerate_yaml(spec)
     return LaunchFiles(
         task_yaml=_task_yaml(spec),
-        accelerate_yaml=_accelerate_yaml(spec),
+        config_name=config_name,
+        config=config,
         readme=readme(spec, query),
     )

@@ -19,6 +19,7 @@ import re
 
 from recommender import providers
 from recommender.launch.spec import LaunchSpec
+from recommender.launch.torchtitan import FLAVORS, HF_ASSETS, TORCHTITAN
 from recommender.pricing.offers import OWNED_PROVIDER
 
 __all__ = ["CHECKPOINT_DIR", "cluster_name", "fabric_text", "launch_command", "one_line", "readme"]
@@ -48,7 +49,10 @@ def launch_command(spec: LaunchSpec) -> str:
     preemption), a cluster on demand."""
     name = cluster_name(spec)
     verb = f"sky jobs launch -n {name}" if spec.spot else f"sky launch -c {name}"
-    return f"{verb} task.yaml --env DATA_PATH=s3://your-bucket/data"
+    data = "--env DATA_PATH=s3://your-bucket/data"
+    if spec.framework == "torchtitan":  # the name the data is registered under in torchtitan
+        data = f"--env DATASET=your_dataset {data}"
+    return f"{verb} task.yaml {data}"
 
 
 def fabric_text(spec: LaunchSpec) -> str:
@@ -71,6 +75,32 @@ def fabric_text(spec: LaunchSpec) -> str:
 
 
 def _engine_lines(spec: LaunchSpec) -> list[str]:
+    if spec.framework == "torchtitan":
+        return [
+            f"- Runs as: {spec.engine} (`[parallelism]` in torchtitan.toml): Accelerate has no "
+            "pipeline or expert parallelism",
+            f"- Priced as: {spec.strategy}",
+            *(
+                [
+                    "  - The plan's ZeRO sharding runs as FSDP2 with the weights kept through "
+                    "the step: a pipeline schedule reduces gradients once, after the last "
+                    "micro-batch, so each rank holds whole weights and gradients and a share "
+                    "of the optimizer, with ZeRO's communication per step."
+                ]
+                if "ZeRO" in spec.strategy and spec.fsdp_reshard == "never"
+                else []
+            ),
+            f"- Batch: {spec.local_batch} sequence(s) of {spec.seq_len} tokens per "
+            "data-parallel rank per step"
+            + (
+                f", as {spec.grad_accum} pipeline micro-batches of {spec.micro_batch}"
+                if spec.pp > 1
+                else ""
+            )
+            + f"; {spec.global_batch} sequences ({spec.global_batch * spec.seq_len:,} tokens) "
+            f"per optimizer step, the global batch the estimate assumes; {spec.train_steps:,} "
+            "steps",
+        ]
     lines = [
         f"- Runs as: Hugging Face Accelerate, {spec.engine} (`distributed_type: "
         f"{spec.distributed_type}` in accelerate.yaml)",
@@ -127,6 +157,23 @@ def _resume_lines(spec: LaunchSpec) -> list[str]:
     if spec.checkpoint_interval_hours is None:
         return []
     every = minutes(spec.checkpoint_interval_hours)
+    if spec.framework == "torchtitan":
+        return [
+            "",
+            "## Preemptions and resuming",
+            "",
+            "A managed job (`sky jobs launch`) is restarted by SkyPilot after a preemption, on "
+            "a new spot instance, and runs `run` again. torchtitan writes its checkpoints to "
+            f"`{CHECKPOINT_DIR}/checkpoint/step-<N>` in the bucket, which outlives the "
+            "instance, and at start loads the newest one by itself.",
+            "",
+            f"A checkpoint every {spec.checkpoint_interval_steps} steps, about every {every} "
+            "minutes at the plan's step time (`--checkpoint.interval "
+            '"$CHECKPOINT_EVERY_STEPS"` in task.yaml): gpufit\'s Young/Daly interval for this '
+            f"offer, √(2 × time to write {spec.checkpoint_gib:.1f} GiB × mean time between "
+            "preemptions). More often wastes time writing, less often loses more work to each "
+            "preemption. The spot estimate assumes this interval.",
+        ]
     return [
         "",
         "## Preemptions and resuming",
@@ -142,6 +189,38 @@ def _resume_lines(spec: LaunchSpec) -> list[str]:
         f"Young/Daly interval for this offer, √(2 × time to write {spec.checkpoint_gib:.1f} GiB "
         "× mean time between preemptions): more often wastes time writing, less often "
         "loses more work to each preemption. The spot estimate assumes this interval.",
+    ]
+
+
+def _fill_in(spec: LaunchSpec) -> list[str]:
+    return [
+        "1. Put your training script in this directory as `train.py` (or set `TRAIN_SCRIPT`), "
+        "with a `requirements.txt` for anything else it needs. It receives `--data_path`, "
+        "`--output_dir`, `--per_device_train_batch_size`, `--gradient_accumulation_steps`, "
+        "`--max_length`"
+        + (", `--checkpoint_every_minutes`" if spec.spot else "")
+        + " and the method's flags above (TRL's argument names), and, when resuming, "
+        "`--resume_from_checkpoint`; save with `accelerator.save_state` into "
+        "`$CHECKPOINT_DIR/checkpoint-<step>`.",
+        "2. Say where the data is: `--env DATA_PATH=s3://your-bucket/data` (or edit task.yaml).",
+        "3. If the bucket name is taken, change `name:` under `file_mounts` in task.yaml.",
+    ]
+
+
+def _titan_fill_in(spec: LaunchSpec) -> list[str]:
+    tt = FLAVORS[spec.model]
+    start = "trains from scratch" if spec.method == "pretrain" else "starts from its weights"
+    return [
+        f"1. Register your data with torchtitan under a name (torchtitan {TORCHTITAN} "
+        "docs/datasets.md: an entry in `torchtitan/hf_datasets/text_datasets.py`'s `DATASETS`) "
+        "and pass it: `--env DATASET=<name> --env DATA_PATH=s3://your-bucket/data`. torchtitan "
+        "refuses a name it does not know, so nothing runs on other data.",
+        f"2. The set-up fetches `{tt.hf_repo}` into `{HF_ASSETS}` (torchtitan's "
+        f"`{tt.name}` model, flavor `{tt.flavor}`); the run {start}. A gated repository "
+        "needs your token: `--secret HF_TOKEN`.",
+        "3. Set the learning rate and schedule you want under `[optimizer]` and "
+        "`[lr_scheduler]` in torchtitan.toml (torchtitan's defaults otherwise).",
+        "4. If the bucket name is taken, change `name:` under `file_mounts` in task.yaml.",
     ]
 
 
@@ -175,16 +254,7 @@ def readme(spec: LaunchSpec, query: str) -> str:
         "",
         "## Fill in",
         "",
-        "1. Put your training script in this directory as `train.py` (or set `TRAIN_SCRIPT`), "
-        "with a `requirements.txt` for anything else it needs. It receives `--data_path`, "
-        "`--output_dir`, `--per_device_train_batch_size`, `--gradient_accumulation_steps`, "
-        "`--max_length`"
-        + (", `--checkpoint_every_minutes`" if spec.spot else "")
-        + " and the method's flags above (TRL's argument names), and, when resuming, "
-        "`--resume_from_checkpoint`; save with `accelerator.save_state` into "
-        "`$CHECKPOINT_DIR/checkpoint-<step>`.",
-        "2. Say where the data is: `--env DATA_PATH=s3://your-bucket/data` (or edit task.yaml).",
-        "3. If the bucket name is taken, change `name:` under `file_mounts` in task.yaml.",
+        *(_titan_fill_in(spec) if spec.framework == "torchtitan" else _fill_in(spec)),
         "",
         "## Launch",
         "",

@@ -16,13 +16,18 @@ vLLM            training GPUs)
 DeepSpeed     + deepspeed
 ============  ======================================================================
 
+A plan that splits the model by pipeline or experts runs with torchtitan instead
+(:mod:`recommender.launch.torchtitan`), whose set-up is :data:`TORCHTITAN_PINS`: torchtitan
+0.2.2 (its last release that reads TOML job configs) on torch 2.11.0 and datasets.
+
 The pins work together: each pinned release's published requirements on the others hold
 (PyPI metadata as of 2026-12-04; ``tests/recommender/data/launch_pins_requirements.json``
 keeps the edges and a test checks them). The binding ones: vllm 0.33.0 requires
 ``torch==2.14.0`` and ``transformers>=5.16.1,<5.21.0``; trl 1.16.0 requires
 ``accelerate>=1.10.1``, ``datasets>=4.7.0``, ``transformers>=4.56.2`` and Python ≥ 3.11
 (as vllm does), so the set-up makes a Python 3.11 environment. The whole set also resolved
-with ``pip install --dry-run`` of all nine pins on Linux x86-64, Python 3.11.
+with ``pip install --dry-run`` of all nine pins on Linux x86-64, Python 3.11, and CI resolves
+every set-up line again (``scripts/resolve_setup.py``).
 """
 
 from __future__ import annotations
@@ -32,7 +37,14 @@ from types import MappingProxyType
 
 from recommender.workload import Method, Objective
 
-__all__ = ["PINS", "PYTHON", "requirements", "uses_trl"]
+__all__ = [
+    "PINS",
+    "PYTHON",
+    "TORCHTITAN_PINS",
+    "requirements",
+    "torchtitan_requirements",
+    "uses_trl",
+]
 
 #: Python of the set-up's environment: trl 1.16.0 and vllm 0.33.0 require >= 3.11.
 PYTHON = "3.11"
@@ -49,6 +61,17 @@ PINS: Mapping[str, str] = MappingProxyType(
         "trl": "1.16.0",  # latest on PyPI, 2026-10
         "vllm": "0.33.0",  # latest on PyPI, 2026-11
         "deepspeed": "0.19.8",  # latest on PyPI, 2026-10; torch>=2.0.0
+    }
+)
+
+#: A torchtitan plan's set-up (package → version). torchtitan publishes no torch requirement:
+#: each release is tested against a torch nightly of its day (torchtitan docs/release.md);
+#: v0.2.2 was tagged 2026-02-20, and torch 2.11.0 is the stable release of that nightly line.
+TORCHTITAN_PINS: Mapping[str, str] = MappingProxyType(
+    {
+        "torch": "2.11.0",  # the stable release of the nightlies torchtitan 0.2.2 was tested on
+        "torchtitan": "0.2.2",  # the last release with TOML job configs (pytorch/torchtitan#2386)
+        "datasets": PINS["datasets"],  # torchtitan 0.2.2 needs >=2.21.0
     }
 )
 
@@ -76,3 +99,8 @@ def requirements(
     if deepspeed:
         wanted.add("deepspeed")
     return tuple(f"{name}=={version}" for name, version in PINS.items() if name in wanted)
+
+
+def torchtitan_requirements() -> tuple[str, ...]:
+    """``name==version`` for each package a torchtitan plan's set-up installs."""
+    return tuple(f"{name}=={version}" for name, version in TORCHTITAN_PINS.items())

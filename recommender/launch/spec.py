@@ -1,4 +1,4 @@
-"""From an option to the files that launch it: a SkyPilot task, an Accelerate config, a README.
+"""From an option to the files that launch it: a SkyPilot task, a framework config, a README.
 
 Pure functions: :func:`launch_spec` reads everything the files need off an option and its
 workload into a :class:`LaunchSpec` (what ``gpufit ask --json`` carries as each option's
@@ -17,9 +17,11 @@ A plan that does not split the model maps onto Accelerate as follows (``distribu
 
 A plan that splits the model with tensor and/or context parallelism runs as FSDP2
 (``fsdp_version: 2``) with Accelerate's ``parallelism_config`` (``dp_replicate × dp_shard ×
-tp × cp`` = the GPUs); what no framework gpufit writes for can run is refused, with the
-missing piece named (:func:`unsupported_reason`). Micro-batch, gradient accumulation and the
-global batch come from the plan's step model (:func:`_batch`).
+tp × cp`` = the GPUs). One with pipeline or expert parallelism, which Accelerate lacks, runs
+with torchtitan (:mod:`recommender.launch.torchtitan`, ``framework == "torchtitan"``). What
+neither can run as priced is refused, with the missing piece named
+(:func:`unsupported_reason`). Micro-batch, gradient accumulation and the global batch come
+from the plan's step model (:func:`_batch`).
 
 Keys are the ones Accelerate 1.15.0 reads: ``ClusterConfig`` in
 ``accelerate/commands/config/config_args.py`` (top level) and the ``accelerate launch``
@@ -39,8 +41,9 @@ from recommender.estimation.hardware import precision_on
 from recommender.estimation.plan import Plan
 from recommender.estimation.strategies import Strategy
 from recommender.gpus import get_gpu
-from recommender.launch.setup import requirements
+from recommender.launch.setup import requirements, torchtitan_requirements
 from recommender.launch.skypilot import disk_size_gib, skypilot_accelerator
+from recommender.launch.torchtitan import TORCHTITAN, torchtitan_fields, torchtitan_reason
 from recommender.pricing.costing import Option
 from recommender.pricing.economics import checkpoint_gib
 from recommender.providers import skypilot_cloud
@@ -135,6 +138,17 @@ class LaunchSpec:
     #: Why no supported framework can run this plan as priced; empty when one can. ``gpufit
     #: launch`` refuses a spec that says why (:func:`recommender.launch.files.launch_files`).
     unsupported: str = ""
+    #: What runs the plan: "accelerate" (accelerate.yaml) or "torchtitan" (torchtitan.toml).
+    framework: str = "accelerate"
+    #: torchtitan: FSDP2's ``fsdp_reshard_after_forward`` ("always" or "never"), the pipeline
+    #: schedule and layers per (virtual) stage, sequences per data-parallel rank per step,
+    #: optimizer steps, and steps between checkpoints.
+    fsdp_reshard: str = ""
+    pp_schedule: str = ""
+    pp_layers_per_stage: int = 0
+    local_batch: int = 1
+    train_steps: int = 1
+    checkpoint_interval_steps: int = 1
 
     @property
     def total_gpus(self) -> int:
@@ -188,10 +202,10 @@ def _distributed(
     return "MULTI_GPU", None, False, None, "none", "none"
 
 
-#: What every refusal says is missing: the frameworks gpufit writes configs for.
+#: What a tensor/context-parallel refusal says is missing.
 _ACCELERATE_SPLITS = (
-    "gpufit writes configs for Hugging Face Accelerate, whose parallelism config runs tensor "
-    "and context parallelism with FSDP2 only"
+    "without a pipeline gpufit writes Hugging Face Accelerate configs, whose parallelism "
+    "config runs tensor and context parallelism with FSDP2 only"
 )
 
 
@@ -207,12 +221,11 @@ def _dp_split(plan: Plan) -> tuple[int, int]:
 def unsupported_reason(workload: Workload, plan: Plan) -> str:
     """Why no framework gpufit writes configs for runs ``plan`` as priced ("" if one does).
 
-    Accelerate runs every plan that does not split the model. A split (TP/CP) runs under
-    Accelerate's ``parallelism_config`` with FSDP2; pipeline and expert parallelism it does
-    not have, and its Megatron-LM plugin (accelerate 1.15.0 ``utils/megatron_lm.py``)
-    imports ``megatron.training.gpt_builders`` and ``megatron.legacy``, which no Megatron-LM
-    release ships together (core_v0.13.0-0.19.0: the former never, the latter gone from
-    0.18.0), so gpufit writes no config for it rather than one that cannot start.
+    Accelerate runs every plan that does not split the model, and a TP/CP split with FSDP2.
+    Pipeline and expert parallelism it lacks, and its Megatron-LM plugin (1.15.0
+    ``utils/megatron_lm.py``) imports ``megatron.training.gpt_builders`` and
+    ``megatron.legacy``, which no Megatron-LM release (core_v0.13.0-0.19.0) ships together:
+    those plans run with torchtitan (:func:`~recommender.launch.torchtitan.torchtitan_reason`).
     """
     strategy = plan.strategy
     par = strategy.parallel
@@ -220,14 +233,14 @@ def unsupported_reason(workload: Workload, plan: Plan) -> str:
         return ""
     degrees = par.describe_degrees()
     if par.pp > 1 or par.ep > 1:
-        missing = "pipeline" if par.pp > 1 else "expert"
-        if par.pp > 1 and par.ep > 1:
-            missing = "pipeline or expert"
-        return (
-            f"This plan splits the model {degrees}: {_ACCELERATE_SPLITS}, with no "
-            f"{missing} parallelism (its Megatron-LM plugin imports modules no Megatron-LM "
-            "release ships). Run this layout with Megatron-LM, NeMo or torchtitan at these "
-            "degrees."
+        replicate, shard = _dp_split(plan)
+        return torchtitan_reason(
+            workload,
+            plan,
+            replicate=replicate,
+            shard=shard,
+            mixed_precision=_precision(workload, plan.gpu_id),
+            micro_batches=_batch(workload, plan.gpus, strategy)[0],
         )
     if not strategy.sharding.shards_grads:
         kept = "the whole model states" if strategy.sharding is Sharding.DDP else "the weights"
@@ -282,10 +295,13 @@ def _batch(workload: Workload, plan_gpus: int, strategy: Strategy) -> tuple[int,
     """(gradient accumulation, global batch in sequences): the step model's global batch
     (:func:`recommender.estimation.global_batch.default_batch_tokens`) in whole micro-batches of
     ``micro_batch`` sequences on each data-parallel rank, at least one each."""
-    dp = strategy.parallel.dp(plan_gpus)
+    par = strategy.parallel
+    dp = par.dp(plan_gpus)
     per_step = workload.micro_batch * workload.seq_len * dp
-    target = default_batch_tokens(workload, strategy.parallel, plan_gpus)
+    target = default_batch_tokens(workload, par, plan_gpus)
     accum = max(1, round(target / per_step))
+    if par.vp > 1:  # torch's interleaved 1F1B runs rounds of pp micro-batches: a multiple of pp
+        accum = par.pp * max(1, round(target / (per_step * par.pp)))
     return accum, workload.micro_batch * dp * accum
 
 
@@ -332,25 +348,37 @@ def launch_spec(workload: Workload, option: Option) -> LaunchSpec:
     fsdp_version: int | None = 1 if dist == "FSDP" else None
     replicate = shard = 1
     engine = _engine(dist, fsdp, fsdp_off, stage, opt_dev, param_dev)
+    accum, global_batch = _batch(workload, plan.gpus, s)
+    steps = max(1, math.ceil(option.tokens / (global_batch * workload.seq_len)))
+    titan: dict[str, Any] = {}
     if unsupported:
         engine = ""  # nothing runs it: no engine to name
-    elif not par.trivial:  # FSDP2 with Accelerate's parallelism config
+    elif not par.trivial:  # FSDP2: Accelerate's parallelism config, or torchtitan's
         replicate, shard = _dp_split(plan)
         dist, fsdp, fsdp_version, stage, opt_dev, param_dev = "FSDP", None, 2, None, "none", "none"
         fsdp_off = s.offload is Offload.PARAMS
+        titan = torchtitan_fields(workload, option, accum=accum, steps=steps)
+        full = titan["fsdp_reshard"] == "always" if titan else s.sharding.shards_params
         engine = (
-            f"FSDP2 {'full shard' if s.sharding.shards_params else 'grad-op shard'} over "
-            f"{replicate} × {shard} data-parallel ranks (replicated × sharded) with "
-            f"{par.describe_degrees()}" + (", parameters on the CPU" if fsdp_off else "")
+            (f"torchtitan {TORCHTITAN}, " if titan else "")
+            + f"FSDP2 {'full shard' if full else 'grad-op shard'} over {replicate} × {shard} "
+            f"data-parallel ranks (replicated × sharded) with {par.describe_degrees()}"
+            + (f", {titan['pp_schedule']} pipeline schedule" if par.pp > 1 and titan else "")
+            + (", parameters on the CPU" if fsdp_off else "")
         )
-    accum, global_batch = _batch(workload, plan.gpus, s)
+        if titan:  # no accelerate.yaml: distributed_type names nothing
+            dist, fsdp_version = "", None
     generation, vllm_share = _generation(workload, option)
     spot = option.spot
-    packages = requirements(
-        workload.method,
-        workload.objective,
-        deepspeed=dist == "DEEPSPEED",
-        vllm=vllm_share is not None,
+    packages = (
+        torchtitan_requirements()
+        if titan
+        else requirements(
+            workload.method,
+            workload.objective,
+            deepspeed=dist == "DEEPSPEED",
+            vllm=vllm_share is not None,
+        )
     )
     adapters = workload.method in (Method.LORA, Method.QLORA)
     return LaunchSpec(
@@ -411,4 +439,6 @@ def launch_spec(workload: Workload, option: Option) -> LaunchSpec:
         packages=" ".join(packages),
         fabric=offer.fabric.value,
         unsupported=unsupported,
+        train_steps=steps,
+        **titan,
     )

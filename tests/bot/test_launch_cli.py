@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 
@@ -16,6 +17,7 @@ from recommender import LaunchSpec, launch_files
 from tests.bot.cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "docs/schema/recommendation-v1.schema.json").read_text())
 FEED = ROOT / "tests/feeds/data/feed.json"  # one 8×H100 and one 1×L40S offer
 #: Pinned to AWS so that option 1 is on a cloud SkyPilot names (the files then carry its
 #: instance type); unpinned, the bundled snapshot's cheapest option can be on a cloud gpufit
@@ -143,11 +145,37 @@ def test_a_plan_no_supported_framework_runs_is_refused(
     assert code == EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "cannot write launch files for option 1" in err
-    assert "no pipeline parallelism" in err
+    assert "no model definition for Llama 3 70B" in err  # torchtitan's are Llama 3.1's
     assert "Traceback" not in err
     assert not (tmp_path / "x").exists()
     code, text = run_cli("ask", query, "--json")
     assert code == EXIT_OK
     launch = json.loads(text)["options"][0]["launch"]
     assert launch["model_split"] == "TP8 × PP2"
-    assert "no pipeline parallelism" in launch["unsupported"]
+    assert "no model definition for Llama 3 70B" in launch["unsupported"]
+
+
+def test_a_pipeline_plan_writes_a_torchtitan_config(tmp_path: Path) -> None:
+    """Pipeline parallelism, which Accelerate lacks, gets torchtitan.toml in place of
+    accelerate.yaml, with the degrees of the plan."""
+    import tomllib
+
+    target = tmp_path / "pp"
+    query = "llama 3.1 70b pretrain on 100B tokens tp 8 pp 4 on 64 H100 aws only"
+    code, text = run_cli("launch", query, "--dir", str(target))
+    assert code == EXIT_OK, text
+    assert sorted(p.name for p in target.iterdir()) == ["README.md", "task.yaml", "torchtitan.toml"]
+    doc = tomllib.loads((target / "torchtitan.toml").read_text())
+    assert doc["parallelism"]["tensor_parallel_degree"] == 8
+    assert doc["parallelism"]["pipeline_parallel_degree"] == 4
+    assert doc["model"]["flavor"] == "70B"
+    assert "--env DATASET=" in text
+    # `ask --json` carries the same plan, valid against the published schema
+    code, out = run_cli("ask", query, "--json")
+    assert code == EXIT_OK
+    answer = json.loads(out)
+    jsonschema.validate(answer, SCHEMA)
+    launch = answer["options"][0]["launch"]
+    assert launch["framework"] == "torchtitan"
+    assert launch["distributed_type"] == ""
+    assert LaunchSpec(**launch).pp == 4

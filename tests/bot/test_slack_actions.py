@@ -241,6 +241,18 @@ class TestLaunchFilesButton:
         [hook] = await fake_slack.wait_for("hook")
         assert "out of date" in json.dumps(hook.body["blocks"])
 
+    async def test_a_pipeline_plan_gets_its_torchtitan_config(
+        self, app: AsyncApp, fake_slack: FakeSlack
+    ) -> None:
+        query = "llama 3.1 70b pretrain on 100B tokens tp 8 pp 2"
+        value = await self._launch_value(app, fake_slack, query=query)
+        await _click(app, fake_slack, "gpufit_launch", value)
+        hooks = await fake_slack.wait_for("hook", count=2)
+        text = json.dumps(hooks[-1].body["blocks"])
+        assert "*torchtitan.toml*" in text
+        assert "pipeline_parallel_degree = 2" in text
+        assert "accelerate.yaml" not in text
+
     async def test_a_plan_no_supported_framework_runs_gets_a_notice_naming_the_gap(
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
@@ -250,7 +262,7 @@ class TestLaunchFilesButton:
         hooks = await fake_slack.wait_for("hook", count=2)
         text = json.dumps(hooks[-1].body["blocks"])
         assert "No launch files for option 1" in text
-        assert "no pipeline parallelism" in text
+        assert "no model definition for Llama 3 70B" in text  # torchtitan's are Llama 3.1's
         assert "task.yaml" not in text
 
     @pytest.mark.parametrize("n", ["Infinity", "-Infinity", "NaN", "1e999", "1.5", '"1"', "true"])

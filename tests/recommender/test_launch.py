@@ -236,6 +236,11 @@ def test_a_model_split_of_the_bundled_catalog_is_refused_by_name() -> None:
     spec = launch_spec(w, option)
     assert spec.model_split == "TP8 × PP2"
     assert spec.unsupported.startswith("This plan splits the model TP8 × PP2")
+    assert "no model definition for Llama 3 70B" in spec.unsupported
+    # Llama 3.1 70B is torchtitan's llama3 70B: the same question launches with it
+    w31 = parse_workload("llama 3.1 70b pretrain on 100B tokens tp 8 pp 2")
+    spec31 = launch_spec(w31, recommend(w31, bundled_catalog(), now=NOW).options[0])
+    assert (spec31.framework, spec31.unsupported, spec31.pp) == ("torchtitan", "", 2)
     plain_w = workload()
     plain = launch_spec(plain_w, _first(plain_w, offer()))
     assert plain.model_split == ""

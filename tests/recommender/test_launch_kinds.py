@@ -23,7 +23,13 @@ from recommender.workload import (
     Workload,
 )
 from tests.factories import NOW, catalog, offer, workload
-from tests.recommender.launch_checks import check_accelerate, load, skypilot_task
+from tests.recommender.launch_checks import (
+    accelerate_launch_env,
+    check_accelerate,
+    check_torchtitan,
+    load,
+    skypilot_task,
+)
 
 # Offers SkyPilot's test AWS catalog (tests/feeds/data/skypilot_aws.csv) holds, so its
 # parser can check them: 8×A100-40GB p4d in us-east-1 (on demand and spot), 1×V100 p3.
@@ -63,6 +69,17 @@ KINDS = {
         ),
         P4D,
     ),
+    "TP+PP multi-node": Kind(
+        workload(
+            model="Llama 3.3 70B",
+            method=Method.PRETRAIN,
+            tokens=1e9,
+            tensor_parallel=8,
+            pipeline_parallel=4,
+            hardware=HardwareRequest("A100-SXM-40GB", 64),
+        ),
+        P4D,
+    ),
     "LoRA": Kind(workload(method=Method.LORA), P4D),
     "QLoRA": Kind(workload(model="Llama 3.3 70B", method=Method.QLORA), P4D),
     "DPO": Kind(workload(objective=Objective.DPO, method=Method.LORA), P4D),
@@ -89,24 +106,31 @@ def test_every_file_passes_its_readers_checks(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spec, files, option = _files(name)
-    acc = check_accelerate(files.accelerate_yaml)
     task = load(files.task_yaml)
-    assert acc["num_processes"] == option.plan.gpus == spec.total_gpus
-    assert acc["num_machines"] == task["num_nodes"] == option.nodes
+    assert task["num_nodes"] == option.nodes
+    assert set(files.by_name()) == {"task.yaml", files.config_name, "README.md"}
     # the engine is named as the config names it, in the README and in both files
-    assert f"`distributed_type: {acc['distributed_type']}`" in files.readme
     assert spec.engine in files.readme
-    assert spec.engine in files.accelerate_yaml
+    assert spec.engine in files.config
     assert spec.engine in files.task_yaml
-    # the batch of the plan's step model, in whole micro-batches
-    envs = task["envs"]
-    assert envs["MICRO_BATCH"] == str(KINDS[name].workload.micro_batch)
-    assert envs["GRAD_ACCUM"] == envs["ACCELERATE_GRADIENT_ACCUMULATION_STEPS"]
     dp = option.plan.strategy.parallel.dp(option.plan.gpus)
-    assert int(envs["GLOBAL_BATCH"]) == spec.micro_batch * dp * int(envs["GRAD_ACCUM"])
-    if "deepspeed_config" in acc:
-        assert acc["deepspeed_config"]["gradient_accumulation_steps"] == spec.grad_accum
-    # SkyPilot's parser accepts the task (when installed), with the option's resources
+    assert spec.global_batch == spec.micro_batch * dp * spec.grad_accum
+    if spec.framework == "torchtitan":
+        doc = check_torchtitan(files.config, tmp_path, world_size=option.plan.gpus)
+        assert "`[parallelism]` in torchtitan.toml" in files.readme
+        assert doc["training"]["global_batch_size"] == spec.global_batch
+    else:
+        acc = check_accelerate(files.config)
+        assert acc["num_processes"] == option.plan.gpus == spec.total_gpus
+        assert acc["num_machines"] == option.nodes
+        assert f"`distributed_type: {acc['distributed_type']}`" in files.readme
+        envs = task["envs"]  # the batch of the plan's step model, in whole micro-batches
+        assert envs["MICRO_BATCH"] == str(KINDS[name].workload.micro_batch)
+        assert envs["GRAD_ACCUM"] == envs["ACCELERATE_GRADIENT_ACCUMULATION_STEPS"]
+        assert int(envs["GLOBAL_BATCH"]) == spec.global_batch
+        if "deepspeed_config" in acc:
+            assert acc["deepspeed_config"]["gradient_accumulation_steps"] == spec.grad_accum
+    # SkyPilot's parser accepts the task, with the option's resources
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
@@ -119,6 +143,42 @@ def test_every_file_passes_its_readers_checks(
     assert resources.instance_type == option.offer.instance_type
     assert resources.use_spot is option.offer.spot
     assert "/checkpoints" in sky_task.storage_mounts
+
+
+#: What Accelerate's launcher hands the processes for each kind it runs (accelerate 1.15.0
+#: utils/launch.py: ACCELERATE_USE_FSDP, FSDP_*, PARALLELISM_CONFIG_*, ACCELERATE_DEEPSPEED_*).
+@pytest.mark.parametrize("name", sorted(n for n in KINDS if n != "TP+PP multi-node"))
+def test_accelerate_launches_the_plan(name: str, tmp_path: Path) -> None:
+    spec, files, _ = _files(name)
+    env = accelerate_launch_env(files.accelerate_yaml, tmp_path)
+    assert env["ACCELERATE_MIXED_PRECISION"] == spec.mixed_precision
+    if spec.distributed_type == "FSDP":
+        assert env["ACCELERATE_USE_FSDP"] == "true"
+        assert env["FSDP_VERSION"] == str(spec.fsdp_version)
+        assert env["FSDP_OFFLOAD_PARAMS"] == str(spec.fsdp_offload_params).lower()
+        if spec.fsdp_version == 1:
+            assert env["FSDP_SHARDING_STRATEGY"] == spec.fsdp_sharding_strategy
+    else:
+        assert "ACCELERATE_USE_FSDP" not in env
+    if spec.fsdp_version == 2:
+        assert env["PARALLELISM_CONFIG_TP_SIZE"] == str(spec.tp)
+        assert env["PARALLELISM_CONFIG_CP_SIZE"] == str(spec.cp)
+        assert env["PARALLELISM_CONFIG_DP_SHARD_SIZE"] == str(spec.dp_shard)
+        assert env["PARALLELISM_CONFIG_DP_REPLICATE_SIZE"] == str(spec.dp_replicate)
+    else:
+        assert not any(k.startswith("PARALLELISM_CONFIG_") for k in env)
+    if spec.distributed_type == "DEEPSPEED":
+        assert env["ACCELERATE_USE_DEEPSPEED"] == "true"
+        assert env["ACCELERATE_DEEPSPEED_ZERO_STAGE"] == str(spec.zero_stage)
+        assert env["ACCELERATE_DEEPSPEED_OFFLOAD_PARAM_DEVICE"] == spec.offload_param_device
+        assert env["ACCELERATE_GRADIENT_ACCUMULATION_STEPS"] == str(spec.grad_accum)
+
+
+def test_accelerate_refuses_a_config_key_it_does_not_read(tmp_path: Path) -> None:
+    """The real loader bites: a top-level key ClusterConfig lacks is refused."""
+    _, files, _ = _files("FSDP")
+    with pytest.raises(ValueError, match="not_a_key"):
+        accelerate_launch_env(files.accelerate_yaml + "not_a_key: 1\n", tmp_path)
 
 
 def test_global_batch_is_the_step_models() -> None:
@@ -179,25 +239,6 @@ def test_tensor_parallel_plan_runs_as_priced_across_nodes() -> None:
     assert '--num_machines "$SKYPILOT_NUM_NODES"' in run
     assert "EFA" in files.readme
     assert "use_internal_ips" in files.readme
-
-
-def test_tensor_and_pipeline_plan_is_refused_with_the_missing_piece() -> None:
-    w = workload(
-        model="Llama 3.3 70B",
-        method=Method.PRETRAIN,
-        tokens=1e9,
-        tensor_parallel=8,
-        pipeline_parallel=2,
-        hardware=HardwareRequest("H200-SXM-141GB", 32),
-    )
-    option = _option(Kind(w, H200))
-    assert option.plan.strategy.parallel.pp == 2
-    assert option.nodes == 4
-    spec = launch_spec(w, option)
-    assert "no pipeline parallelism" in spec.unsupported
-    assert "Megatron-LM" in spec.unsupported
-    with pytest.raises(WorkloadError, match="cannot write launch files for option 1"):
-        launch_files(spec)
 
 
 @pytest.mark.parametrize(

@@ -17,12 +17,21 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from recommender.launch.setup import PINS, PYTHON, requirements
+from recommender.launch.setup import (
+    PINS,
+    PYTHON,
+    TORCHTITAN_PINS,
+    requirements,
+    torchtitan_requirements,
+)
 from recommender.workload import Method, Objective
 
-PUBLISHED = json.loads(
+_ON_FILE = json.loads(
     (Path(__file__).resolve().parent / "data/launch_pins_requirements.json").read_text()
-)["packages"]
+)
+PUBLISHED = _ON_FILE["packages"]
+#: A torchtitan plan's set-up: torch 2.11.0, torchtitan 0.2.2, datasets.
+TITAN_PUBLISHED = _ON_FILE["torchtitan_packages"]
 
 
 def test_the_requirements_on_file_are_the_pinned_releases() -> None:
@@ -36,6 +45,16 @@ def test_each_pin_meets_the_others_requirements(name: str) -> None:
         assert Version(PINS[req.name]) in req.specifier, f"{name} needs {line}"
     requires_python = PUBLISHED[name]["requires_python"]
     assert Version(f"{PYTHON}.0") in SpecifierSet(requires_python or "")
+
+
+@pytest.mark.parametrize("name", sorted(TORCHTITAN_PINS))
+def test_torchtitan_pins_meet_each_others_requirements(name: str) -> None:
+    assert {n: p["version"] for n, p in TITAN_PUBLISHED.items()} == dict(TORCHTITAN_PINS)
+    for line in TITAN_PUBLISHED[name]["requires"]:
+        req = Requirement(line)
+        assert Version(TORCHTITAN_PINS[req.name]) in req.specifier, f"{name} needs {line}"
+    assert Version(f"{PYTHON}.0") in SpecifierSet(TITAN_PUBLISHED[name]["requires_python"])
+    assert f"{name}=={TORCHTITAN_PINS[name]}" in torchtitan_requirements()
 
 
 def test_a_pin_that_breaks_a_requirement_is_caught() -> None:

@@ -105,7 +105,9 @@ class TestWork:
     def test_more_tokens_never_cost_less(
         self, method: Method, tokens: float, more: float, offers: list[Offer]
     ) -> None:
-        """Every offer, and the best answer, costs at least as much for more tokens."""
+        """Every offer, and the cheapest answer, costs at least as much for more tokens. (The
+        first answer need not: the objective weighs time and spot's worst case, so a small
+        job may rank a sure on-demand plan first and a six times larger one a spot plan.)"""
         w = replace(_workload("tokens", method, 1.0), tokens=tokens)
         small = recommend(w, catalog(*offers), now=NOW, top=50)
         big = recommend(replace(w, tokens=tokens * more), catalog(*offers), now=NOW, top=50)
@@ -114,8 +116,10 @@ class TestWork:
         assert before.keys() == after.keys()
         for key, cost in before.items():
             assert after[key] >= cost - 1e-9
-        if small.best is not None and big.best is not None:
-            assert big.best.expected_cost_usd >= small.best.expected_cost_usd - 1e-9
+        if small.options and big.options:
+            cheapest_small = min(o.expected_cost_usd for o in small.options)
+            cheapest_big = min(o.expected_cost_usd for o in big.options)
+            assert cheapest_big >= cheapest_small - 1e-9
 
     @_SETTINGS
     @given(

@@ -78,6 +78,7 @@ def tokenize(text: str) -> Tokens:
 
 _CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff01-\uff0f"
 _CJK_RUN = re.compile(rf"[{_CJK}]+|[^{_CJK}]+")
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
 _NUMERALS = "".join((*_w.CJK_DIGITS, *_w.CJK_UNITS))
 _CJK_WORD = re.compile(
     rf"(?:[0-9]+|[{_NUMERALS}]+)(?:{'|'.join(sorted(_w.CJK_CARD_COUNTERS))})(?![{_NUMERALS}])"
@@ -94,18 +95,32 @@ def _split_cjk(word: str) -> list[str]:
         return [word]
     pieces: list[str] = []
     for run in _CJK_RUN.findall(word):
-        if "\u3400" <= run[0] <= "\u9fff" or run[0] in _NUMERALS:
+        if _CJK_CHAR.match(run[0]) or run[0] in _NUMERALS:
             pieces.extend(_CJK_WORD.findall(run))
         else:
             pieces.append(run)
-    # "2张": the digits come as their own run; join them with a counter that follows.
+    # "2张": the digits come as their own run; join them with a counter that follows, and
+    # "3万", "1.5亿", "￥3万" with the magnitude that follows (one amount, one token).
     joined: list[str] = []
     for piece in pieces:
         if joined and joined[-1].isdigit() and piece in _w.CJK_CARD_COUNTERS:
             joined[-1] += piece
+        elif joined and _AMOUNT.fullmatch(joined[-1]) and _MAGNITUDE.fullmatch(piece):
+            joined[-1] += piece
         else:
             joined.append(piece)
-    return [p for p in joined if p.strip()]
+    # full-width punctuation ("，", "。") separates, as ASCII punctuation does
+    return [p for p in joined if p.strip() and not all(_is_punct(c) for c in p)]
+
+
+def _is_punct(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "PZ"
+
+
+_UNIT_CHARS = "".join(_w.CJK_UNITS)
+_AMOUNT = re.compile(r"[$€£¥￥]?[0-9]+(?:\.[0-9]+)?")
+_MAGNITUDE = re.compile(rf"[{_UNIT_CHARS}]+")
+_DIGITS_MAGNITUDE = re.compile(rf"(?P<sym>[$€£¥￥]?)(?P<n>[0-9]+(?:\.[0-9]+)?)(?P<u>[{_UNIT_CHARS}]+)")
 
 
 def cjk_value(numerals: str) -> int | None:
@@ -123,6 +138,11 @@ def cjk_value(numerals: str) -> int | None:
 
 
 def _cjk_number(token: str) -> str | None:
+    if m := _DIGITS_MAGNITUDE.fullmatch(token):  # "3万" → 30000, "1.5亿" → 150000000
+        value = float(m["n"])
+        for unit in m["u"]:
+            value *= _w.CJK_UNITS[unit]
+        return m["sym"] + f"{value:.15g}"
     counted = token[-1:] in _w.CJK_CARD_COUNTERS and len(token) > 1
     body = token[:-1] if counted else token
     if body.isascii() or not body:

@@ -51,7 +51,15 @@ CJK_DIGITS: dict[str, int] = {
     "八": 8,
     "九": 9,
 }
-CJK_UNITS: dict[str, int] = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "萬": 10_000}
+CJK_UNITS: dict[str, int] = {
+    "十": 10,
+    "百": 100,
+    "千": 1000,
+    "万": 10_000,
+    "萬": 10_000,
+    "亿": 100_000_000,
+    "億": 100_000_000,
+}
 
 #: Chinese words the tokenizer cuts a run of Chinese characters into (longest first); a
 #: character in none of them becomes a token of its own.
@@ -312,7 +320,7 @@ CURRENCY_WORDS: dict[str, str] = {
     "円": "JPY",
 }
 CURRENCY_SYMBOLS: dict[str, str] = {"€": "EUR", "£": "GBP", "¥": "?", "￥": "?"}
-_MONEY_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mm": 1e6, "million": 1e6, "万": 1e4}
+_MONEY_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mm": 1e6, "million": 1e6}
 MONEY_UNITS: dict[str, float] = _MONEY_UNITS
 _BUDGET = (
     r"(?:(?:budget|预算|have|got|spend|spending|under|below|max|maximum|up to|at most|less than"
@@ -329,7 +337,8 @@ MONEY_CURRENCY = (
 )
 #: A currency code first: "usd 500", "eur 3k", "cny 2万".
 MONEY_CODE_FIRST = rf"{_BUDGET}(?P<cur>usd|eur|gbp|cny|rmb|jpy) ?{NUM} ?(?P<u>{alt(MONEY_UNITS)})?"
-#: "预算 500" with no currency: dollars, as "budget 500" already is.
+#: "预算 500" with no currency: in a Chinese message 元 is as likely as dollars, so the
+#: rule asks which (:func:`recommender._rules_lang.h_money`).
 MONEY_CJK_BUDGET = rf"预算 {NUM} ?(?P<u>{alt(MONEY_UNITS)})?"
 
 # ------------------------------------------------------------------ nodes

@@ -1,5 +1,6 @@
-"""Money written the Chinese way: 万, 亿 and 千 after digits, with any currency word or
-symbol (issue #35 item 4). "预算3万人民币" raised KeyError: 'sym' before."""
+"""Money written the Chinese way (万, 亿 and 千 after digits, with any currency word or
+symbol: issue #35 item 4; "预算3万人民币" raised KeyError: 'sym' before) and typos of units
+and magnitudes ("5 bilion tokns", "3 dayz": item 3)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,28 @@ def test_digits_and_a_magnitude_are_one_token_and_one_amount() -> None:
     assert toks.raw == ("预算", "3万", "元", "10万", "条数据", "￥1.5亿")
     assert toks.norm[1] == "30000" and toks.norm[3] == "100000"
     assert toks.norm[5].endswith("150000000")
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value", "typo"),
+    [
+        ("llama-3-8b on 5 bilion tokns", "tokens", 5e9, "tokns"),
+        ("13b full finetune 3 dayz", "duration_hours", 72.0, "dayz"),
+        ("13b qlora for 7 hourz", "duration_hours", 7.0, "hourz"),
+        ("llama-3-8b lora 2 weks", "duration_hours", 336.0, "weks"),
+        ("mistral-7b full finetune on 800 milion tokens", "tokens", 8e8, "milion"),
+        ("pretrain 1b on 20 billon tokens", "tokens", 2e10, "billon"),
+    ],
+)
+def test_typos_of_units_and_magnitudes_are_read_and_said(
+    text: str, field: str, value: float, typo: str
+) -> None:
+    """Issue #35: "5 bilion tokns" was asked about, "tokns" alone was dropped."""
+    w = parse_workload(text, now=NOW)
+    assert getattr(w, field) == pytest.approx(value)
+    assert any(repr(typo) in line for line in w.readings)
+
+
+def test_real_words_near_a_unit_are_left_alone() -> None:
+    with pytest.raises(WorkloadError, match="'3'"):
+        parse_workload("13b lora it says 3", now=NOW)

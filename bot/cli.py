@@ -28,6 +28,7 @@ from recommender.feeds import utc_now
 if TYPE_CHECKING:
     from bot.render.limits import Message
     from bot.settings import Settings
+    from recommender.workload import Workload
 
 __all__ = ["main"]
 
@@ -42,6 +43,9 @@ TEXT_WIDTH = 80  # ours: the classic terminal width
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_BAD_INPUT = 2
+#: Answered, but a number or an amount of the question was not understood (listed under
+#: "ignored" and, in --json, the workload's "unread"): a script must not trust the answer.
+EXIT_UNREAD = 3
 
 EXAMPLES = """examples:
   gpufit ask "13B full finetune 2 days"
@@ -145,6 +149,18 @@ def _print_rich(out: TextIO, renderable: object) -> None:
     Console(file=out, width=width).print(renderable)
 
 
+def _exit_for(workload: Workload) -> int:
+    """0, or 3 when the answer was given without a number of the question (listed)."""
+    if workload.unread:
+        sys.stderr.write(
+            "gpufit: answered without these words, not understood: "
+            + ", ".join(workload.unread)
+            + '\n  say what each number is, as in "2 days", "$500", "on 2B tokens"\n'
+        )
+        return EXIT_UNREAD
+    return EXIT_OK
+
+
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     text = " ".join(args.text)
     now = utc_now()
@@ -164,7 +180,7 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         from bot.render.terminal import render_details, render_recommendation
 
         _print_rich(out, (render_details if args.details else render_recommendation)(rec))
-    return EXIT_OK
+    return _exit_for(workload)
 
 
 def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
@@ -183,7 +199,7 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
         from bot.render.terminal import render_estimate
 
         _print_rich(out, render_estimate(est))
-    return EXIT_OK
+    return _exit_for(workload)
 
 
 def _cmd_launch(args: argparse.Namespace, out: TextIO) -> int:

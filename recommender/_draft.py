@@ -7,10 +7,12 @@ defaults (recording each in ``assumed``), resolves words that depend on the meth
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
+from enum import Enum
 
 from recommender import _lexicon as lex
+from recommender._scan import holds_quantity
 from recommender.errors import WorkloadError
 from recommender.finetune_speed import objective_range
 from recommender.frameworks import NO_FRAMEWORK, allocation_notes, describe
@@ -26,13 +28,15 @@ from recommender.workload import (
     Objective,
     Offload,
     Optimizer,
+    Phrase,
     Precision,
     Sharding,
     SpotPolicy,
+    Value,
     Workload,
 )
 
-__all__ = ["Draft", "finish"]
+__all__ = ["Draft", "finish", "read_phrase", "snapshot"]
 
 
 @dataclass(slots=True)
@@ -110,6 +114,56 @@ class Draft:
     global_batch: int | None = None
     grad_accum: int | None = None
     steps: int | None = None
+    #: Work units (issue #35 item 3; recommender._rules_work): tokens per optimizer step,
+    #: hours of audio, an image's side in pixels, a named public dataset, and whether a
+    #: bare "batch 64" was said (the global batch when steps are given).
+    step_tokens: float | None = None
+    audio_hours: float | None = None
+    image_px: tuple[int, int] | None = None
+    dataset: str | None = None
+    bare_batch: bool = False
+    #: What each phrase a rule read set (Workload.phrases).
+    phrases: list[Phrase] = field(default_factory=list)
+
+
+#: Fields that are context, not something a phrase states.
+_CONTEXT = frozenset({"now", "cjk", "phrases"})
+
+
+def snapshot(st: Draft) -> dict[str, object]:
+    """The draft's stated fields, copied so a later change shows (see :func:`read_phrase`)."""
+    out: dict[str, object] = {}
+    for f in fields(st):
+        if f.name not in _CONTEXT:
+            value = getattr(st, f.name)
+            out[f.name] = list(value) if isinstance(value, list | set) else value
+    return out
+
+
+def _value(value: object) -> Value:
+    if isinstance(value, Architecture):
+        return value.name
+    if isinstance(value, Enum):
+        return str(value.value)
+    if isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def read_phrase(st: Draft, before: dict[str, object], text: str) -> None:
+    """Record the phrase ``text`` a rule just read and what it changed since ``before``."""
+    sets: list[tuple[str, Value]] = []
+    for name, old in before.items():
+        new = getattr(st, name)
+        if isinstance(new, list | set):
+            added = [x for x in (sorted(new) if isinstance(new, set) else new) if x not in old]  # type: ignore[operator]
+            sets += [
+                (name.rstrip("s") if name in ("notes", "warnings") else name, _value(x))
+                for x in added
+            ]
+        elif new != old and new is not None:
+            sets.append((name, _value(new)))
+    st.phrases.append(Phrase(text=text, sets=tuple(sets)))
 
 
 _DEFAULT_PRECISION = {
@@ -384,6 +438,8 @@ def finish(st: Draft, text: str) -> Workload:
             readings=tuple(dict.fromkeys(st.notes)),
             warnings=tuple(dict.fromkeys(st.warnings)),
             ignored=ignored,
+            phrases=tuple(st.phrases),
+            unread=tuple(word for word in ignored if holds_quantity(word)),
             text=text,
         )
     except ValueError as exc:

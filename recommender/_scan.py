@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from recommender import _words as _w
 
-__all__ = ["Tokens", "tokenize"]
+__all__ = ["Tokens", "holds_quantity", "tokenize"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,16 @@ _FOLD = str.maketrans({"’": "'", "‘": "'", "´": "'", "×": "x", "_": "-", "
 _DIGIT_COMMA = re.compile(r"(?<=[0-9]),(?=[0-9]{3})")
 _SPACES = re.compile(r"\s+")
 _CURRENCY = "$€£¥￥"  # kept on a token's edge: "€500", "500€"
+
+
+def holds_quantity(word: str) -> bool:
+    """Whether a word of the question holds a number or money: a digit in any script
+    ("3", "３"), a Chinese numeral ("两", "万") or a currency sign. Such a word is never
+    dropped: a rule reads it or the answer lists it as not understood (issue #35 item 5)."""
+    if any(ch.isdigit() or ch in _CURRENCY or ch in "￥" for ch in word):
+        return True
+    numerals = word.rstrip("".join(_w.CJK_CARD_COUNTERS))  # "两张": two cards
+    return bool(numerals) and all(ch in _NUMERALS for ch in numerals)
 
 
 def _keeps(word: str, at: int, *, leading: bool) -> bool:
@@ -103,9 +113,9 @@ def _split_cjk(word: str) -> list[str]:
     # "3万", "1.5亿", "￥3万" with the magnitude that follows (one amount, one token).
     joined: list[str] = []
     for piece in pieces:
-        if joined and joined[-1].isdigit() and piece in _w.CJK_CARD_COUNTERS:
-            joined[-1] += piece
-        elif joined and _AMOUNT.fullmatch(joined[-1]) and _MAGNITUDE.fullmatch(piece):
+        last = joined[-1] if joined else ""
+        counter = last.isdigit() and piece in _w.CJK_CARD_COUNTERS
+        if counter or (_AMOUNT.fullmatch(last) and _MAGNITUDE.fullmatch(piece)):
             joined[-1] += piece
         else:
             joined.append(piece)
@@ -120,7 +130,9 @@ def _is_punct(ch: str) -> bool:
 _UNIT_CHARS = "".join(_w.CJK_UNITS)
 _AMOUNT = re.compile(r"[$€£¥￥]?[0-9]+(?:\.[0-9]+)?")
 _MAGNITUDE = re.compile(rf"[{_UNIT_CHARS}]+")
-_DIGITS_MAGNITUDE = re.compile(rf"(?P<sym>[$€£¥￥]?)(?P<n>[0-9]+(?:\.[0-9]+)?)(?P<u>[{_UNIT_CHARS}]+)")
+_DIGITS_MAGNITUDE = re.compile(
+    rf"(?P<sym>[$€£¥￥]?)(?P<n>[0-9]+(?:\.[0-9]+)?)(?P<u>[{_UNIT_CHARS}]+)"
+)
 
 
 def cjk_value(numerals: str) -> int | None:
@@ -139,10 +151,10 @@ def cjk_value(numerals: str) -> int | None:
 
 def _cjk_number(token: str) -> str | None:
     if m := _DIGITS_MAGNITUDE.fullmatch(token):  # "3万" → 30000, "1.5亿" → 150000000
-        value = float(m["n"])
+        amount = float(m["n"])
         for unit in m["u"]:
-            value *= _w.CJK_UNITS[unit]
-        return m["sym"] + f"{value:.15g}"
+            amount *= _w.CJK_UNITS[unit]
+        return m["sym"] + f"{amount:.15g}"
     counted = token[-1:] in _w.CJK_CARD_COUNTERS and len(token) > 1
     body = token[:-1] if counted else token
     if body.isascii() or not body:

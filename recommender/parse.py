@@ -31,7 +31,7 @@ from recommender import _rules_model as model
 from recommender import _rules_post as post
 from recommender import _rules_time as timing
 from recommender import _words as words
-from recommender._draft import Draft, finish
+from recommender._draft import Draft, finish, read_phrase, snapshot
 from recommender._rulekit import (
     Handler,
     _bad,
@@ -406,8 +406,10 @@ def _read(toks: Tokens, now: datetime | None) -> tuple[Draft, list[int]]:
     unknown: list[int] = []
     i = 0
     while i < len(toks.raw):
+        before = snapshot(st)
         for rule in _RULES:
             if used := rule.match(toks, i, st):
+                read_phrase(st, before, " ".join(toks.raw[i : i + used]))
                 i += used
                 break
         else:

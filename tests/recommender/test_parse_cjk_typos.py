@@ -47,7 +47,7 @@ def test_a_foreign_budget_names_the_rate_date_and_warns_when_stale() -> None:
 
 
 def test_a_chinese_budget_with_no_currency_is_asked_about() -> None:
-    """"预算5千" could be yuan or dollars: asked, never guessed."""
+    """ "预算5千" could be yuan or dollars: asked, never guessed."""
     with pytest.raises(WorkloadError, match="which currency") as err:
         parse_workload("llama-3-8b lora 预算5千", now=NOW)
     assert "5千" in err.value.not_understood
@@ -56,7 +56,8 @@ def test_a_chinese_budget_with_no_currency_is_asked_about() -> None:
 def test_digits_and_a_magnitude_are_one_token_and_one_amount() -> None:
     toks = tokenize("预算3万元 10万条数据 ￥1.5亿")
     assert toks.raw == ("预算", "3万", "元", "10万", "条数据", "￥1.5亿")
-    assert toks.norm[1] == "30000" and toks.norm[3] == "100000"
+    assert toks.norm[1] == "30000"
+    assert toks.norm[3] == "100000"
     assert toks.norm[5].endswith("150000000")
 
 

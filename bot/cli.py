@@ -28,7 +28,7 @@ from recommender.feeds import utc_now
 if TYPE_CHECKING:
     from bot.render.limits import Message
     from bot.settings import Settings
-    from recommender.workload import Workload
+    from recommender import Workload
 
 __all__ = ["main"]
 

@@ -33,6 +33,7 @@ from bot.render.text import (
     money,
     per_btok_text,
     scaling_lines,
+    training_text,
 )
 from recommender import (
     Caveat,
@@ -241,7 +242,7 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
     """
     w = rec.workload
     e = escape_mrkdwn
-    blocks: list[Block] = [_header(f"{w.model.name} · {w.method.label}"), _echo(query)]
+    blocks: list[Block] = [_header(f"{w.model.name} · {training_text(w)}"), _echo(query)]
     blocks.append(_section("*Workload:* " + e(describe_workload(w))))
     if w.assumed:
         blocks.append(_context("Assumed: " + e("; ".join(w.assumed))))
@@ -330,7 +331,7 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
 
 def _fallback(rec: Recommendation) -> str:
     w = rec.workload
-    what = escape_mrkdwn(f"{w.model.name} {w.method.label}")
+    what = escape_mrkdwn(f"{w.model.name} {training_text(w)}")
     best = rec.best
     if best is None:
         return f"gpufit: no offer can run {what} as asked"

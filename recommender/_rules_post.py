@@ -145,6 +145,10 @@ def _pairs(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     count = _number(m["n"], raw) * {"k": 1e3, "m": 1e6}.get(m["u"] or "", 1.0)
     if not 1 <= count <= 1e12:
         raise _bad(raw, "A dataset must have from 1 to 1T examples")
+    if m["ln"] is not None:  # "30k preference pairs at 2048 tokens": each sequence's length
+        length = _number(m["ln"], raw) * (1024 if m["lk"] else 1)
+        if not _set(st, "example_len", _whole(length, 1, 10_000_000, raw, "A pair's length")):
+            return False
     return _set(st, "examples", count)
 
 
@@ -228,8 +232,11 @@ RULES: tuple[_Rule, ...] = (
     _Rule(
         "N preference pairs",
         _rx(
-            r"(?P<n>[0-9]+(?:\.[0-9]+)?) ?(?P<u>k|m)? (?:preference|comparison|chosen-rejected|"
-            r"dpo|paired) (?:pairs|examples|samples|comparisons)",
+            r"(?:(?:on|over|with|of) )?"
+            r"(?P<n>[0-9]+(?:\.[0-9]+)?) ?(?P<u>k|m)? (?:preference|comparison|chosen[-/]rejected|"
+            r"dpo|paired) (?:pairs|examples|samples|comparisons)"
+            r"(?:(?: of| at| x| with| averaging| each)? (?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?"
+            r"[- ]?tok(?:en)?s?(?: each)?)?",
             _pairs,
         ),
     ),
@@ -253,6 +260,7 @@ RULES: tuple[_Rule, ...] = (
             rf"(?:{_S}max)?(?:{_S}len(?:gth)?)?(?:{_S}tokens)?{_OF} ?{_N}(?: tokens)?",
             rf"{_N}{_S}?tok(?:en)?s? (?:completions?|responses?|generations?)",
             rf"{_N} (?:completion|response|generation|generated) tok(?:en)?s",
+            rf"(?:completions?|responses?|generations?) (?:of|at|up to) {_N}[- ]?tok(?:en)?s",
             rf"generate{_S}max{_S}len ?{_N}",
         ),
         _count("completion_len", "A completion length", 10_000_000),

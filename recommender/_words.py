@@ -140,6 +140,8 @@ DATASET = (
     r"(?:(?:on|over|for|with|of|across) )?(?:a dataset of |dataset of )?"
     rf"{NUM} ?(?P<u>{alt(COUNT_UNITS)})?(?: {_LEN2})? (?P<noun>{alt(EXAMPLE_NOUNS)})"
     rf"(?:(?: of| x| at| with| averaging| avg| ~| each)? {_LEN}"
+    # "10k prompts, 512 token responses": that length is the completion's, not the prompt's
+    r"(?! (?:completions?|responses?|generations?|outputs?|answers?)(?: |$))"
     r"(?: each| per (?:example|sample|row|conversation|doc|document|record|sequence))?)?"
 )
 #: "512 tokens per example", "avg 1k tokens each".

@@ -30,6 +30,7 @@ from recommender import _rules_lang as lang
 from recommender import _rules_model as model
 from recommender import _rules_post as post
 from recommender import _rules_time as timing
+from recommender import _rules_work as work
 from recommender import _words as words
 from recommender._draft import Draft, finish, read_phrase, snapshot
 from recommender._rulekit import (
@@ -100,12 +101,21 @@ def _duration(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 
 def _micro_batch(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _whole(_number(m["n"], raw), 1, 65_536, raw, "Micro-batch")
-    return _set(st, "micro_batch", value)
+    if not _set(st, "micro_batch", value):
+        return False
+    # "batch 64" (not "micro-batch", not "per GPU"): with a step count it is the global
+    # batch (recommender._rules_work.settle)
+    st.bare_batch = m.group(0).startswith(("batch", "bs")) and "per" not in m.group(0)
+    return True
 
 
 def _lora_rank(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _whole(_number(m["n"], raw), 1, 4096, raw, "LoRA rank")
-    return _set(st, "lora_rank", value)
+    if not _set(st, "lora_rank", value):
+        return False
+    if m.group(0).startswith("lora") and st.method is None:  # "lora r=16" says LoRA too
+        st.method = Method.LORA
+    return True
 
 
 def _optimizer(value: Optimizer) -> Handler:
@@ -262,6 +272,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("tp N", _rx(lex.PARALLEL_DEGREE, _parallel_degree)),
     _Rule("3d parallel", _rx(lex.PARALLEL_SEARCH, _parallel_search)),  # "3d" is not 3 days
     _Rule("family + new size", lang.family_shape),
+    *work.RULES,  # work units: audio hours, images, steps at a batch, named datasets (#35)
     *post.RULES,  # practitioners' post-training and fine-tuning settings (issue #32)
     _Rule("N samples", _rx(words.DATASET, lang.h_dataset)),
     _Rule("N tokens each", _rx(words.EXAMPLE_LENGTH, lang.h_example_length)),
@@ -383,6 +394,7 @@ def parse_workload(text: str, now: datetime | None = None) -> Workload:
         st.notes[:0] = [note for i, note in zip(fixes, read, strict=True) if i not in unknown]
         toks = fixed
     lang.ask_back(toks, unknown, lambda t, i: _readable(t, i, now))
+    work.settle(st)
     post.settle(st)
     lang.settle(st)
     return finish(st, text)

@@ -40,7 +40,11 @@ from recommender.workload import Workload
 __all__ = ["SETS", "Report", "dropped_numbers", "judge", "judge_one"]
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "recommender" / "data"
-SETS = {"heldout": DATA / "phrasings_heldout.jsonl", "dev": DATA / "phrasings_dev.jsonl"}
+SETS = {
+    "heldout": DATA / "phrasings_heldout.jsonl",
+    "heldout2": DATA / "phrasings_heldout2.jsonl",
+    "dev": DATA / "phrasings_dev.jsonl",
+}
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.
 NOW = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
 #: Tolerances: ``1k tokens`` is 1,000 or 1,024 (2.4 % apart) as people write it.

@@ -101,6 +101,8 @@ def correct(word: str) -> tuple[str, str] | None:
     if not 4 <= len(word) <= _LONGEST or word in _KEEP or not any(c.isalpha() for c in word):
         return None
     key = word.replace("-", "") if "-" in word and word.replace("-", "") in _vocabulary() else word
+    if key in _vocabulary():
+        return None  # a word spelt right is no typo: "billion" is not one edit from "million"
     limit = _allowed(key)
     digits = _DIGITS.sub("", key)
     best: dict[str, tuple[int, str]] = {}

@@ -259,9 +259,11 @@ RULES: tuple[_Rule, ...] = (
             rf"{_KEY}(?:max{_S})?(?:completion|response|generation|generate|output|answer)"
             rf"(?:{_S}max)?(?:{_S}len(?:gth)?)?(?:{_S}tokens)?{_OF} ?{_N}(?: tokens)?",
             rf"{_N}{_S}?tok(?:en)?s? (?:completions?|responses?|generations?)",
-            rf"{_N} (?:completion|response|generation|generated) tok(?:en)?s",
+            rf"{_N} (?:completion|response|generation|generated) (?:tok(?:en)?s|len(?:gth)?)",
             rf"(?:completions?|responses?|generations?) (?:of|at|up to) {_N}[- ]?tok(?:en)?s",
             rf"generate{_S}max{_S}len ?{_N}",
+            rf"{_KEY}max{_S}new{_S}tok(?:en)?s{_OF} ?{_N}",  # HF generate's max_new_tokens
+            rf"{_N} max{_S}new{_S}tok(?:en)?s",
         ),
         _count("completion_len", "A completion length", 10_000_000),
     ),
@@ -274,12 +276,13 @@ RULES: tuple[_Rule, ...] = (
             _count("seq_len", "A sequence length", 10_000_000),
         ),
     ),
-    _Rule(
+    *_each(
         "prompt length",
-        _rx(
+        (
             rf"{_KEY}(?:max{_S})?prompt{_S}(?:max{_S})?len(?:gth)?{_OF} ?{_N}",
-            _count("prompt_len", "A prompt length", 10_000_000),
+            rf"max{_S}prompt{_OF} ?{_N}",
         ),
+        _count("prompt_len", "A prompt length", 10_000_000),
     ),
     _Rule(
         "per-device batch",

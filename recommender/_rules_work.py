@@ -19,6 +19,7 @@ from recommender import _lexicon as lex
 from recommender._datasets import Dataset, Unit, find_dataset
 from recommender._draft import Draft
 from recommender._lexicon import NUM, alt
+from recommender._words import ADJECTIVES
 from recommender._rulekit import _bad, _number, _Rule, _rx, _set, _whole
 from recommender._scan import Tokens
 from recommender.errors import WorkloadError
@@ -73,9 +74,9 @@ _IMAGE_NOUN = r"(?:images?|photos?|pictures?|imgs?)"
 _COUNT = alt({"k": 1e3, "m": 1e6, "million": 1e6, "thousand": 1e3, "b": 1e9})
 #: "1.2M images at 224x224", "100k 224x224 images", "500k images at 384px resolution".
 IMAGES = (
-    rf"(?:(?:on|over|with|of) )?{NUM} ?(?P<u>{_COUNT})? "
-    r"(?:(?P<w1>[0-9]{2,5})(?:x(?P<h1>[0-9]{2,5})|[- ]?px) )?"
-    rf"{_IMAGE_NOUN}"
+    rf"(?:(?:on|over|with|of) )?{NUM} ?(?P<u>{_COUNT})?"
+    r"(?: (?P<w1>[0-9]{2,5})(?:x(?P<h1>[0-9]{2,5})|[- ]?px))?"
+    rf"{ADJECTIVES} {_IMAGE_NOUN}"
     r"(?: (?:at|of|@|in) (?P<w2>[0-9]{2,5})(?:x(?P<h2>[0-9]{2,5})|[- ]?px|[- ]pixels?)"
     r"(?:[- ](?:resolution|res))?)?"
 )
@@ -84,6 +85,11 @@ RESOLUTION = (
     r"(?:(?:at|@|resolution|res) )?(?P<w>[0-9]{2,5})(?:x(?P<h>[0-9]{2,5}))?"
     r"(?:[- ]?px|[- ]pixels?)(?:[- ](?:resolution|res))?"
     r"|(?:at|@|resolution|res) (?P<w3>[0-9]{2,5})x(?P<h3>[0-9]{2,5})(?:[- ](?:resolution|res))?"
+)
+#: "每条1000 tokens" (each example 1000 tokens), "每个样本 512 tokens".
+EACH_CJK = (
+    r"每 ?(?:条|个|个样本|样本|条数据|条样本) ?(?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?[- ]?"
+    r"(?:tok(?:en)?s?|个token)"
 )
 _STEPS = r"(?:training |optimizer )?(?:steps|iterations|iters|updates)"
 #: "1000 steps at batch 64", "200 steps at a global batch of 128 sequences of 2048 tokens".
@@ -138,6 +144,11 @@ def _resolution(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     return _set(st, "image_px", side)
 
 
+def _each_cjk(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    length = _number(m["ln"], raw) * (1024 if m["lk"] else 1)
+    return _set(st, "example_len", _whole(length, 1, 1e7, raw, "An example length"))
+
+
 def _steps_at_batch(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     steps = _whole(_number(m["n"], raw) * (1000 if m["k"] else 1), 1, 1e9, raw, "A step count")
     batch = _whole(_number(m["b"], raw), 1, 1e9, raw, "A global batch")
@@ -184,9 +195,31 @@ def _dataset(toks: Tokens, i: int, st: Draft) -> int:
     end = j + span
     while end < len(norm) and norm[end] in _DATASET_NOUN:
         end += 1
+    end = _restated(toks, end, dataset)
     if not _apply(dataset, st):
         return 0
     return end - i
+
+
+_RESTATED = re.compile(
+    r"(?:all |the )?(?P<n>[0-9]+(?:\.[0-9]+)?) ?(?P<u>h|hrs?|hours|[kmbt]|bn|billion|trillion)?"
+    r"(?: (?:of )?(?:audio|speech|tok(?:en)?s|images|examples|samples|pairs|prompts|rows))?(?= |$)"
+)
+
+
+def _restated(toks: Tokens, end: int, dataset: Dataset) -> int:
+    """Past the dataset's size when the question restates it: "LibriSpeech (all 960
+    hours)", "SlimPajama 627B tokens". A different figure is left for the rules to read."""
+    if end >= len(toks.norm):
+        return end
+    m = _RESTATED.match(toks.text, toks.starts[end])
+    if m is None:
+        return end
+    unit = m["u"] or ""
+    scale = lex.TOKEN_UNITS.get(unit, 1.0) if unit[:1] not in ("h", "") else 1.0
+    if abs(float(m["n"]) * scale - dataset.size) > 0.02 * dataset.size:
+        return end
+    return toks.index_after(m.end())
 
 
 def _ask_unknown(toks: Tokens, j: int) -> None:
@@ -222,6 +255,7 @@ RULES: tuple[_Rule, ...] = (
     _Rule("at 384px", _rx(RESOLUTION, _resolution)),
     _Rule("N steps at batch B", _rx(STEPS_AT_BATCH, _steps_at_batch)),
     _Rule("N tokens per step", _rx(STEP_TOKENS, _step_tokens)),
+    _Rule("每条 N tokens", _rx(EACH_CJK, _each_cjk)),
 )
 
 

@@ -134,11 +134,17 @@ _COUNT_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, 
 COUNT_UNITS: dict[str, float] = {**_COUNT_UNITS, "万": 1e4}
 _LEN = r"(?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?[- ]?tok(?:en)?s?"
 _LEN2 = r"(?P<ln2>[0-9]+(?:\.[0-9]+)?) ?(?P<lk2>k)?[- ]?tok(?:en)?s?"
+#: Up to two words that say what the examples are ("12k instruction samples", "45k pref
+#: pairs", "80k thumbs-up/down examples"), but not a preposition or a unit of their own.
+ADJECTIVES = (
+    r"(?: (?!(?:of|on|over|for|at|with|x|in|and|or|epochs?|steps?|days?|hours?|tok(?:en)?s)"
+    r"(?: |$))[a-z][a-z/-]*){0,2}?"
+)
 #: "100k samples", "100k samples of 512 tokens", "100k 512-token samples",
 #: "100k samples x 512 tokens", "100k samples, 512 tokens each".
 DATASET = (
     r"(?:(?:on|over|for|with|of|across) )?(?:a dataset of |dataset of )?"
-    rf"{NUM} ?(?P<u>{alt(COUNT_UNITS)})?(?: {_LEN2})? (?P<noun>{alt(EXAMPLE_NOUNS)})"
+    rf"{NUM} ?(?P<u>{alt(COUNT_UNITS)})?(?: {_LEN2})?{ADJECTIVES} (?P<noun>{alt(EXAMPLE_NOUNS)})"
     rf"(?:(?: of| x| at| with| averaging| avg| ~| each)? {_LEN}"
     # "10k prompts, 512 token responses": that length is the completion's, not the prompt's
     r"(?! (?:completions?|responses?|generations?|outputs?|answers?)(?: |$))"

@@ -19,9 +19,9 @@ from recommender import _lexicon as lex
 from recommender._datasets import Dataset, Unit, find_dataset
 from recommender._draft import Draft
 from recommender._lexicon import NUM, alt
-from recommender._words import ADJECTIVES
 from recommender._rulekit import _bad, _number, _Rule, _rx, _set, _whole
 from recommender._scan import Tokens
+from recommender._words import ADJECTIVES
 from recommender.errors import WorkloadError
 from recommender.models import Architecture
 from recommender.workload import Objective

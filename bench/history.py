@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import machine
 from bench.synth import AS_OF, parse_documents, synthetic_documents
 from recommender.feeds.cache import RedisSnapshots
-from recommender.offers import Offer
+from recommender.pricing.offers import Offer
 from tests.redis_server import start_redis_server
 
 RUNS = 5

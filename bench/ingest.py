@@ -26,7 +26,7 @@ from bench.synth import AS_OF, synthetic_documents
 from recommender.feeds.base import owned_by
 from recommender.feeds.cache import SnapshotMeta
 from recommender.feeds.detect import parse_any
-from recommender.offers import Offer
+from recommender.pricing.offers import Offer
 
 #: Why 5: issue #24's guard rail for the plain csv-module parsers, ingest at most 5x
 #: pandas.read_csv of the same files (issue #9's 3x was met only with hand-rolled fast paths).

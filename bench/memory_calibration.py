@@ -22,13 +22,13 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from recommender.activations import DEFAULT_KERNELS, Kernels
+from recommender.estimation.activations import DEFAULT_KERNELS, Kernels
+from recommender.estimation.hardware import precision_on
+from recommender.estimation.memory import MemoryBreakdown, estimate_memory, usable_gib
+from recommender.estimation.parallelism import NO_PARALLEL, Parallel
+from recommender.estimation.strategies import MAX_GPUS_PER_NODE, Strategy
 from recommender.gpus import GpuSpec, get_gpu
-from recommender.hardware import precision_on
-from recommender.memory import MemoryBreakdown, estimate_memory, usable_gib
 from recommender.models import lookup_model
-from recommender.parallelism import NO_PARALLEL, Parallel
-from recommender.strategies import MAX_GPUS_PER_NODE, Strategy
 from recommender.workload import (
     NO_SAVERS,
     Framework,

@@ -31,10 +31,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from recommender._scan import holds_quantity, tokenize
 from recommender.errors import WorkloadError
-from recommender.fx import to_usd
-from recommender.parse import parse_workload
+from recommender.parsing._scan import holds_quantity, tokenize
+from recommender.parsing.parse import parse_workload
+from recommender.pricing.fx import to_usd
 from recommender.workload import Workload
 
 __all__ = ["SETS", "Report", "dropped_numbers", "judge", "judge_one"]

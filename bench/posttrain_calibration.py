@@ -2,9 +2,9 @@
 
 Reads ``tests/recommender/data/posttrain_calibration.csv``: each run as its authors describe
 it, the hardware they ran on and their wall-clock hours, with the source, and a split: the
-constants of :mod:`recommender.finetune_speed` and :mod:`recommender.rollout` were set on the
-``cal`` rows, never on the ``val`` rows. Prints per case the published and estimated hours,
-the ratio, the physical floor (the FLOPs, generation included, at 60 % of the dense peak),
+constants of :mod:`recommender.estimation.finetune_speed` and :mod:`recommender.estimation.rollout`
+were set on the ``cal`` rows, never on the ``val`` rows. Prints per case the published and estimated
+hours, the ratio, the physical floor (the FLOPs, generation included, at 60 % of the dense peak),
 then per split: share answered, median |error| and share within ×2.
 
     .venv/bin/python -m bench.posttrain_calibration [--markdown]
@@ -19,19 +19,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from recommender.errors import WorkloadError
-from recommender.finetune_speed import run_overhead_s, time_range
-from recommender.gpus import get_gpu
-from recommender.parse import parse_workload
-from recommender.posttrain import SPECS
-from recommender.rollout import completion_tokens
-from recommender.throughput import (
+from recommender.estimation.finetune_speed import run_overhead_s, time_range
+from recommender.estimation.posttrain import SPECS
+from recommender.estimation.rollout import completion_tokens
+from recommender.estimation.throughput import (
     Network,
     flops_per_token,
     peak_tflops,
     plan_step,
     train_hours,
 )
-from recommender.topology import LayoutSearch
+from recommender.estimation.topology import LayoutSearch
+from recommender.gpus import get_gpu
+from recommender.parsing.parse import parse_workload
 from recommender.workload import Workload
 
 CASES = Path(__file__).resolve().parent.parent / "tests/recommender/data/posttrain_calibration.csv"
@@ -93,7 +93,7 @@ def run(case: Case) -> Result:
     network = Network.typical(gpu.intra_node, fast_fabric=True)
     whole = train_hours(workload, plan, network)
     assert whole is not None
-    whole += run_overhead_s(workload, gpus) / 3600  # as recommender.economics adds it
+    whole += run_overhead_s(workload, gpus) / 3600  # as recommender.pricing.economics adds it
     hours = whole
     if case.name.startswith("litgpt_"):  # a steady-state table: no start, load or save
         step = plan_step(replace(workload, tokens=None), plan, network)

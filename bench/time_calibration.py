@@ -10,7 +10,7 @@ Figures only: nothing here is timed or asserted.
 
 ``--product`` costs each pretraining case as the product answers it instead: the layout search
 picks the strategy for the case's GPU and count (not the published TP/PP/EP), and the global
-batch comes from the rule of ``recommender/global_batch.py`` (not the published one).
+batch comes from the rule of ``recommender/estimation/global_batch.py`` (not the published one).
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from recommender.estimation.layouts import evaluate
+from recommender.estimation.parallelism import NO_PARALLEL, Parallel
+from recommender.estimation.steptime import step_time
+from recommender.estimation.strategies import Strategy
+from recommender.estimation.throughput import Network, peak_tflops, plan_step
 from recommender.gpus import IntraNode, get_gpu
-from recommender.layouts import evaluate
 from recommender.models import Architecture, Block, lookup_model
-from recommender.offers import Fabric
-from recommender.parallelism import NO_PARALLEL, Parallel
-from recommender.steptime import step_time
-from recommender.strategies import Strategy
-from recommender.throughput import Network, peak_tflops, plan_step
+from recommender.pricing.offers import Fabric
 from recommender.workload import Method, Offload, Optimizer, Precision, Sharding, Workload
 
 CASES = Path(__file__).resolve().parent.parent / "tests/recommender/data/time_calibration.csv"

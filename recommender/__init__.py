@@ -4,8 +4,6 @@ Nothing in this package (outside :mod:`recommender.feeds`) does I/O, reads the e
 or the clock; callers pass ``now`` in. ``bot/`` uses only the names exported here.
 """
 
-from recommender.catalog import Catalog
-from recommender.caveats import Caveat, CaveatKind, Severity
 from recommender.errors import (
     CatalogError,
     GpufitError,
@@ -15,17 +13,22 @@ from recommender.errors import (
     UnknownGpuError,
     WorkloadError,
 )
-from recommender.estimate import Estimate, estimate
+from recommender.estimation.estimate import Estimate, estimate
+from recommender.estimation.steptime import TimeBreakdown
+from recommender.estimation.throughput import Network, time_breakdown
+from recommender.estimation.topology import Plan
 from recommender.gpus import GpuSpec, IntraNode, all_gpus, get_gpu, normalize, try_normalize
-from recommender.launch import LaunchSpec, launch_spec
-from recommender.launch_readme import launch_command
-from recommender.launch_text import LaunchFiles, launch_files
-from recommender.market import GpuPrices, PriceRow, gpu_prices, split_gpus
+from recommender.launch.files import LaunchFiles, launch_files
+from recommender.launch.readme import launch_command
+from recommender.launch.spec import LaunchSpec, launch_spec
 from recommender.models import Architecture, lookup_model
-from recommender.objective import ObjectiveKind, PlanObjective
-from recommender.offers import Fabric, Offer, SourceInfo, offers_for_key
-from recommender.parse import parse_workload, reads_calendar
-from recommender.ranking import (
+from recommender.parsing.parse import parse_workload, reads_calendar
+from recommender.pricing.catalog import Catalog
+from recommender.pricing.market import GpuPrices, PriceRow, gpu_prices, split_gpus
+from recommender.pricing.offers import Fabric, Offer, SourceInfo, offers_for_key
+from recommender.ranking.caveats import Caveat, CaveatKind, Severity
+from recommender.ranking.objective import ObjectiveKind, PlanObjective
+from recommender.ranking.recommend import (
     Alternative,
     BudgetGap,
     HoursBasis,
@@ -35,9 +38,6 @@ from recommender.ranking import (
     Work,
     recommend,
 )
-from recommender.steptime import TimeBreakdown
-from recommender.throughput import Network, time_breakdown
-from recommender.topology import Plan
 from recommender.units import hours_text
 from recommender.workload import (
     HardwareRequest,

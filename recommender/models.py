@@ -402,9 +402,9 @@ def _fmt(params: float) -> str:
 def model_spellings() -> dict[str, str]:
     """Every lookup key a model or a model family is known by → a name to show.
 
-    For typo correction (:mod:`recommender._fuzzy`): full keys (``llama38b``), and family and
-    version words without the size (``llama``, ``llama3``, ``qwen2.5``) that name a model
-    when a size follows.
+    For typo correction (:mod:`recommender.parsing._fuzzy`): full keys (``llama38b``), and family
+    and version words without the size (``llama``, ``llama3``, ``qwen2.5``) that name a model when a
+    size follows.
     """
     spellings: dict[str, str] = {family: family.capitalize() for family in _FAMILIES}
     for arch in KNOWN_MODELS:

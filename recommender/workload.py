@@ -1,7 +1,7 @@
 """The training workload: what the user wants to run, with every default made explicit.
 
 :class:`Workload` is the validated, frozen result of parsing free text (see
-:mod:`recommender.parse`). Anything the user states overrides a default; each default
+:mod:`recommender.parsing.parse`). Anything the user states overrides a default; each default
 that was applied is recorded in ``assumed`` so the reply can show it, and each word that
 was not understood is recorded in ``ignored`` so nothing is silently dropped.
 """
@@ -115,7 +115,7 @@ class Objective(StrEnum):
 
     Orthogonal to :class:`Method`, which says which weights train (all, LoRA, QLoRA): "DPO
     with QLoRA" is ``Method.QLORA`` and ``Objective.DPO``. Memory and FLOPs per objective are
-    in :mod:`recommender.posttrain`.
+    in :mod:`recommender.estimation.posttrain`.
     """
 
     SFT = "sft"  # next-token loss on one sequence (also pretraining)
@@ -134,7 +134,7 @@ class Objective(StrEnum):
 
 class Framework(StrEnum):
     """The training framework the user named; its documented defaults for the method are
-    applied where the user states nothing (:mod:`recommender.frameworks`)."""
+    applied where the user states nothing (:mod:`recommender.estimation.frameworks`)."""
 
     TORCHTUNE = "torchtune"
     HF = "hf"  # Hugging Face Trainer / TRL (SFTTrainer, DPOTrainer, GRPOTrainer)
@@ -172,7 +172,8 @@ class LossKernel(StrEnum):
 @dataclass(frozen=True, slots=True)
 class MemorySavers:
     """Memory savers the user stated; each changes the estimate by a sourced amount
-    (:mod:`recommender.activations`, :mod:`recommender.memory`, ``docs/estimator.md``)."""
+    (:mod:`recommender.estimation.activations`, :mod:`recommender.estimation.memory`,
+    ``docs/estimator.md``)."""
 
     #: Checkpointing keeps matmul and attention outputs, recomputes elementwise ops
     #: (applies when the strategy checkpoints).
@@ -287,12 +288,14 @@ class Workload:
     #: DPO/IPO/KTO with the reference log-probs computed before training (TRL
     #: ``precompute_ref_log_probs=True``): no reference model is held while training.
     precomputed_reference: bool = False
-    #: The framework the user named (``None``: not stated; :mod:`recommender.frameworks`).
+    #: The framework the user named (``None``: not stated;
+    #: :mod:`recommender.estimation.frameworks`).
     framework: Framework | None = None
     #: GRPO: completions sampled per prompt (TRL GRPOConfig.num_generations default 8).
     group_size: int = 8
-    #: Post-training as practitioners describe it (issue #32; :mod:`recommender.rollout`).
-    #: Tokens generated per sample (GRPO/PPO rollouts); ``None``: half the sequence.
+    #: Post-training as practitioners describe it (issue #32;
+    #: :mod:`recommender.estimation.rollout`). Tokens generated per sample (GRPO/PPO rollouts);
+    #: ``None``: half the sequence.
     completion_len: int | None = None
     #: GPUs of the layout set aside for generation ("6 training GPUs + 2 vLLM GPUs").
     generation_gpus: int = 0
@@ -308,7 +311,7 @@ class Workload:
     #: Rollouts generated while the previous batch trains (async RL: OpenRLHF/verl options).
     async_rollouts: bool = False
     #: Model-parallel degrees the user fixed (``tp 8``, ``pp 4``, ``cp 2``, ``ep 8``, ``vp 5``);
-    #: ``None`` lets the search decide (see :mod:`recommender.parallelism`).
+    #: ``None`` lets the search decide (see :mod:`recommender.estimation.parallelism`).
     tensor_parallel: int | None = None
     pipeline_parallel: int | None = None
     context_parallel: int | None = None
@@ -317,7 +320,7 @@ class Workload:
     #: ``3d parallel``: split the model (TP/PP/CP) even where sharding alone would fit.
     model_parallel: bool = False
     #: ``time is worth $2k/day`` (``no rush``: 0); ``None`` takes the default of
-    #: :mod:`recommender.objective`.
+    #: :mod:`recommender.ranking.objective`.
     time_value_usd_per_day: float | None = None
     #: ``we already have 4x A100``: :attr:`hardware` is owned, priced at $0 rental.
     owned: bool = False
@@ -329,7 +332,7 @@ class Workload:
     #: hour, a currency's rate, a corrected spelling), as opposed to the defaults applied.
     readings: tuple[str, ...] = ()
     #: What the reader must see wherever the answer is shown, e.g. a budget converted at an
-    #: exchange-rate table over :data:`recommender.fx.STALE_AFTER_DAYS` old.
+    #: exchange-rate table over :data:`recommender.pricing.fx.STALE_AFTER_DAYS` old.
     warnings: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     #: Each phrase a rule read and what it set, in the order of the question.

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from recommender.catalog import Catalog
 from recommender.errors import WorkloadError
 from recommender.feeds.base import ParsedFeed
 from recommender.models import KNOWN_MODELS, Architecture, infer_architecture, lookup_model
-from recommender.offers import Fabric, Offer, SourceInfo
-from recommender.parse import parse_workload
+from recommender.parsing.parse import parse_workload
+from recommender.pricing.catalog import Catalog
+from recommender.pricing.offers import Fabric, Offer, SourceInfo
 from recommender.workload import Method, Optimizer, Precision, Workload
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)

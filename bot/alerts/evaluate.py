@@ -50,9 +50,9 @@ REARM_MARGIN_FRAC = 0.05  # ours: above observed spot jitter (a few %), below a 
 #: price is news worth a repeat ("now even cheaper"); smaller moves are jitter and stay quiet.
 MIN_REPEAT_DROP_FRAC = 0.15  # ours: a 15 % cut changes which option a team picks
 #: Prices older than this earn a stale-price caveat in an alert.
-STALE_AFTER_HOURS = 48.0  # the same two-day rule the answers use (recommender.ranking)
+STALE_AFTER_HOURS = 48.0  # the same two-day rule the answers use (recommender.ranking.recommend)
 #: Largest cluster a multi-node watch count may be made of.
-MAX_NODES = 2048  # the same ceiling the ranking proposes for one job (recommender.scaling)
+MAX_NODES = 2048  # the ceiling the ranking proposes for one job (recommender.estimation.scaling)
 
 
 @dataclass(frozen=True, slots=True)

@@ -273,7 +273,7 @@ def work_doc(work: Work) -> JSON:
 
 
 def objective_doc(objective: PlanObjective) -> JSON:
-    """What the ranking optimised (:mod:`recommender.objective`)."""
+    """What the ranking optimised (:mod:`recommender.ranking.objective`)."""
     return {
         "kind": objective.kind.value,
         "deadline_hours": objective.deadline_hours,

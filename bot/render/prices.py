@@ -2,7 +2,7 @@
 same words, :func:`bot.cli._plain`).
 
 Each GPU gets a fixed-width table that fits 80 columns, its flagged prices under their rows
-(:mod:`recommender.market`), then one footer names each price source with its age and the
+(:mod:`recommender.pricing.market`), then one footer names each price source with its age and the
 catalog rows left out of it, with the adapters' reasons. Every untrusted name (provider,
 instance, region, rejection reason) goes through :func:`escape_mrkdwn`.
 """

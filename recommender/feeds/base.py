@@ -18,7 +18,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from recommender.gpus import GpuSpec, get_gpu, try_normalize
-from recommender.offers import Offer
+from recommender.pricing.offers import Offer
 
 __all__ = [
     "MAX_REPORTED_ERRORS",

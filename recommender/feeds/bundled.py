@@ -13,11 +13,11 @@ import json
 from functools import cache
 from importlib import resources
 
-from recommender.catalog import Catalog
 from recommender.errors import CatalogError
 from recommender.feeds.base import ParsedFeed, owned_by
 from recommender.feeds.native import parse_native
-from recommender.offers import SourceInfo
+from recommender.pricing.catalog import Catalog
+from recommender.pricing.offers import SourceInfo
 
 __all__ = ["BUNDLED_SOURCE", "bundled_catalog", "load_bundled"]
 

@@ -57,7 +57,7 @@ from recommender.feeds.offer_codec import (
     snapshot_offers,
 )
 from recommender.feeds.redis_conn import redis_client
-from recommender.offers import Offer
+from recommender.pricing.offers import Offer
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis

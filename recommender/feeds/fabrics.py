@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from recommender.offers import Fabric
+from recommender.pricing.offers import Fabric
 
 __all__ = ["FABRICS", "fabric_for"]
 

@@ -35,7 +35,7 @@ from recommender.feeds._rows import (
 )
 from recommender.feeds.base import ParsedFeed, RowError, resolve_gpu
 from recommender.feeds.fabrics import fabric_for
-from recommender.offers import Offer
+from recommender.pricing.offers import Offer
 
 __all__ = [
     "GPUHUNT_COLUMNS",

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from recommender.errors import CatalogError, FeedTooLargeError
 from recommender.feeds.base import MAX_REPORTED_ERRORS, ParsedFeed
 from recommender.feeds.gpuhunt import GPUHUNT_PROVIDERS, parse_gpuhunt, provider_from_location
-from recommender.offers import Offer
+from recommender.pricing.offers import Offer
 
 __all__ = ["ZIP_MAGIC", "is_zip", "parse_gpuhunt_zip"]
 

@@ -9,7 +9,7 @@ A refresh that stores a new catalog records each offer's price
 seen within the hour; one that found its catalog unchanged records nothing.
 
 **The offer key.** Earlier versions keyed history by an offer key without the GPUs
-(:attr:`~recommender.offers.Offer.legacy_key`). The first time this version records an offer
+(:attr:`~recommender.pricing.offers.Offer.legacy_key`). The first time this version records an offer
 with no history under its key, it carries the old key's points over (``RENAME``, in the
 recording script) when the old key named that offer alone in the catalog being recorded. Where
 it named several (a GCP N1 host type with T4s and with P4s: every refresh wrote both GPUs'
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
-    from recommender.offers import Offer
+    from recommender.pricing.offers import Offer
 
 __all__ = ["HISTORY_LIMIT", "HISTORY_MAX_AGE", "PriceHistory", "PricePoint"]
 

@@ -1,7 +1,7 @@
 """The listing log in Redis: per source, what each successful refresh listed.
 
-:mod:`recommender.availability` judges from it how often a shape was missing this week. Keys,
-under the store's prefix (``gpufit:feed`` by default)::
+:mod:`recommender.pricing.availability` judges from it how often a shape was missing this week.
+Keys, under the store's prefix (``gpufit:feed`` by default)::
 
     {p}:shapes2:{name}    SET: the shapes (``listing_key``) of the source's latest catalog
     {p}:shapes:{name}     SET: the same, as earlier versions wrote it (shapes without their
@@ -22,8 +22,8 @@ The first refresh on a store written by an earlier version finds only ``shapes``
 that set in the new terms (each old shape is every shape of the new catalog that it names,
 :func:`_carried_over`), so the change is logged as what really changed, not as every shape
 gone and added, which would read as a week of absences. Entries earlier versions logged keep
-their old names; :func:`recommender.availability.availability` looks those up by the old name.
-``shapes`` is left in place for older replicas still running during a rolling upgrade (they
+their old names; :func:`recommender.pricing.availability.availability` looks those up by the old
+name. ``shapes`` is left in place for older replicas still running during a rolling upgrade (they
 diff against the last set they wrote); it can be deleted once none is left.
 
 Why not the price history (``{p}:hist:…``): it skips an unchanged price seen within the hour,
@@ -38,12 +38,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from recommender.availability import Listing, legacy_listing_key, listing_key
+from recommender.pricing.availability import Listing, legacy_listing_key, listing_key
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
-    from recommender.offers import Offer
+    from recommender.pricing.offers import Offer
 
 __all__ = ["LISTING_MAX_AGE", "ListingLog"]
 

@@ -34,7 +34,7 @@ from recommender.feeds.base import (
 )
 from recommender.feeds.json_offers import read_feed_document
 from recommender.gpus import IntraNode
-from recommender.offers import Fabric, Offer
+from recommender.pricing.offers import Fabric, Offer
 
 __all__ = ["MAX_GPUS_PER_INSTANCE", "SUPPORTED_VERSION", "parse_native"]
 

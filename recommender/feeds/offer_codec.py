@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from recommender.gpus import IntraNode
-from recommender.offers import Fabric, Offer
+from recommender.pricing.offers import Fabric, Offer
 
 __all__ = [
     "SNAPSHOT_FORMAT",

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from recommender.feeds.base import ParsedFeed
-from recommender.offers import Offer
+from recommender.pricing.offers import Offer
 
 __all__ = ["scrub_feed", "strip_controls"]
 

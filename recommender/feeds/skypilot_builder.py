@@ -18,7 +18,7 @@ from typing import Any
 from recommender.feeds._rows import RowLog, check_price, optional_float, price_cell, whole_count
 from recommender.feeds.base import RowError, resolve_gpu
 from recommender.feeds.fabrics import fabric_for
-from recommender.offers import MAX_OFFER_USD_PER_HOUR, Offer
+from recommender.pricing.offers import MAX_OFFER_USD_PER_HOUR, Offer
 
 __all__ = [
     "GB_MEMORY_CLOUDS",

@@ -3,7 +3,7 @@
 The offline fallback (``recommender/data/snapshot.json``, docs/feed-format.md "The bundled
 snapshot") is what the live pipeline prices from its inputs (``data/catalogs/v8``): each
 ``<root>/<cloud>/vms.csv`` (SkyPilot's ``catalogs/v8`` layout) is read by :func:`parse_any`
-with the cloud from its folder, the sanity checks (:mod:`recommender.sanity`) drop what they
+with the cloud from its folder, the sanity checks (:mod:`recommender.pricing.sanity`) drop what they
 drop, and the offers left are written as a gpufit feed. A file's leading ``#`` lines (a local
 copy's provenance) are not part of the catalog; they are carried into the feed's
 ``x_inputs``. Of the offers left, each (cloud, GPU, GPU count, market) keeps its
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from recommender.feeds.detect import parse_any
-from recommender.offers import Fabric, Offer
-from recommender.sanity import screen
+from recommender.pricing.offers import Fabric, Offer
+from recommender.pricing.sanity import screen
 
 __all__ = ["REGIONS_KEPT", "build_snapshot", "cheapest_regions", "snapshot_document"]
 

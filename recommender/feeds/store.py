@@ -26,8 +26,6 @@ from typing import NamedTuple
 import httpx
 from redis.exceptions import RedisError
 
-from recommender.availability import Listing
-from recommender.catalog import Catalog
 from recommender.errors import StoreError
 from recommender.feeds.bundled import BUNDLED_SOURCE, bundled_catalog, load_bundled
 from recommender.feeds.cache import (
@@ -54,7 +52,9 @@ from recommender.feeds.sources import (
     SourceStatus,
     parse_sources,
 )
-from recommender.offers import Offer, SourceInfo
+from recommender.pricing.availability import Listing
+from recommender.pricing.catalog import Catalog
+from recommender.pricing.offers import Offer, SourceInfo
 
 __all__ = [
     "FeedSource",

@@ -24,11 +24,11 @@ from bot.listeners.watches import BUTTON_DROP_FRAC, handle_watch_button
 from bot.services import Services, static_catalog
 from bot.worker import Worker
 from recommender import Catalog, Offer, launch_spec, offers_for_key, parse_workload, recommend
-from recommender.availability import legacy_listing_key, listing_key
-from recommender.caveats import CaveatKind
 from recommender.feeds.base import ParsedFeed
 from recommender.feeds.cache import RedisSnapshots
 from recommender.feeds.skypilot import parse_skypilot
+from recommender.pricing.availability import legacy_listing_key, listing_key
+from recommender.ranking.caveats import CaveatKind
 from tests.bot.alerts_helpers import ChangingFeed, FakeSlack, redis, redis_server, slack
 from tests.factories import NOW, catalog
 from tests.feeds.conftest import fixture_bytes

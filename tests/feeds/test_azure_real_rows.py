@@ -16,7 +16,7 @@ import pytest
 from recommender.feeds.base import ParsedFeed
 from recommender.feeds.detect import parse_any
 from recommender.gpus import get_gpu
-from recommender.offers import Fabric
+from recommender.pricing.offers import Fabric
 from tests.factories import only
 from tests.feeds.conftest import catalog_bytes, fixture_bytes
 

@@ -17,13 +17,13 @@ from typing import Any
 import jsonschema
 import pytest
 
-from recommender.caveats import CaveatKind
 from recommender.feeds.base import ParsedFeed, looks_like_native
 from recommender.feeds.bundled import BUNDLED_SOURCE, bundled_catalog, load_bundled
 from recommender.feeds.detect import parse_any
 from recommender.gpus import IntraNode, get_gpu, try_normalize
-from recommender.offers import Fabric, Offer
-from recommender.sanity import screen
+from recommender.pricing.offers import Fabric, Offer
+from recommender.pricing.sanity import screen
+from recommender.ranking.caveats import CaveatKind
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "schema" / "feed-v1.schema.json"
 #: The snapshot's inputs (real catalog rows), as scripts/build_snapshot.py reads them.

@@ -29,7 +29,7 @@ from recommender.feeds.offer_codec import (
 from recommender.feeds.redis_conn import EMBEDDED_DB_FILE, start_embedded_redis
 from recommender.feeds.store import PriceStore
 from recommender.gpus import IntraNode
-from recommender.offers import Fabric, Offer
+from recommender.pricing.offers import Fabric, Offer
 from tests.factories import offer
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

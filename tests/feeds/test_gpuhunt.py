@@ -12,7 +12,7 @@ from recommender.feeds.gpuhunt import (
     parse_gpuhunt,
     provider_from_location,
 )
-from recommender.offers import Fabric
+from recommender.pricing.offers import Fabric
 from tests.factories import only
 from tests.feeds.conftest import fixture_bytes
 

@@ -14,17 +14,17 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from recommender.availability import (
+from recommender.feeds.cache import RedisSnapshots
+from recommender.feeds.fetch import FetchTimeouts, RetryPolicy, make_client
+from recommender.feeds.listings import LISTING_MAX_AGE, ListingLog
+from recommender.feeds.store import FeedSource, PriceStore, RefreshOutcome
+from recommender.pricing.availability import (
     availability,
     availability_caveat,
     legacy_listing_key,
     listing_key,
 )
-from recommender.caveats import CaveatKind, Severity
-from recommender.feeds.cache import RedisSnapshots
-from recommender.feeds.fetch import FetchTimeouts, RetryPolicy, make_client
-from recommender.feeds.listings import LISTING_MAX_AGE, ListingLog
-from recommender.feeds.store import FeedSource, PriceStore, RefreshOutcome
+from recommender.ranking.caveats import CaveatKind, Severity
 from tests.factories import Clock, offer
 from tests.feeds.conftest import FeedServer, Route, catalog_bytes
 

@@ -23,7 +23,7 @@ from recommender.feeds.base import (
 )
 from recommender.feeds.native import parse_native
 from recommender.gpus import IntraNode
-from recommender.offers import Fabric
+from recommender.pricing.offers import Fabric
 
 AS_OF = "2026-11-20T00:00:00Z"
 AS_OF_DT = datetime(2026, 11, 20, tzinfo=UTC)

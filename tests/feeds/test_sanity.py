@@ -1,4 +1,4 @@
-"""Sanity checks on real catalog rows (recommender/sanity.py): what is dropped, what is kept
+"""Sanity checks on real catalog rows (recommender/pricing/sanity.py): what is dropped, what is kept
 with a caveat, and one region per price."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from recommender.catalog import Catalog
-from recommender.caveats import CaveatKind, Severity
 from recommender.feeds.detect import parse_any
-from recommender.offers import Offer
-from recommender.parse import parse_workload
-from recommender.ranking import recommend
-from recommender.sanity import is_opt_in_zone, screen
+from recommender.parsing.parse import parse_workload
+from recommender.pricing.catalog import Catalog
+from recommender.pricing.offers import Offer
+from recommender.pricing.sanity import is_opt_in_zone, screen
+from recommender.ranking.caveats import CaveatKind, Severity
+from recommender.ranking.recommend import recommend
 from tests.factories import NOW, offer, workload
 from tests.feeds.conftest import catalog_bytes, catalog_clouds
 

@@ -20,7 +20,7 @@ from recommender.feeds.base import ParsedFeed, resolve_gpu
 from recommender.feeds.detect import parse_any
 from recommender.feeds.fetch import Validators, fetch_all
 from recommender.feeds.skypilot import CLOUDS, cloud_from_location
-from recommender.offers import Fabric
+from recommender.pricing.offers import Fabric
 from tests.factories import only
 from tests.feeds.conftest import CATALOGS, FeedServer, catalog_bytes, catalog_clouds
 

@@ -9,7 +9,7 @@ import pytest
 from recommender.errors import CatalogError
 from recommender.feeds.base import ParsedFeed
 from recommender.feeds.skypilot import looks_like_skypilot, parse_skypilot
-from recommender.offers import Fabric
+from recommender.pricing.offers import Fabric
 from tests.factories import only
 from tests.feeds.conftest import fixture_bytes
 

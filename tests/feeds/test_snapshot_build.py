@@ -18,7 +18,7 @@ from recommender.feeds.bundled import bundled_catalog, load_bundled
 from recommender.feeds.native import parse_native
 from recommender.feeds.skypilot import CLOUDS
 from recommender.feeds.snapshot_build import build_snapshot, cheapest_regions
-from recommender.offers import Offer
+from recommender.pricing.offers import Offer
 from tests.feeds.conftest import CATALOGS, catalog_clouds
 
 ROOT = Path(__file__).resolve().parents[2]

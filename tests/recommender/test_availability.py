@@ -1,12 +1,12 @@
 """Availability from a source's listings: the walk back through changes, and the caveat the
-answer carries (recommender.availability)."""
+answer carries (recommender.pricing.availability)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
 
-from recommender.availability import (
+from recommender.pricing.availability import (
     AVAILABILITY_WINDOW,
     Listing,
     availability,
@@ -14,8 +14,8 @@ from recommender.availability import (
     legacy_listing_key,
     listing_key,
 )
-from recommender.caveats import CaveatKind, Severity
-from recommender.ranking import recommend
+from recommender.ranking.caveats import CaveatKind, Severity
+from recommender.ranking.recommend import recommend
 from tests.factories import NOW, catalog, offer, workload
 
 KEY = "aws/p5.48xlarge/8xH100-SXM-80GB/us-east-1/od"

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from recommender.billing import (
+from recommender.feeds.skypilot import CLOUDS
+from recommender.pricing.billing import (
     DEFAULT_RULE,
     RULES,
     billed_hours,
@@ -14,9 +15,8 @@ from recommender.billing import (
     rule_for,
     spot_economics,
 )
-from recommender.caveats import CaveatKind
-from recommender.feeds.skypilot import CLOUDS
-from recommender.ranking import recommend
+from recommender.ranking.caveats import CaveatKind
+from recommender.ranking.recommend import recommend
 from tests.factories import NOW, SOURCE, catalog, offer, workload
 
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import pytest
 
-from recommender.activations import Kernels
+from recommender.estimation.activations import Kernels
+from recommender.estimation.layouts import evaluate, fit_on_nodes
+from recommender.estimation.memory import GIB, MemoryBreakdown, estimate_memory, usable_gib
+from recommender.estimation.strategies import Strategy
+from recommender.estimation.zero3 import zero3_config
 from recommender.gpus import get_gpu
-from recommender.layouts import evaluate, fit_on_nodes
-from recommender.memory import GIB, MemoryBreakdown, estimate_memory, usable_gib
 from recommender.models import infer_architecture
-from recommender.strategies import Strategy
 from recommender.workload import Method, Offload, Optimizer, Precision, Sharding
-from recommender.zero3 import zero3_config
 from tests.factories import model, workload
 
 TOLERANCE = 0.15
@@ -169,7 +169,7 @@ class TestDeepSpeedEstimators:
     def live_beyond_largest_module_gib(self) -> float:
         """What DeepSpeed's runtime gathers beyond the largest module, which its estimator
         leaves out: parameters kept live up to stage3_max_live_parameters (1e9) and the
-        prefetch bucket (5e7), 16-bit (recommender.zero3)."""
+        prefetch bucket (5e7), 16-bit (recommender.estimation.zero3)."""
         m = model("T5-3B")
         cfg = zero3_config(None, m.hidden)
         module = max(m.vocab * m.hidden, m.hidden * m.ffn)

@@ -3,7 +3,7 @@ cheapest zone of each region, and the regions that list an instance at one price
 
 from __future__ import annotations
 
-from recommender.catalog import Catalog
+from recommender.pricing.catalog import Catalog
 from tests.factories import offer
 
 

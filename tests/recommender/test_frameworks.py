@@ -1,8 +1,9 @@
 """Issue #36: the framework in the workload, its defaults, and what it allocates.
 
 Frameworks are read from text and their documented defaults applied where the user states
-nothing (recommender.frameworks); DeepSpeed ZeRO-3 and FSDP working sets (recommender.zero3),
-FP8 recipes (recommender.fp8) and Megatron's fp32 gradients change the memory."""
+nothing (recommender.estimation.frameworks); DeepSpeed ZeRO-3 and FSDP working sets
+(recommender.estimation.zero3), FP8 recipes (recommender.estimation.fp8) and Megatron's fp32
+gradients change the memory."""
 
 from __future__ import annotations
 
@@ -10,14 +11,22 @@ from dataclasses import replace
 
 import pytest
 
-from recommender import fp8
-from recommender.estimate import estimate
-from recommender.frameworks import NO_FRAMEWORK, defaults
-from recommender.memory import GIB, MemoryModel, estimate_memory
-from recommender.model_states import block_params
+from recommender.estimation import fp8
+from recommender.estimation.estimate import estimate
+from recommender.estimation.frameworks import NO_FRAMEWORK, defaults
+from recommender.estimation.memory import GIB, MemoryModel, estimate_memory
+from recommender.estimation.model_states import block_params
+from recommender.estimation.strategies import Strategy
+from recommender.estimation.zero3 import (
+    MAX_LIVE,
+    PREFETCH_BUCKET,
+    REDUCE_BUCKET,
+    WorkingSet,
+    working_set,
+    zero3_config,
+)
 from recommender.models import Architecture
-from recommender.parse import parse_workload
-from recommender.strategies import Strategy
+from recommender.parsing.parse import parse_workload
 from recommender.workload import (
     Framework,
     LossKernel,
@@ -27,14 +36,6 @@ from recommender.workload import (
     Optimizer,
     Precision,
     Sharding,
-)
-from recommender.zero3 import (
-    MAX_LIVE,
-    PREFETCH_BUCKET,
-    REDUCE_BUCKET,
-    WorkingSet,
-    working_set,
-    zero3_config,
 )
 from tests.factories import model, workload
 

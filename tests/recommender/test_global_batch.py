@@ -1,11 +1,16 @@
-"""The global batch rule (recommender/global_batch.py) against the batches published runs used."""
+"""The global batch rule (recommender/estimation/global_batch.py) against the batches published runs
+used."""
 
 from __future__ import annotations
 
 import pytest
 
-from recommender.global_batch import ceiling_tokens, pretrain_batch_tokens, size_batch_tokens
-from recommender.parse import parse_workload
+from recommender.estimation.global_batch import (
+    ceiling_tokens,
+    pretrain_batch_tokens,
+    size_batch_tokens,
+)
+from recommender.parsing.parse import parse_workload
 from recommender.workload import MAX_GPU_COUNT, HardwareRequest
 from tests.factories import model
 

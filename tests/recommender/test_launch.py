@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 import yaml
 
-from recommender.launch import LaunchSpec, _distributed, launch_spec
-from recommender.launch_skypilot import MIN_DISK_GIB, disk_size_gib, skypilot_accelerator
-from recommender.launch_text import LaunchFiles, launch_files
-from recommender.offers import Fabric
-from recommender.ranking import Option, recommend
+from recommender.launch.files import LaunchFiles, launch_files
+from recommender.launch.skypilot import MIN_DISK_GIB, disk_size_gib, skypilot_accelerator
+from recommender.launch.spec import LaunchSpec, _distributed, launch_spec
+from recommender.pricing.offers import Fabric
+from recommender.ranking.recommend import Option, recommend
 from recommender.workload import HardwareRequest, Offload, Precision, Sharding, Workload
 from tests.factories import H100_OD, H100_SPOT, NOW, catalog, offer, workload
 from tests.recommender.launch_checks import check_accelerate

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from recommender.errors import WorkloadError
-from recommender.global_batch import FINETUNE_BATCH_TOKENS, default_batch_tokens
-from recommender.launch import LaunchSpec, launch_spec
-from recommender.launch_text import LaunchFiles, launch_files
-from recommender.ranking import Option, recommend
+from recommender.estimation.global_batch import FINETUNE_BATCH_TOKENS, default_batch_tokens
+from recommender.launch.files import LaunchFiles, launch_files
+from recommender.launch.spec import LaunchSpec, launch_spec
+from recommender.ranking.recommend import Option, recommend
 from recommender.workload import (
     HardwareRequest,
     Method,
@@ -123,8 +123,8 @@ def test_every_file_passes_its_readers_checks(
 
 def test_global_batch_is_the_step_models() -> None:
     """The tokens per optimizer step the files ask for are the step model's global batch
-    (:func:`recommender.global_batch.default_batch_tokens`), to within half a micro-batch of
-    every data-parallel rank; pretraining's grows with the cluster."""
+    (:func:`recommender.estimation.global_batch.default_batch_tokens`), to within half a micro-batch
+    of every data-parallel rank; pretraining's grows with the cluster."""
     pre = workload(method=Method.PRETRAIN, tokens=1e9)
     for name, w, o in [
         *((n, KINDS[n].workload, KINDS[n].offer) for n in ("FSDP", "single GPU", "TP multi-node")),
@@ -325,8 +325,8 @@ def test_multi_node_readme_states_the_fabric_each_cloud_needs(provider: str, fab
 def test_owned_gpus_run_on_the_teams_machines_never_rented(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from recommender.offers import OWNED_PROVIDER
-    from recommender.parse import parse_workload
+    from recommender.parsing.parse import parse_workload
+    from recommender.pricing.offers import OWNED_PROVIDER
 
     w = parse_workload("llama 3 8b full finetune on 1B tokens, we already have 8x A100", now=NOW)
     rec = recommend(w, catalog(P4D), now=NOW)

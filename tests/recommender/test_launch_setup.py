@@ -17,7 +17,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from recommender.launch_setup import PINS, PYTHON, requirements
+from recommender.launch.setup import PINS, PYTHON, requirements
 from recommender.workload import Method, Objective
 
 PUBLISHED = json.loads(

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from recommender import Offer, UnknownGpuError, WorkloadError, gpu_prices, split_gpus
-from recommender.market import HIGH_FRAC, MAX_GPUS
-from recommender.sanity import GPU_OUTLIER_FRAC
+from recommender.pricing.market import HIGH_FRAC, MAX_GPUS
+from recommender.pricing.sanity import GPU_OUTLIER_FRAC
 from tests.factories import offer
 
 

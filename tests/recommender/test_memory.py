@@ -8,12 +8,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recommender.activations import Kernels
+from recommender.estimation.activations import Kernels
+from recommender.estimation.memory import (
+    CUDA_CONTEXT_GIB,
+    GIB,
+    MemoryBreakdown,
+    estimate_memory,
+    usable_gib,
+)
+from recommender.estimation.model_states import NF4_BYTES, NF4_DOUBLE_QUANT_BYTES, lora_params
+from recommender.estimation.strategies import Strategy
 from recommender.gpus import get_gpu
-from recommender.memory import CUDA_CONTEXT_GIB, GIB, MemoryBreakdown, estimate_memory, usable_gib
-from recommender.model_states import NF4_BYTES, NF4_DOUBLE_QUANT_BYTES, lora_params
 from recommender.models import Architecture, Block
-from recommender.strategies import Strategy
 from recommender.workload import Method, Offload, Optimizer, Precision, Sharding, Workload
 from tests.factories import model, workload
 

@@ -7,15 +7,15 @@ from dataclasses import replace
 
 import pytest
 
-from recommender.activations import COMPILE_ACTIVATION_FACTOR, Kernels, activations
-from recommender.estimate import estimate
+from recommender.estimation.activations import COMPILE_ACTIVATION_FACTOR, Kernels, activations
+from recommender.estimation.estimate import estimate
+from recommender.estimation.layouts import evaluate, fit_on_nodes
+from recommender.estimation.memory import GIB, MemoryModel, estimate_memory
+from recommender.estimation.posttrain import SPECS, flops_multiplier, generation_bytes
+from recommender.estimation.steptime import hw_flops_per_token
+from recommender.estimation.strategies import Strategy, candidate_strategies
 from recommender.gpus import get_gpu
-from recommender.layouts import evaluate, fit_on_nodes
-from recommender.memory import GIB, MemoryModel, estimate_memory
-from recommender.parse import parse_workload
-from recommender.posttrain import SPECS, flops_multiplier, generation_bytes
-from recommender.steptime import hw_flops_per_token
-from recommender.strategies import Strategy, candidate_strategies
+from recommender.parsing.parse import parse_workload
 from recommender.workload import (
     LossKernel,
     MemorySavers,

@@ -7,7 +7,7 @@ import pytest
 
 from recommender import models
 from recommender.models import KNOWN_MODELS, Block, lookup_model
-from recommender.parse import parse_workload
+from recommender.parsing.parse import parse_workload
 
 
 @pytest.mark.parametrize(

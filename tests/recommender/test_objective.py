@@ -8,20 +8,20 @@ from dataclasses import replace
 
 import pytest
 
-from recommender.billing import RULES
-from recommender.caveats import CaveatKind, Severity
-from recommender.costing import Option
-from recommender.economics import RESERVATION_LEAD_HOURS, RESERVE_FROM_NODES
+from recommender.estimation.topology import HOST_RAM_RESERVE_FRAC, LayoutSearch
 from recommender.gpus import get_gpu
-from recommender.objective import (
+from recommender.pricing.billing import RULES
+from recommender.pricing.costing import Option
+from recommender.pricing.economics import RESERVATION_LEAD_HOURS, RESERVE_FROM_NODES
+from recommender.pricing.offers import OWNED_PROVIDER, Fabric
+from recommender.ranking.caveats import CaveatKind, Severity
+from recommender.ranking.objective import (
     DEFAULT_TIME_VALUE_USD_PER_DAY,
     ObjectiveKind,
     objective_of,
 )
-from recommender.offers import OWNED_PROVIDER, Fabric
-from recommender.ranking import Recommendation, recommend
-from recommender.selection import fitted_groups, priced_offers
-from recommender.topology import HOST_RAM_RESERVE_FRAC, LayoutSearch
+from recommender.ranking.recommend import Recommendation, recommend
+from recommender.ranking.selection import fitted_groups, priced_offers
 from recommender.workload import HardwareRequest, Method, Precision
 from tests.factories import H100_OD, H100_SPOT, L4_SINGLE, NOW, catalog, model, offer, workload
 

@@ -7,7 +7,7 @@ from dataclasses import FrozenInstanceError, replace
 import pytest
 
 from recommender.gpus import IntraNode
-from recommender.offers import offers_for_key
+from recommender.pricing.offers import offers_for_key
 from tests.factories import offer
 
 

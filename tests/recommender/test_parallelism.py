@@ -9,15 +9,15 @@ import pytest
 from bench.time_calibration import estimate as time_estimate
 from bench.time_calibration import load_cases
 from recommender.errors import WorkloadError
-from recommender.estimate import estimate
+from recommender.estimation.estimate import estimate
+from recommender.estimation.layouts import evaluate
+from recommender.estimation.memory import estimate_memory
+from recommender.estimation.parallelism import Parallel, activation_scale, stage_fractions
+from recommender.estimation.steptime import step_time
+from recommender.estimation.strategies import Strategy
 from recommender.gpus import IntraNode, get_gpu
-from recommender.layouts import evaluate
-from recommender.memory import estimate_memory
-from recommender.offers import Fabric
-from recommender.parallelism import Parallel, activation_scale, stage_fractions
-from recommender.parse import parse_workload
-from recommender.steptime import step_time
-from recommender.strategies import Strategy
+from recommender.parsing.parse import parse_workload
+from recommender.pricing.offers import Fabric
 from recommender.workload import MemorySavers, Method, Objective, Offload, Sharding
 from tests.factories import model, workload
 

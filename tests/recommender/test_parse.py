@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from recommender.models import lookup_model
-from recommender.parse import parse_workload
+from recommender.parsing.parse import parse_workload
 from recommender.workload import (
     HardwareRequest,
     Method,

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from recommender._scan import tokenize
 from recommender.errors import WorkloadError
-from recommender.fx import fx_table, to_usd
-from recommender.parse import parse_workload
+from recommender.parsing._scan import tokenize
+from recommender.parsing.parse import parse_workload
+from recommender.pricing.fx import fx_table, to_usd
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-import recommender.parse as parse_module
+import recommender.parsing.parse as parse_module
 from recommender import gpus, models
-from recommender._scan import tokenize
 from recommender.errors import EXAMPLE, WorkloadError
-from recommender.parse import parse_workload
+from recommender.parsing._scan import tokenize
+from recommender.parsing.parse import parse_workload
 from tests.factories import parse, rejected
 
 

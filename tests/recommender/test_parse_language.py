@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from recommender._fuzzy import correct, distance
 from recommender.errors import WorkloadError
-from recommender.fx import STALE_AFTER_DAYS, fx_table, to_usd
-from recommender.parse import parse_workload
+from recommender.parsing._fuzzy import correct, distance
+from recommender.parsing.parse import parse_workload
+from recommender.pricing.fx import STALE_AFTER_DAYS, fx_table, to_usd
 from recommender.workload import HardwareRequest, Method, Workload
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)  # a Tuesday

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from recommender.errors import WorkloadError
-from recommender.parse import parse_workload, reads_calendar
+from recommender.parsing.parse import parse_workload, reads_calendar
 
 #: Friday 4 Dec 2026, 06:00 UTC.
 NOW = datetime(2026, 12, 4, 6, 0, tzinfo=UTC)

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recommender.errors import WorkloadError
-from recommender.parse import parse_workload
+from recommender.parsing.parse import parse_workload
 from recommender.workload import Workload
 
 #: Phrases the parser knows, plus hostile ones: Slack pings, huge and negative numbers.

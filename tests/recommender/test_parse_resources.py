@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from recommender.errors import UnknownGpuError, WorkloadError
-from recommender.parse import parse_workload
+from recommender.parsing.parse import parse_workload
 from recommender.workload import HardwareRequest, SpotPolicy
 from tests.factories import parse
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from recommender.costing import per_btok
+from recommender.pricing.costing import per_btok
 
 
 def test_a_denormal_token_count_is_no_division_by_zero() -> None:

@@ -9,15 +9,15 @@ from dataclasses import replace
 import pytest
 
 from bench import posttrain_calibration as cal
-from recommender.billing import RULES
-from recommender.economics import economics
-from recommender.finetune_speed import run_overhead_s, time_range
+from recommender.estimation.finetune_speed import run_overhead_s, time_range
+from recommender.estimation.rollout import decode_seconds, engine, engine_batch
+from recommender.estimation.strategies import Strategy
+from recommender.estimation.throughput import Network, flops_per_token, peak_tflops, plan_step
+from recommender.estimation.topology import LayoutSearch, Plan
 from recommender.gpus import IntraNode, get_gpu
-from recommender.parse import parse_workload
-from recommender.rollout import decode_seconds, engine, engine_batch
-from recommender.strategies import Strategy
-from recommender.throughput import Network, flops_per_token, peak_tflops, plan_step
-from recommender.topology import LayoutSearch, Plan
+from recommender.parsing.parse import parse_workload
+from recommender.pricing.billing import RULES
+from recommender.pricing.economics import economics
 from recommender.workload import Framework, Method, Objective, Offload, Sharding, Workload
 from tests.factories import model, workload
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recommender.caveats import CaveatKind
-from recommender.offers import Fabric, Offer
-from recommender.ranking import HoursBasis, Recommendation, rank, recommend
+from recommender.pricing.offers import Fabric, Offer
+from recommender.ranking.caveats import CaveatKind
+from recommender.ranking.recommend import HoursBasis, Recommendation, rank, recommend
 from recommender.workload import HardwareRequest, Method, Precision, SpotPolicy
 from tests.factories import (
     A100_GCP,
@@ -112,7 +112,7 @@ class TestCost:
         best = rec.best
         assert best is not None
         assert rec.hours_basis is HoursBasis.DURATION
-        # plus the run's fixed minutes (start, load, save: recommender.finetune_speed)
+        # plus the run's fixed minutes (start, load, save: recommender.estimation.finetune_speed)
         assert best.cost_usd == pytest.approx(48 * 55.0, rel=2e-3)
         assert best.cost_usd >= 48 * 55.0
 

@@ -8,12 +8,12 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recommender.economics import Economics
+from recommender.estimation.layouts import evaluate
 from recommender.gpus import get_gpu
-from recommender.layouts import evaluate
-from recommender.offers import Offer
-from recommender.ranking import rank_key, recommend
-from recommender.selection import Priced
+from recommender.pricing.economics import Economics
+from recommender.pricing.offers import Offer
+from recommender.ranking.recommend import rank_key, recommend
+from recommender.ranking.selection import Priced
 from recommender.workload import Method, Precision, SpotPolicy, Workload
 from tests.factories import (
     A100_GCP,

@@ -6,16 +6,16 @@ import gc
 
 import pytest
 
-from recommender.billing import RULES
-from recommender.catalog import Catalog
+from recommender.estimation.layouts import evaluate, fit_on_nodes
+from recommender.estimation.throughput import Network, tokens_per_hour
+from recommender.estimation.topology import LayoutSearch
 from recommender.feeds.bundled import load_bundled
 from recommender.gpus import get_gpu
-from recommender.layouts import evaluate, fit_on_nodes
-from recommender.parse import parse_workload
-from recommender.ranking import rank, recommend
-from recommender.selection import allowed, fitted_groups, priced_offers, shape_plan
-from recommender.throughput import Network, tokens_per_hour
-from recommender.topology import LayoutSearch
+from recommender.parsing.parse import parse_workload
+from recommender.pricing.billing import RULES
+from recommender.pricing.catalog import Catalog
+from recommender.ranking.recommend import rank, recommend
+from recommender.ranking.selection import allowed, fitted_groups, priced_offers, shape_plan
 from recommender.workload import Method, Workload
 from tests.factories import NOW, model, workload
 

@@ -9,23 +9,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recommender.billing import (
+from recommender.gpus import all_gpus
+from recommender.pricing.billing import (
     RULES,
     billed_hours,
     interruption_range,
     spot_economics,
 )
-from recommender.catalog import Catalog
-from recommender.costing import Option
-from recommender.gpus import all_gpus
-from recommender.ranking import recommend
-from recommender.spot import (
+from recommender.pricing.catalog import Catalog
+from recommender.pricing.costing import Option
+from recommender.pricing.spot import (
     BAND_LIFETIME_HOURS,
     GpuClass,
     band_to_hourly,
     capacity_wait,
     gpu_class,
 )
+from recommender.ranking.recommend import recommend
 from recommender.workload import Workload
 from tests.factories import NOW, catalog, offer, workload
 

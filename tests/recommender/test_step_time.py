@@ -8,22 +8,22 @@ from collections.abc import Callable
 import pytest
 
 from bench.time_calibration import Case, estimate, load_cases
-from recommender.efficiency import ATTENTION_RELATIVE_RATE, compute_efficiency
-from recommender.gpus import GpuSpec, IntraNode, get_gpu
-from recommender.layouts import evaluate
-from recommender.links import cross_pod_factor
-from recommender.offers import Fabric
-from recommender.parallelism import Parallel
-from recommender.parse import parse_workload
-from recommender.steptime import (
+from recommender.estimation.efficiency import ATTENTION_RELATIVE_RATE, compute_efficiency
+from recommender.estimation.layouts import evaluate
+from recommender.estimation.links import cross_pod_factor
+from recommender.estimation.parallelism import Parallel
+from recommender.estimation.steptime import (
     StepTime,
     fp8_speedup,
     goodput,
     hw_flops_per_token,
     step_time,
 )
-from recommender.strategies import Strategy
-from recommender.throughput import Network, train_hours
+from recommender.estimation.strategies import Strategy
+from recommender.estimation.throughput import Network, train_hours
+from recommender.gpus import GpuSpec, IntraNode, get_gpu
+from recommender.parsing.parse import parse_workload
+from recommender.pricing.offers import Fabric
 from recommender.workload import Method, Offload, Precision, Sharding, Workload
 from tests.factories import model, workload
 

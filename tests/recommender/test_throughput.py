@@ -6,10 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from recommender.gpus import IntraNode, get_gpu
-from recommender.layouts import evaluate
-from recommender.strategies import Strategy
-from recommender.throughput import (
+from recommender.estimation.layouts import evaluate
+from recommender.estimation.strategies import Strategy
+from recommender.estimation.throughput import (
     Network,
     flops_per_token,
     mfu,
@@ -17,6 +16,7 @@ from recommender.throughput import (
     tokens_per_hour,
     train_hours,
 )
+from recommender.gpus import IntraNode, get_gpu
 from recommender.workload import Method, Offload, Precision, Sharding
 from tests.factories import model, workload
 

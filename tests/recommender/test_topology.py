@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from recommender.estimation.layouts import evaluate, fit_on_nodes, smallest_layout
+from recommender.estimation.memory import estimate_memory
+from recommender.estimation.strategies import Strategy
+from recommender.estimation.topology import Plan, candidate_strategies
 from recommender.gpus import get_gpu
-from recommender.layouts import evaluate, fit_on_nodes, smallest_layout
-from recommender.memory import estimate_memory
-from recommender.strategies import Strategy
-from recommender.topology import Plan, candidate_strategies
 from recommender.workload import HardwareRequest, Method, Offload, Sharding, Workload
 from tests.factories import model, workload
 

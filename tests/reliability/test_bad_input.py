@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recommender import GpufitError, WorkloadError, parse_workload, recommend
-from recommender.offers import Fabric
+from recommender.pricing.offers import Fabric
 from tests.factories import NOW, catalog, offer
 
 CATALOG = catalog(

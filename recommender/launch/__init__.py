@@ -1,0 +1,1 @@
+"""Launch: the files that run a chosen plan (a SkyPilot task, a framework config, a README)."""

@@ -1,0 +1,397 @@
+"""Word tables for the workload parser (:mod:`recommender.parsing.parse`).
+
+Everything here is data: which words carry no meaning, which spellings name a provider or a
+region, and the multipliers behind unit suffixes. The rules that use them live in ``parse``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+#: Words consumed silently: chat noise, pronouns, glue. Negations ("no", "not") are
+#: deliberately absent, so a negation that no rule understood is always reported.
+FILLER: frozenset[str] = frozenset(
+    """
+    a about across all also an and any approx approximately around as at be best by can
+    cheapest chat cloud could cost costs data dataset did do does enough fastest fit fits
+    for from get go gpu gpus gpufit has have hello help hey hf hi how http https i i'd i'm
+    if in instance instances instruct into is it it's just let's lets like llm long me
+    model models much my need needs ok okay on only option options or our param params
+    parameter parameters please pls price pricing recommend recommendation rent roughly
+    run running runs setup should so some suggest take takes team thank thanks that the
+    them then there these this those time to train trained training us use using via want
+    wanna we we'd we're what what's whats which will with within would www you your
+    base job jobs under of size max done must finish finished complete completed already
+    ready deadline next need needed
+    """.split()  # noqa: SIM905 (a word list reads better as text)
+)
+
+#: Count words accepted before a GPU: "single gpu", "two H100s".
+NUMBER_WORDS: dict[str, int] = {
+    "single": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "six": 6,
+    "eight": 8,
+    "sixteen": 16,
+}
+
+#: Words that stand for "a GPU" after a count: "2 gpus", "8x cards".
+GPU_WORDS: frozenset[str] = frozenset(
+    {"gpu", "gpus", "card", "cards", "accelerator", "accelerators"}
+    | {"卡", "显卡", "张卡", "块卡"}  # Chinese: card, graphics card
+)
+
+#: Accelerator names we do not price; after "8x" they raise UnknownGpuError instead of
+#: being mistaken for something else.
+ACCELERATOR_WORDS: frozenset[str] = frozenset(
+    {"tpu", "tpus", "trainium", "trn1", "trn2", "inferentia", "ipu", "gaudi", "wse"}
+)
+
+#: Provider spellings → canonical provider ids (the ids billing rules and offers use).
+#: DataCrunch renamed itself Verda in 2025 and feeds use both ids, so both are stored.
+PROVIDERS: dict[str, tuple[str, ...]] = {
+    "aws": ("aws",),
+    "amazon": ("aws",),
+    "ec2": ("aws",),
+    "gcp": ("gcp",),
+    "google cloud": ("gcp",),
+    "google": ("gcp",),
+    "gce": ("gcp",),
+    "azure": ("azure",),
+    "lambda labs": ("lambda",),
+    "lambdalabs": ("lambda",),
+    "lambda": ("lambda",),
+    "runpod": ("runpod",),
+    "nebius": ("nebius",),
+    "vast.ai": ("vast",),
+    "vastai": ("vast",),
+    "vast": ("vast",),
+    "coreweave": ("coreweave",),
+    "oracle cloud": ("oci",),
+    "oracle": ("oci",),
+    "oci": ("oci",),
+    "paperspace": ("paperspace",),
+    "fluidstack": ("fluidstack",),
+    "datacrunch": ("datacrunch", "verda"),
+    "verda": ("datacrunch", "verda"),
+    "tensordock": ("tensordock",),
+    "crusoe": ("crusoe",),
+}
+
+ALL_PROVIDERS: frozenset[str] = frozenset(p for ids in PROVIDERS.values() for p in ids)
+
+# Region convention: ``Workload.regions`` holds lower-case *prefixes* of provider region ids,
+# matched with ``str.startswith``. Providers spell the same area differently (AWS
+# ``eu-west-1``, GCP ``europe-west4``, Azure ``westeurope``/``eastus``), so one word maps to
+# every prefix that denotes it.
+_US = ("us", "eastus", "westus", "centralus", "northcentralus", "southcentralus", "westcentralus")
+_EU = ("eu", "europe", "northeurope", "westeurope")
+_ASIA = ("ap", "asia", "eastasia", "southeastasia")
+REGIONS: dict[str, tuple[str, ...]] = {
+    "us east": ("us-east", "eastus"),
+    "us west": ("us-west", "westus"),
+    "us central": ("us-central", "centralus"),
+    "east us": ("us-east", "eastus"),
+    "west us": ("us-west", "westus"),
+    "north america": (*_US, "ca", "northamerica"),
+    "united states": _US,
+    "usa": _US,
+    "us": _US,
+    "america": _US,
+    "eu west": ("eu-west", "europe-west", "westeurope"),
+    "eu central": ("eu-central", "europe-central", "germanywestcentral"),
+    "eu north": ("eu-north", "europe-north", "northeurope", "swedencentral"),
+    "eu": _EU,
+    "europe": _EU,
+    "european": _EU,
+    "asia pacific": _ASIA,
+    "apac": _ASIA,
+    "asia": _ASIA,
+    "canada": ("ca", "northamerica-northeast", "canada"),
+}
+
+#: Duration units → hours.
+DURATION_HOURS: dict[str, float] = {
+    "min": 1 / 60,
+    "mins": 1 / 60,
+    "minute": 1 / 60,
+    "minutes": 1 / 60,
+    "h": 1.0,
+    "hr": 1.0,
+    "hrs": 1.0,
+    "hour": 1.0,
+    "hours": 1.0,
+    "d": 24.0,
+    "day": 24.0,
+    "days": 24.0,
+    "w": 168.0,
+    "wk": 168.0,
+    "wks": 168.0,
+    "week": 168.0,
+    "weeks": 168.0,
+    "month": 730.0,  # 8760 h / 12
+    "months": 730.0,
+    # Chinese: 分钟 minutes, 小时 hours, 天 days, 周/星期 weeks, 个月 months
+    "分钟": 1 / 60,
+    "小时": 1.0,
+    "个小时": 1.0,
+    "钟头": 1.0,
+    "天": 24.0,
+    "周": 168.0,
+    "星期": 168.0,
+    "个星期": 168.0,
+    "礼拜": 168.0,
+    "个月": 730.0,
+}
+
+#: Parameter-count suffixes ("13b", "350m", "70 billion").
+SIZE_UNITS: dict[str, float] = {
+    "m": 1e6,
+    "mn": 1e6,
+    "million": 1e6,
+    "b": 1e9,
+    "bn": 1e9,
+    "billion": 1e9,
+    "t": 1e12,
+    "tn": 1e12,
+    "trillion": 1e12,
+}
+
+#: Token-count suffixes ("500m tokens", "1t tokens").
+TOKEN_UNITS: dict[str, float] = {"k": 1e3, "thousand": 1e3, **SIZE_UNITS}
+
+#: Money suffixes ("$3k", "$1.2m").
+MONEY_UNITS: dict[str, float] = {
+    "k": 1e3,
+    "thousand": 1e3,
+    "m": 1e6,
+    "mm": 1e6,
+    "mn": 1e6,
+    "million": 1e6,
+    "b": 1e9,
+    "bn": 1e9,
+    "billion": 1e9,
+}
+
+
+# ------------------------------------------------------------------ phrase patterns
+# Regexes over the normalised text: tokens are case-folded, joined by single spaces, with
+# "_" folded to "-"; so "[- ]" between words accepts "fine tune", "fine-tune", "fine_tune".
+# Named groups are the contract with the handlers in ``parse``: ``n`` a number, ``u`` a
+# unit, ``k`` a "k" (×1024) suffix, ``z`` a ZeRO stage, ``p`` a provider, ``neg`` a
+# negation, ``r`` a region, ``pre`` a region preposition.
+
+
+def _either(*alternatives: str) -> str:
+    return "|".join(alternatives)
+
+
+def alt(words: Iterable[str]) -> str:
+    """A regex alternation of words (longest first); a space matches a space or a hyphen."""
+    keys = sorted(words, key=len, reverse=True)
+    return "|".join("[- ]".join(re.escape(part) for part in k.split(" ")) for k in keys)
+
+
+NUM = r"(?P<n>-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:e[+-]?[0-9]+)?)"
+_OF = r"(?: of| is)?"
+_TUNE = r"fine[- ]?tun(?:e|ing|ed)"
+_CKPT = (
+    r"(?:(?:grad(?:ient)?|activation)[- ]?)?"
+    r"(?:checkpointing|ckpt|ckpting|recompute|recomputation)"
+)
+_CANT = r"can'?t|cannot|can[- ]not|must[- ]not|mustn'?t|shouldn'?t|should[- ]not|won'?t|not"
+_BUDGET_WORD = (
+    r"(?:budget|have|got|spend|spending|under|below|max|maximum|up to|at most|less than"
+    r"|within|cap|limit|about|around|~)" + _OF + " "
+)
+_SEQ_WORD = r"(?:seq(?:uence)?|ctx|context)(?:[- ]?len(?:gth)?)?(?:[- ]window)?"
+_LORA_SUFFIX = rf"(?:[- ](?:{_TUNE}|ft|sft|training|adapters?))?"
+_REGION_ID = _either(
+    r"(?:us|eu|europe|asia|ap|ca|sa|me|af|il|mx|northamerica|southamerica|australia)"
+    r"-[a-z]+-?[0-9]+[a-z]?",  # AWS us-east-1, GCP europe-west4
+    r"(?:north|south|east|west|central)+(?:us|europe|asia)[0-9]?",  # Azure eastus2
+)
+
+MIXTRAL = r"8x7b(?:[- ]moe)?"
+SEQ_FIRST = rf"(?:max[- ]?)?(?:{_SEQ_WORD}|len){_OF} ?{NUM} ?(?P<k>k)?(?: tok(?:en)?s?)?"
+SEQ_AFTER = rf"{NUM} ?(?P<k>k)?(?:[- ]tok(?:en)?s?)?[- ]{_SEQ_WORD}"
+TOKENS = (
+    rf"(?:(?:on|over|for|with|of) )?{NUM} ?(?P<u>{alt(TOKEN_UNITS)})?"
+    r"(?:[- ](?:training|train|text))?[- ]tok(?:en)?s"
+)
+MONEY_DOLLAR = (
+    rf"(?:{_BUDGET_WORD})?\$ ?{NUM} ?(?P<u>{alt(MONEY_UNITS)})?(?: usd| dollars?)?"
+    r"(?: (?:budget|total|max|cap|limit))?"  # "$5k budget": the word after the amount
+)
+MONEY_WORD = rf"(?:{_BUDGET_WORD})?{NUM} ?(?P<u>{alt(MONEY_UNITS)})? ?(?:usd|dollars?|bucks|\$)"
+# "budget 2k", but not "budget 13B": without a "$", a B suffix is a model size.
+MONEY_BUDGET = rf"budget{_OF} {NUM}(?! ?(?:b|bn|billion)\b) ?(?P<u>{alt(MONEY_UNITS)})?"
+MONEY_HAVE = rf"(?:have|got|spend|spending) {NUM} ?(?P<u>k|thousand)(?! tok| context| ctx| seq)"
+DURATION = (
+    rf"(?:(?:for|in|within|over|under|about|around|~|approx|roughly) )?"
+    rf"{NUM} ?(?P<u>{alt(DURATION_HOURS)})"
+)
+DURATION_ONE = r"(?:(?:for|in|within|over) )?(?:a|an|one) (?P<n>)(?P<u>hour|day|week|month)"
+GLOBAL_BATCH = rf"(?:global[- ]batch(?:[- ]?size)?|gbs){_OF} ?{NUM}"
+MICRO_BATCH = (
+    rf"(?:micro[- ]?batch|mbs?|bs|batch)(?:[- ]?size)?(?:[- ]per[- ](?:gpu|device))?{_OF} ?{NUM}"
+)
+LORA_RANK = rf"(?:r|rank|lora[- ]r){_OF} ?{NUM}"
+LORA_ATTENTION = _either(
+    r"(?:(?:on|targets?|target[- ]modules?)(?: the)? )?(?:attention|attn)"
+    r"(?:[- ](?:only|layers?|projections?|modules?|blocks?))?",
+    r"qkvo|q[- ]?k[- ]?v[- ]?o(?:[- ]proj)?",
+)
+LORA_ALL = (
+    r"(?:(?:on|targets?) )?all[- ](?:linear|layers|modules|projections)"
+    r"(?:[- ](?:layers|modules))?"
+)
+FOUR_BIT = r"(?:4[- ]?bit|nf4|int4)(?:[- ](?:quant(?:ized|ization)?|base|weights))?"
+NO_DOUBLE_QUANT = r"(?:no|without|disable)[- ]double[- ]quant(?:ization)?"
+DOUBLE_QUANT = r"double[- ]quant(?:ization)?"
+_MIXED = r"(?:mixed(?:[- ]precision)?|amp)"
+PURE_BF16 = r"(?:pure|true|full)[- ](?:bf16|bfloat16)|(?:bf16|bfloat16)[- ](?:true|pure|only)"
+BF16_MIXED = rf"(?:bf16|bfloat16)[- ](?:mixed|amp)(?:[- ]precision)?|{_MIXED}[- ](?:bf16|bfloat16)"
+FP16 = _either(
+    r"(?:fp16|float16|half[- ]precision)(?:[- ](?:mixed|amp)(?:[- ]precision)?)?",
+    rf"{_MIXED}[- ](?:fp16|float16)",
+)
+BF16 = r"bf16|bfloat16"
+FP8 = r"(?:fp8|float8)(?:[- ](?:mixed|training))?"
+FP32 = r"fp32|float32|tf32|full[- ]precision"
+MIXED = _MIXED
+# "_either" adds no group, so the "paged" prefix belongs to the first alternative only.
+ADAMW_8BIT = r"(?:paged[- ]?)?" + _either(
+    r"adamw?[- ]?8[- ]?bit|8[- ]?bit[- ]adamw?",
+    r"(?:adamw?[- ])?bnb[- ]?(?:adamw?[- ]?)?(?:8[- ]?bit)?",  # bitsandbytes
+)
+SGD_MOMENTUM = r"sgd(?:[- ]with)?[- ]momentum|momentum[- ]sgd|sgdm|nesterov(?:[- ]sgd)?"
+SGD = r"(?:plain[- ]|vanilla[- ])?sgd"
+ADAMW = r"(?:paged[- ]?|fused[- ]|torch[- ])?adam(?:[- ]?w)?(?:[- ]32[- ]?bit)?"
+NO_CHECKPOINTING = rf"(?:no|without|disable|disabled|w/o|skip)[- ](?:{_CKPT}|ac)"
+CHECKPOINTING = (
+    r"(?:(?:with|enable|use)[- ])?"
+    rf"(?:{_CKPT}|(?:grad(?:ient)?|activation)[- ]?checkpoints?|ac)"
+)
+NO_OFFLOAD = r"(?:no|without|disable)[- ](?:cpu[- ])?offload(?:ing)?"
+_TO_CPU = r"(?:[- ]to[- ](?:the[- ])?cpu)?"
+OFFLOAD_PARAMS = _either(
+    rf"(?:cpu[- ])?offload(?:ing)?(?:[- ]the)?[- ](?:params?|parameters?|weights){_TO_CPU}",
+    r"(?:cpu[- ])?(?:params?|parameters?|weights?)[- ]offload(?:ing)?",
+    r"zero[- ]?infinity",
+)
+OFFLOAD_OPTIMIZER = _either(
+    rf"(?:cpu[- ])?offload(?:ing)?(?:[- ]the)?(?:[- ]optimizer(?:[- ]states?)?)?{_TO_CPU}",
+    r"optimizer[- ](?:states?[- ])?offload(?:ing)?",
+    r"zero[- ]offload",
+)
+FSDP_GRAD_OP = r"(?:fsdp[- ]?)?shard[- ]?grad[- ]?op|fsdp[- ]?(?:grad[- ]?op|zero[- ]?2)"
+HSDP = r"hsdp|(?:fsdp[- ])?hybrid[- ]?shard(?:ing)?"
+FSDP = r"fsdp2?(?:[- ]full[- ]?shard(?:ing)?)?|full[- ]?shard(?:ing)?"
+ZERO = r"(?:deepspeed[- ]|ds[- ])?zero[- ]?(?:stage[- ]?)?(?P<z>[0-3])"
+DDP = r"ddp|(?:distributed[- ])?data[- ]parallel(?:ism)?"
+SPOT_ONLY = r"spot[- ](?:instances[- ])?only|only[- ](?:spot|preemptible)"
+NO_SPOT = _either(
+    r"(?:no|without|not)[- ](?:spot|preemptibles?|interruptions?)",
+    r"(?:only[- ])?on[- ]demand(?:[- ]only)?",
+    r"non[- ]?(?:spot|preemptible|interruptible)|uninterruptible",
+    rf"(?:{_CANT})[- ]be[- ](?:interrupted|preempted)",
+)
+SPOT_OK = _either(
+    r"(?:spot|preemptible|interruptible)(?:[- ]instances?)?"
+    r"(?:[- ](?:is[- ]|are[- ])?(?:ok|okay|fine|allowed|welcome))?",
+    r"ok(?:ay)?[- ](?:with[- ])?spot",
+)
+PROVIDER = (
+    r"(?:only )?(?:(?P<neg>no|not|except|excluding|exclude|without|avoid) )?"
+    rf"(?:(?:on|use|via|using|at|from) )?(?P<p>{alt(PROVIDERS)})(?:[- ]only)?"
+)
+REGION = (
+    r"(?:(?P<pre>in|region|regions|within|near)(?: the)? )?"
+    rf"(?P<r>{_REGION_ID}|{alt(REGIONS)})(?:[- ]only)?"
+)
+QLORA = rf"q[- ]?lora{_LORA_SUFFIX}"
+LORA = rf"lora{_LORA_SUFFIX}"
+PRETRAIN = r"(?:continued[- ])?pre[- ]?train(?:ing|ed)?|(?:train(?:ing)?[- ])?from[- ]scratch"
+FULL = _either(
+    rf"full[- ](?:param(?:eter)?s?[- ])?(?:{_TUNE}|ft|sft|training)",
+    r"full[- ]param(?:eter)?s?|fft",
+)
+FINE_TUNE = rf"(?:supervised[- ])?{_TUNE}|ft|sft"
+SIZE = rf"{NUM} ?(?P<u>{alt(SIZE_UNITS)})"  # "params" after it is a filler
+SIZE_PARAMS = rf"{NUM}[- ](?:params?|parameters)"
+
+
+# ------------------------------------------------------------------ memory savers, objectives
+# (issue #20 items 3 and 4; kept together so other parser work merges cleanly)
+
+_AC_WORD = r"(?:activation[- ]|grad(?:ient)?[- ])?(?:checkpointing|ckpt|recompute|recomputation|ac)"
+SELECTIVE_CKPT = rf"(?:with[- ])?selective[- ]{_AC_WORD}|sac"
+FULL_CKPT = rf"(?:with[- ])?full[- ]{_AC_WORD}"
+_CE = r"(?:loss|ce|cross[- ]?entropy)(?:[- ]loss)?"
+CHUNKED_LOSS = rf"chunked[- ](?:output[- ])?{_CE}"
+FUSED_LOSS = _either(
+    r"liger(?:[- ]kernels?)?(?:[- ](?:fused[- ])?(?:linear[- ])?(?:loss|ce|cross[- ]?entropy))?",
+    rf"fused[- ](?:linear[- ])?{_CE}|flce",
+)
+OPTIMIZER_IN_BACKWARD = _either(
+    r"(?:fused[- ])?optimi[sz]er(?:[- ]step)?[- ]in[- ](?:the[- ])?(?:backward|bwd)(?:[- ]pass)?",
+    r"optimi[sz]er[- ]in[- ]bwd|lomo",
+)
+PAGED = r"paged(?:[- ]optimi[sz]ers?)?"
+COMPILE = r"(?:with[- ])?torch[.-]?compiled?|compiled?"
+ACTIVATION_OFFLOAD = _either(
+    r"(?:cpu[- ])?activations?[- ]offload(?:ing|ed)?(?:[- ]to[- ](?:the[- ])?cpu)?",
+    r"offload(?:ing)?(?:[- ]the)?[- ]activations?(?:[- ]to[- ](?:the[- ])?cpu)?",
+)
+#: Post-training objective words → objective values (``rlhf`` is PPO-style RLHF).
+OBJECTIVE_WORDS: dict[str, str] = {
+    "dpo": "dpo",
+    "ipo": "ipo",
+    "kto": "kto",
+    "orpo": "orpo",
+    "simpo": "simpo",
+    "ppo": "ppo",
+    "rlhf": "ppo",
+    "grpo": "grpo",
+}
+OBJECTIVE = (
+    rf"(?P<o>{alt(OBJECTIVE_WORDS)})"
+    r"(?:[- ](?:training|train|fine[- ]?tun(?:e|ing)|ft|loss|trainer|style))?"
+)
+GROUP_SIZE = rf"(?:group(?:[- ]size)?|num[- ]generations|generations){_OF} ?{NUM}"
+GROUP_COMPLETIONS = rf"{NUM}[- ](?:completions|generations|samples|rollouts)(?:[- ]per[- ]prompt)?"
+
+
+# ------------------------------------------------------------------ model-parallel degrees
+
+# Model-parallel degrees: "tp 8", "tp8", "pp 4", "cp 2", "ep 8", "vp 5", "tensor parallel 8",
+# "pipeline-parallel size 4", "8-way tensor parallelism"; bare words ask for a search.
+_PAR_WORD = r"tensor|pipeline|context|expert|virtual[- ]pipeline"
+PARALLEL_DEGREE = (
+    r"(?P<k>tp|pp|cp|ep|vpp|vp) ?(?P<n>[0-9]+)"
+    rf"|(?P<w>{_PAR_WORD})[- ]?parallel(?:ism)?(?:[- ](?:size|degree))? (?P<m>[0-9]+)"
+    rf"|(?P<x>[0-9]+)[- ]?way[- ](?P<v>{_PAR_WORD})[- ]?parallel(?:ism)?"
+)
+PARALLEL_SEARCH = (
+    r"(?:[34]d|three[- ]d)[- ]?parallel(?:ism)?"
+    r"|(?:tensor|pipeline|context|expert|model)[- ]?parallel(?:ism)?"
+)
+#: Which Draft field each spelling of a parallel dimension sets.
+PARALLEL_FIELDS: dict[str, str] = {
+    "tp": "tp",
+    "tensor": "tp",
+    "pp": "pp",
+    "pipeline": "pp",
+    "cp": "cp",
+    "context": "cp",
+    "ep": "ep",
+    "expert": "ep",
+    "vp": "vp",
+    "vpp": "vp",
+    "virtual pipeline": "vp",
+}

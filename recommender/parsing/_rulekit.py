@@ -1,0 +1,88 @@
+"""The pieces the parser's rules are made of: a rule, a regex matcher over the normalised
+tokens, and handlers that record what a phrase stated (the first stated value wins)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import NamedTuple
+
+from recommender.errors import WorkloadError
+from recommender.parsing._draft import Draft
+from recommender.parsing._scan import Tokens
+
+__all__ = [
+    "Handler",
+    "Matcher",
+    "_Rule",
+    "_bad",
+    "_number",
+    "_ok",
+    "_rx",
+    "_set",
+    "_sets",
+    "_whole",
+]
+
+Handler = Callable[[re.Match[str], tuple[str, ...], Draft], bool]
+Matcher = Callable[[Tokens, int, Draft], int]
+
+
+class _Rule(NamedTuple):
+    name: str
+    match: Matcher
+
+
+# ------------------------------------------------------------------ helpers for rules
+
+
+def _rx(pattern: str, handle: Handler) -> Matcher:
+    """A matcher for a regex over the normalised text that ends on a token boundary."""
+    compiled = re.compile(rf"(?:{pattern})(?= |$)")
+
+    def match(toks: Tokens, i: int, st: Draft) -> int:
+        m = compiled.match(toks.text, toks.starts[i])
+        if m is None:
+            return 0
+        end = toks.index_after(m.end())
+        return end - i if handle(m, toks.raw[i:end], st) else 0
+
+    return match
+
+
+def _ok(current: object, new: object) -> bool:
+    """The first stated value wins; repeating it is fine, contradicting it is not."""
+    return current is None or current == new
+
+
+def _set(st: Draft, attr: str, value: object) -> bool:
+    """Record ``value`` for ``attr``; ``False`` (the phrase is not taken) when a different
+    value was stated first."""
+    if not _ok(getattr(st, attr), value):
+        return False
+    setattr(st, attr, value)
+    return True
+
+
+def _sets(attr: str, value: object) -> Handler:
+    """A handler for a phrase that always means the same value."""
+    return lambda m, raw, st: _set(st, attr, value)
+
+
+def _bad(raw: tuple[str, ...], what: str) -> WorkloadError:
+    phrase = " ".join(raw)
+    return WorkloadError(f"{what} (in {phrase!r}).", not_understood=raw)
+
+
+def _number(text: str, raw: tuple[str, ...]) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _bad(raw, "That number is too large")
+    return value
+
+
+def _whole(value: float, low: float, high: float, raw: tuple[str, ...], what: str) -> int:
+    if not low <= value <= high or value != int(value):
+        raise _bad(raw, f"{what} must be a whole number from {low:,.0f} to {high:,.0f}")
+    return int(value)

@@ -1,0 +1,358 @@
+"""More word tables for the workload parser: dataset sizes, durations and deadlines in words,
+money in other currencies, node counts, and Chinese.
+
+Kept apart from :mod:`recommender.parsing._lexicon` so that file stays small; the rules that use
+these live in :mod:`recommender.parsing._rules_lang`. Patterns run over the normalised text (see
+:mod:`recommender.parsing._scan`): case-folded tokens joined by single spaces.
+"""
+
+from __future__ import annotations
+
+from recommender.parsing._lexicon import NUM, alt
+
+#: Numbers written as words ("two days", "three epochs", "a week").
+NUMBER_WORDS: dict[str, int] = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "single": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "sixteen": 16,
+    "twenty": 20,
+    "thirty": 30,
+    "couple": 2,
+    "a couple of": 2,
+    "a couple": 2,
+    "a pair of": 2,
+}
+#: Chinese numerals (the tokenizer turns a run of them into digits in the normalised form).
+CJK_DIGITS: dict[str, int] = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "兩": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+CJK_UNITS: dict[str, int] = {
+    "十": 10,
+    "百": 100,
+    "千": 1000,
+    "万": 10_000,
+    "萬": 10_000,
+    "亿": 100_000_000,
+    "億": 100_000_000,
+}
+
+#: Chinese words the tokenizer cuts a run of Chinese characters into (longest first); a
+#: character in none of them becomes a token of its own.
+CJK_WORDS: tuple[str, ...] = (
+    "全量微调",
+    "全参微调",
+    "继续预训练",
+    "预训练",
+    "微调",
+    "训练",
+    "预算",
+    "美元",
+    "美金",
+    "人民币",
+    "欧元",
+    "英镑",
+    "日元",
+    "日圆",
+    "块钱",
+    "小时",
+    "个小时",
+    "分钟",
+    "星期",
+    "个星期",
+    "个月",
+    "礼拜",
+    "显卡",
+    "节点",
+    "机器",
+    "台机器",
+    "样本",
+    "条数据",
+    "条样本",
+    "条",
+    "万条",
+    "轮",
+    "个epoch",
+)
+
+#: Counters between a count and a GPU name: "两张 4090", "8块 A100", "四个 H100".
+CJK_CARD_COUNTERS: frozenset[str] = frozenset({"张", "块", "片", "个"})
+# ------------------------------------------------------------------ dataset sizes
+#: Nouns for one training example ("100k samples", "50k conversations").
+EXAMPLE_NOUNS = (
+    "examples",
+    "example",
+    "samples",
+    "sample",
+    "rows",
+    "row",
+    "conversations",
+    "conversation",
+    "convos",
+    "dialogues",
+    "dialogs",
+    "chats",
+    "pairs",
+    "instructions",
+    "prompts",
+    "documents",
+    "docs",
+    "records",
+    "sequences",
+    "images",
+    "clips",
+    "样本",
+    "条数据",
+    "条样本",
+    "条",
+)
+_COUNT_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "b": 1e9}
+COUNT_UNITS: dict[str, float] = {**_COUNT_UNITS, "万": 1e4}
+_LEN = r"(?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?[- ]?tok(?:en)?s?"
+_LEN2 = r"(?P<ln2>[0-9]+(?:\.[0-9]+)?) ?(?P<lk2>k)?[- ]?tok(?:en)?s?"
+#: Up to two words that say what the examples are ("12k instruction samples", "45k pref
+#: pairs", "80k thumbs-up/down examples"), but not a preposition or a unit of their own.
+ADJECTIVES = (
+    r"(?: (?!(?:of|on|over|for|at|with|x|in|and|or|epochs?|steps?|days?|hours?|tok(?:en)?s)"
+    r"(?: |$))[a-z][a-z/-]*){0,2}?"
+)
+#: "100k samples", "100k samples of 512 tokens", "100k 512-token samples",
+#: "100k samples x 512 tokens", "100k samples, 512 tokens each".
+DATASET = (
+    r"(?:(?:on|over|for|with|of|across) )?(?:a dataset of |dataset of )?"
+    rf"{NUM} ?(?P<u>{alt(COUNT_UNITS)})?(?: {_LEN2})?{ADJECTIVES} (?P<noun>{alt(EXAMPLE_NOUNS)})"
+    rf"(?:(?: of| x| at| with| averaging| avg| ~| each)? {_LEN}"
+    # "10k prompts, 512 token responses": that length is the completion's, not the prompt's
+    r"(?! (?:completions?|responses?|generations?|outputs?|answers?)(?: |$))"
+    r"(?: each| per (?:example|sample|row|conversation|doc|document|record|sequence))?)?"
+)
+#: "512 tokens per example", "avg 1k tokens each".
+EXAMPLE_LENGTH = (
+    r"(?:(?:avg|average|averaging|about|~|at) )?"
+    rf"{_LEN} (?:each|per (?:example|sample|row|conversation|doc|document|record|sequence|item))"
+)
+_EPOCH_WORD = r"(?:epochs?|passes|pass|轮|个epoch)"
+#: "3 epochs", "three epochs", "for 2 epochs", "3轮".
+EPOCHS = rf"(?:(?:for|over|with|x) )?(?P<n>[0-9]+(?:\.[0-9]+)?|{alt(NUMBER_WORDS)}) ?{_EPOCH_WORD}"
+#: "epochs 3", "epochs=3" ("=" splits the token).
+EPOCHS_FIRST = r"epochs? (?P<n>[0-9]+(?:\.[0-9]+)?)"
+
+# ------------------------------------------------------------------ durations in words
+_HOURS_WORDS = {
+    "minutes": 1 / 60,
+    "hours": 1.0,
+    "hour": 1.0,
+    "hrs": 1.0,
+    "days": 24.0,
+    "day": 24.0,
+    "weeks": 168.0,
+    "week": 168.0,
+    "months": 730.0,
+    "month": 730.0,
+}
+WORD_HOURS: dict[str, float] = _HOURS_WORDS
+#: "two days", "a couple of days", "three weeks".
+DURATION_WORDS = (
+    r"(?:(?:for|in|within|over|under|about|around|~|approx|roughly) )?"
+    rf"(?P<w>{alt(NUMBER_WORDS)}) (?P<u>{alt(_HOURS_WORDS)})"
+)
+#: Phrases for a stretch of time, read as fixed hours (stated in the answer):
+#: overnight ≈ 12 h (evening to morning), a weekend ≈ 48 h (Saturday and Sunday).
+PHRASE_HOURS: dict[str, float] = {
+    "overnight": 12.0,
+    "over night": 12.0,
+    "over the weekend": 48.0,
+    "over a weekend": 48.0,
+    "the weekend": 48.0,
+    "a weekend": 48.0,
+    "one weekend": 48.0,
+    "weekend": 48.0,
+    "half a day": 12.0,
+    "half day": 12.0,
+    "a day and a half": 36.0,
+    "一晚上": 12.0,
+    "一夜": 12.0,
+    "周末": 48.0,
+    "一周末": 48.0,
+    "半天": 12.0,
+}
+DURATION_PHRASE = rf"(?:(?:for|in|within) )?(?P<p>{alt(PHRASE_HOURS)})"
+
+# ------------------------------------------------------------------ deadlines
+WEEKDAYS: dict[str, int] = {
+    "monday": 0,
+    "mon": 0,
+    "tuesday": 1,
+    "tue": 1,
+    "tues": 1,
+    "wednesday": 2,
+    "wed": 2,
+    "thursday": 3,
+    "thu": 3,
+    "thurs": 3,
+    "friday": 4,
+    "fri": 4,
+    "saturday": 5,
+    "sat": 5,
+    "sunday": 6,
+    "sun": 6,
+    "周一": 0,
+    "周二": 1,
+    "周三": 2,
+    "周四": 3,
+    "周五": 4,
+    "周六": 5,
+    "周日": 6,
+    "星期一": 0,
+    "星期二": 1,
+    "星期三": 2,
+    "星期四": 3,
+    "星期五": 4,
+    "星期六": 5,
+    "星期日": 6,
+    "星期天": 6,
+}
+MONTHS: dict[str, int] = {
+    "january": 1,
+    "jan": 1,
+    "february": 2,
+    "feb": 2,
+    "march": 3,
+    "mar": 3,
+    "april": 4,
+    "apr": 4,
+    "may": 5,
+    "june": 6,
+    "jun": 6,
+    "july": 7,
+    "jul": 7,
+    "august": 8,
+    "aug": 8,
+    "september": 9,
+    "sep": 9,
+    "sept": 9,
+    "october": 10,
+    "oct": 10,
+    "november": 11,
+    "nov": 11,
+    "december": 12,
+    "dec": 12,
+}
+_BY = r"(?:by|before|until|till|due|deadline|done by|finished by|ready by)"
+_NEXT = r"(?:(?:this|next|the) )?"
+_DAY = r"(?P<d>[0-9]{1,2})(?:st|nd|rd|th)?"
+#: "by Friday", "by next monday", "by tomorrow", "by end of week", "by Dec 15", "by 15 Dec",
+#: "by 2026-12-15".
+DEADLINE = (
+    rf"{_BY}(?: the)? (?:"
+    rf"{_NEXT}(?P<wd>{alt(WEEKDAYS)})(?: eod| night| evening)?"
+    r"|(?P<rel>tomorrow|tonight|today|eod|end of (?:the )?(?:day|week|month))"
+    rf"|(?P<mon>{alt(MONTHS)})\.? {_DAY}"
+    r"|(?P<d2>[0-9]{1,2})(?:st|nd|rd|th)?"
+    rf"(?: of)? (?P<mon2>{alt(MONTHS)})"
+    r"|(?P<iso>[0-9]{4}-[0-9]{2}-[0-9]{2})"
+    r"|(?P<dom>[0-9]{1,2})(?:st|nd|rd|th)"  # "before the 15th": this month or the next
+    r"|(?P<slash>[0-9]{1,2}/[0-9]{1,2})"  # "by 12/20": month/day (day/month past 12)
+    r")"
+)
+#: "time is worth $2k/day", "our time is worth 500 usd per day": what a day of waiting costs.
+TIME_VALUE = (
+    r"(?:(?:our |my |the team's )?time (?:is )?)?worth "
+    r"\$? ?(?P<n>[0-9]+(?:\.[0-9]+)?) ?(?P<u>k|m)?(?: ?usd| dollars?)?"
+    r" ?(?:/ ?|a |an |per )(?:day|d)"
+)
+#: "no rush": time has no value.
+NO_RUSH = r"no rush|no hurry|not in a (?:rush|hurry)|not urgent|whenever|不急|不着急"
+#: "we have", "we already own", "we've got", "我们已经有" before the hardware: it is owned.
+OWNED = (
+    r"(?:(?:we |we've |we have |i |i've )?(?:already )?(?:have|own|owned|got)(?: got)?"
+    r"|们? ?(?:已 经 |已 )?有)"
+)
+#: Chinese deadlines: "周五前", "周五之前" (the tokenizer cuts 周五 and 前 apart).
+DEADLINE_CJK = rf"(?P<wd>{alt(k for k in WEEKDAYS if not k.isascii())}) (?:前|之前|以前)"
+
+# ------------------------------------------------------------------ money
+#: Currency words and symbols → ISO code. "¥" alone is ambiguous (CNY or JPY): see rules.
+CURRENCY_WORDS: dict[str, str] = {
+    "usd": "USD",
+    "us$": "USD",
+    "dollars": "USD",
+    "dollar": "USD",
+    "bucks": "USD",
+    "美元": "USD",
+    "美金": "USD",
+    "eur": "EUR",
+    "euro": "EUR",
+    "euros": "EUR",
+    "欧元": "EUR",
+    "gbp": "GBP",
+    "pounds": "GBP",
+    "pound": "GBP",
+    "quid": "GBP",
+    "英镑": "GBP",
+    "cny": "CNY",
+    "rmb": "CNY",
+    "yuan": "CNY",
+    "人民币": "CNY",
+    "元": "CNY",
+    "块钱": "CNY",
+    "块": "CNY",
+    "jpy": "JPY",
+    "yen": "JPY",
+    "日元": "JPY",
+    "日圆": "JPY",
+    "円": "JPY",
+}
+CURRENCY_SYMBOLS: dict[str, str] = {"€": "EUR", "£": "GBP", "¥": "?", "￥": "?"}
+_MONEY_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mm": 1e6, "million": 1e6}
+MONEY_UNITS: dict[str, float] = _MONEY_UNITS
+_BUDGET = (
+    r"(?:(?:budget|预算|have|got|spend|spending|under|below|max|maximum|up to|at most|less than"
+    r"|within|cap|limit|about|around|~)(?: of| is)? )?"
+)
+#: "€500", "£2k", "¥3000 cny", "500 eur", "3k euros", "预算 500 美元", "3000 元".
+MONEY_SYMBOL = (
+    rf"{_BUDGET}(?P<sym>[€£¥￥]) ?{NUM} ?(?P<u>{alt(MONEY_UNITS)})?"
+    rf"(?: (?P<cur>{alt(CURRENCY_WORDS)}))?(?: (?:budget|total|max|cap|limit))?"
+)
+MONEY_CURRENCY = (
+    rf"{_BUDGET}{NUM} ?(?P<u>{alt(MONEY_UNITS)})? ?(?P<cur>{alt(CURRENCY_WORDS)})"
+    r"(?: (?:budget|total|max|cap|limit))?"
+)
+#: A currency code first: "usd 500", "eur 3k", "cny 2万".
+MONEY_CODE_FIRST = rf"{_BUDGET}(?P<cur>usd|eur|gbp|cny|rmb|jpy) ?{NUM} ?(?P<u>{alt(MONEY_UNITS)})?"
+#: "预算 500" with no currency: in a Chinese message 元 is as likely as dollars, so the
+#: rule asks which (:func:`recommender.parsing._rules_lang.h_money`).
+MONEY_CJK_BUDGET = rf"预算 {NUM} ?(?P<u>{alt(MONEY_UNITS)})?"
+
+# ------------------------------------------------------------------ nodes
+_NODE = r"(?:nodes?|machines?|servers?|hosts?|boxes|box|instances?|节点|台机器|台)"
+#: "2 nodes", "a node", "two nodes", "2 nodes of 8x H100" (the rule reads what follows).
+NODES = rf"(?:(?:on|using|with|across) )?(?P<n>[0-9]+|{alt(NUMBER_WORDS)}) ?{_NODE}"
+#: A node with no GPU count given is the common 8-GPU server (AWS p4d/p5, GCP a3, Azure
+#: ND H100 v5, DGX H100 all carry 8 GPUs).
+GPUS_PER_NODE = 8

@@ -222,7 +222,8 @@ class Phrase:
     (("tokens", 2e9),))``. Every number of the question is in a phrase that set something,
     or in :attr:`Workload.ignored` (issue #35 item 5: never a silent drop). ``sets`` names
     the parser's fields (``tokens``, ``budget_usd``, ``examples``, ``steps``, ``objective``,
-    ...); ``note`` is the line a phrase that changes nothing added to ``assumed``."""
+    ...); ``note`` is the line a phrase that changes nothing added to ``assumed``;
+    ``restated`` marks a phrase that repeats a value already read."""
 
     text: str
     sets: tuple[tuple[str, Value], ...]

@@ -163,6 +163,8 @@ def read_phrase(st: Draft, before: dict[str, object], text: str) -> None:
             ]
         elif new != old and new is not None:
             sets.append((name, _value(new)))
+    if not sets and any(holds_quantity(word) for word in text.split(" ")):
+        sets.append(("restated", True))  # "1 epoch ... 1 epoch": the same value again
     st.phrases.append(Phrase(text=text, sets=tuple(sets)))
 
 

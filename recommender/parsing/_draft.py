@@ -7,9 +7,8 @@ defaults (recording each in ``assumed``), resolves words that depend on the meth
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
-from enum import Enum
 
 from recommender.errors import WorkloadError
 from recommender.estimation.finetune_speed import objective_range
@@ -32,11 +31,10 @@ from recommender.workload import (
     Precision,
     Sharding,
     SpotPolicy,
-    Value,
     Workload,
 )
 
-__all__ = ["Draft", "finish", "read_phrase", "snapshot"]
+__all__ = ["Draft", "finish"]
 
 
 @dataclass(slots=True)
@@ -124,48 +122,6 @@ class Draft:
     bare_batch: bool = False
     #: What each phrase a rule read set (Workload.phrases).
     phrases: list[Phrase] = field(default_factory=list)
-
-
-#: Fields that are context, not something a phrase states.
-_CONTEXT = frozenset({"now", "cjk", "phrases"})
-
-
-def snapshot(st: Draft) -> dict[str, object]:
-    """The draft's stated fields, copied so a later change shows (see :func:`read_phrase`)."""
-    out: dict[str, object] = {}
-    for f in fields(st):
-        if f.name not in _CONTEXT:
-            value = getattr(st, f.name)
-            out[f.name] = list(value) if isinstance(value, list | set) else value
-    return out
-
-
-def _value(value: object) -> Value:
-    if isinstance(value, Architecture):
-        return value.name
-    if isinstance(value, Enum):
-        return str(value.value)
-    if isinstance(value, bool | int | float | str):
-        return value
-    return str(value)
-
-
-def read_phrase(st: Draft, before: dict[str, object], text: str) -> None:
-    """Record the phrase ``text`` a rule just read and what it changed since ``before``."""
-    sets: list[tuple[str, Value]] = []
-    for name, old in before.items():
-        new = getattr(st, name)
-        if isinstance(new, list | set):
-            added = [x for x in (sorted(new) if isinstance(new, set) else new) if x not in old]  # type: ignore[operator]
-            sets += [
-                (name.rstrip("s") if name in ("notes", "warnings") else name, _value(x))
-                for x in added
-            ]
-        elif new != old and new is not None:
-            sets.append((name, _value(new)))
-    if not sets and any(holds_quantity(word) for word in text.split(" ")):
-        sets.append(("restated", True))  # "1 epoch ... 1 epoch": the same value again
-    st.phrases.append(Phrase(text=text, sets=tuple(sets)))
 
 
 _DEFAULT_PRECISION = {

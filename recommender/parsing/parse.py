@@ -35,7 +35,7 @@ from recommender.parsing import _rules_post as post
 from recommender.parsing import _rules_time as timing
 from recommender.parsing import _rules_work as work
 from recommender.parsing import _words as words
-from recommender.parsing._draft import Draft, finish, read_phrase, snapshot
+from recommender.parsing._draft import Draft, finish
 from recommender.parsing._rulekit import (
     Handler,
     _bad,
@@ -46,6 +46,8 @@ from recommender.parsing._rulekit import (
     _set,
     _sets,
     _whole,
+    read_phrase,
+    snapshot,
 )
 from recommender.parsing._rules_framework import FRAMEWORK_RULES
 from recommender.parsing._scan import Tokens, tokenize

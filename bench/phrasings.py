@@ -43,6 +43,7 @@ DATA = Path(__file__).resolve().parent.parent / "tests" / "recommender" / "data"
 SETS = {
     "heldout": DATA / "phrasings_heldout.jsonl",
     "heldout2": DATA / "phrasings_heldout2.jsonl",
+    "heldout3": DATA / "phrasings_heldout3.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

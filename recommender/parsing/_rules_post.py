@@ -75,13 +75,16 @@ _READ_ONLY = (
 )
 
 
-def _int(m: re.Match[str], raw: tuple[str, ...], what: str, high: float = 1e9) -> int:
-    value = _number(m["n"], raw) * (1024 if m.groupdict().get("k") else 1)
+def _int(
+    m: re.Match[str], raw: tuple[str, ...], what: str, high: float = 1e9, kilo: int = 1024
+) -> int:
+    """A whole number; ``k`` is 1,024 for a length ("4k tokens") and 1,000 for a count."""
+    value = _number(m["n"], raw) * (kilo if m.groupdict().get("k") else 1)
     return _whole(value, 1, high, raw, what)
 
 
-def _count(attr: str, what: str, high: float = 1e9) -> Handler:
-    return lambda m, raw, st: _set(st, attr, _int(m, raw, what, high))
+def _count(attr: str, what: str, high: float = 1e9, kilo: int = 1024) -> Handler:
+    return lambda m, raw, st: _set(st, attr, _int(m, raw, what, high, kilo))
 
 
 def _read_only(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -313,7 +316,7 @@ RULES: tuple[_Rule, ...] = (
         _rx(
             rf"{_KEY}(?:(?:global|effective|total|train|rollout)(?:{_S}train)?{_S}batch(?:{_S}size)?"
             rf"|gbs){_OF} ?{_N}",
-            _count("global_batch", "A global batch", 1e9),
+            _count("global_batch", "A global batch", 1e9, kilo=1000),
         ),
     ),
     *_each(
@@ -322,7 +325,7 @@ RULES: tuple[_Rule, ...] = (
             rf"{_N} (?:training |train |optimizer |gradient )?(?:steps|iterations|iters|updates)",
             rf"(?:max{_S})?(?:steps|iterations|iters){_OF} ?{_N}",
         ),
-        _count("steps", "A step count", 1e9),
+        _count("steps", "A step count", 1e9, kilo=1000),  # "10k steps": 10,000
     ),
     _Rule(
         "no packing", _rx(r"(?:no|without) (?:sample )?packing|padding", _sets("packing", False))

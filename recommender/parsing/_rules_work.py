@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from recommender.errors import WorkloadError
+from recommender.gpus import try_normalize
 from recommender.models import Architecture
 from recommender.parsing import _lexicon as lex
 from recommender.parsing._datasets import Dataset, Unit, find_dataset
@@ -69,7 +70,7 @@ _AUDIO_NOUN = r"(?:audio|speech|recordings?|voice|calls?|podcasts?|utterances|tr
 #: "1000 hours of audio", "300 hours of transcribed speech", "50 hrs of call-center
 #: recordings", "1000h audio": an amount of data, not a run length.
 AUDIO = (
-    rf"(?:(?:on|over|with|of|for) )?{NUM} ?(?:h|hrs?|hours?)"
+    rf"(?:(?:on|over|with|of|for) )?{NUM} ?(?P<k>k)? ?(?:h|hrs?|hours?)"
     rf"(?: of(?: [a-z-]+){{0,2}}?)? {_AUDIO_NOUN}(?: data)?"
 )
 _IMAGE_NOUN = r"(?:images?|photos?|pictures?|imgs?)"
@@ -87,6 +88,7 @@ RESOLUTION = (
     r"(?:(?:at|@|resolution|res) )?(?P<w>[0-9]{2,5})(?:x(?P<h>[0-9]{2,5}))?"
     r"(?:[- ]?px|[- ]pixels?)(?:[- ](?:resolution|res))?"
     r"|(?:at|@|resolution|res) (?P<w3>[0-9]{2,5})x(?P<h3>[0-9]{2,5})(?:[- ](?:resolution|res))?"
+    r"|(?P<w4>[0-9]{2,5})x(?P<h4>[0-9]{2,5})"  # bare "384x384": see _resolution
 )
 #: "每条1000 tokens" (each example 1000 tokens), "每个样本 512 tokens".
 EACH_CJK = (
@@ -99,7 +101,7 @@ STEPS_AT_BATCH = (
     rf"{NUM} ?(?P<k>k)? {_STEPS},? (?:at|with|of|x) (?:an? )?(?:global |effective |total )?"
     r"(?:batch|bs|gbs)(?:[- ]size)?(?: of)? (?P<b>[0-9]+)"
     r"(?: (?:sequences|seqs|samples|examples))?"
-    r"(?: of (?P<ln>[0-9]+) ?(?P<lk>k)?[- ]tok(?:en)?s)?"
+    r"(?: of (?P<ln>[0-9]+) ?(?P<lk>k)?[- ]tok(?:en)?s?(?: (?:sequences|seqs|samples))?)?"
 )
 #: "at 1M tokens per step", "4M tokens a batch".
 STEP_TOKENS = (
@@ -115,7 +117,7 @@ _DATASET_NOUN = frozenset({"dataset", "set", "corpus", "data", "split", "train",
 
 
 def _audio(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    hours = _number(m["n"], raw)
+    hours = _number(m["n"], raw) * (1000 if m["k"] else 1)
     if not 0 < hours <= 1e7:
         raise _bad(raw, "Hours of audio must be positive and at most 10M")
     return _set(st, "audio_hours", hours)
@@ -142,7 +144,16 @@ def _images(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 
 
 def _resolution(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    side = _side(m["w"], m["h"], raw) or _side(m["w3"], m["h3"], raw)
+    if m["w4"] is not None:
+        # bare "384x384" only when images were counted and it names no GPU ("16x4090" is
+        # sixteen RTX 4090s): both sides an image's, 64 px or more
+        if st.examples is None or try_normalize(m["h4"]) is not None:
+            return False
+        if min(int(m["w4"]), int(m["h4"])) < 64:
+            return False
+    side = (
+        _side(m["w"], m["h"], raw) or _side(m["w3"], m["h3"], raw) or _side(m["w4"], m["h4"], raw)
+    )
     return _set(st, "image_px", side)
 
 

@@ -136,17 +136,26 @@ _DIGITS_MAGNITUDE = re.compile(
 
 
 def cjk_value(numerals: str) -> int | None:
-    """The value of a run of Chinese numerals: 两 → 2, 十二 → 12, 二十 → 20, 三万 → 30000."""
-    total, current = 0, None
+    """The value of a run of Chinese numerals: 两 → 2, 十二 → 12, 二十 → 20, 三万 → 30000,
+    十万 → 100000, 两万五千 → 25000, 一亿五千万 → 150000000. 十, 百 and 千 count within a
+    section; 万 and 亿 multiply the whole section before them."""
+    total, section, current = 0, 0, None
     for ch in numerals:
         if ch in _w.CJK_DIGITS:
             current = _w.CJK_DIGITS[ch] if current is None else current * 10 + _w.CJK_DIGITS[ch]
+        elif ch in _BIG_UNITS:
+            section += current or 0
+            total += (section or 1) * _w.CJK_UNITS[ch]
+            section, current = 0, None
         elif ch in _w.CJK_UNITS:
-            total += (1 if current is None else current) * _w.CJK_UNITS[ch]
+            section += (1 if current is None else current) * _w.CJK_UNITS[ch]
             current = None
         else:
             return None
-    return total + (current or 0)
+    return total + section + (current or 0)
+
+
+_BIG_UNITS = frozenset({"万", "萬", "亿", "億"})
 
 
 def _cjk_number(token: str) -> str | None:

@@ -91,7 +91,8 @@ class TestAudio:
 
     def test_the_rate_is_the_models(self) -> None:
         whisper, llama = lookup_model("whisper-small"), lookup_model("llama-3-8b")
-        assert whisper is not None and llama is not None
+        assert whisper is not None
+        assert llama is not None
         assert audio_positions_per_second(whisper) == 50
         assert audio_positions_per_second(llama) is None
 

@@ -30,6 +30,7 @@ __all__ = [
     "Precision",
     "Sharding",
     "SpotPolicy",
+    "Urgency",
     "Workload",
 ]
 
@@ -229,6 +230,14 @@ class Phrase:
     sets: tuple[tuple[str, Value], ...]
 
 
+class Urgency(StrEnum):
+    """How the user weighed time against money in words (``cheapest``, ``asap``); the
+    objective (:mod:`recommender.ranking.objective`) turns it into a value of a day."""
+
+    CHEAPEST = "cheapest"  # "cheapest", "as cheap as possible", "lowest cost": cost alone
+    FASTEST = "fastest"  # "asap", "fastest", "urgent": a day of waiting weighs heavily
+
+
 class SpotPolicy(StrEnum):
     ALLOW = "allow"  # show spot and on-demand, with the spot caveats
     ONLY = "only"
@@ -323,6 +332,8 @@ class Workload:
     #: ``time is worth $2k/day`` (``no rush``: 0); ``None`` takes the default of
     #: :mod:`recommender.ranking.objective`.
     time_value_usd_per_day: float | None = None
+    #: ``cheapest`` / ``asap`` in words; a stated time value wins over it.
+    urgency: Urgency | None = None
     #: ``we already have 4x A100``: :attr:`hardware` is owned, priced at $0 rental.
     owned: bool = False
     #: Tokens in one pass over the dataset the user stated (``100k samples of 512 tokens``):

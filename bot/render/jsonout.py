@@ -88,6 +88,7 @@ def workload_doc(w: Workload) -> JSON:
         "regions": list(w.regions),
         "lora_rank": w.lora_rank if not w.method.trains_all_weights else None,
         "time_value_usd_per_day": w.time_value_usd_per_day,
+        "urgency": None if w.urgency is None else w.urgency.value,
         "owned_hardware": w.owned,
         "dataset_tokens": w.dataset_tokens,
         "assumed": list(w.assumed),
@@ -279,6 +280,7 @@ def objective_doc(objective: PlanObjective) -> JSON:
         "deadline_hours": objective.deadline_hours,
         "time_value_usd_per_day": objective.time_value_usd_per_day,
         "time_value_stated": objective.time_value_stated,
+        "urgency": None if objective.urgency is None else objective.urgency.value,
         "budget_usd": objective.budget_usd,
         "text": objective.text,
     }

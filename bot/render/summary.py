@@ -101,6 +101,8 @@ def headline(rec: Recommendation) -> str:
     o = best.offer
     kind = o.kind.replace("-", " ")
     what = f"{_gpus(best.plan)} {kind} on {o.provider} {o.instance_type} ({o.region})"
+    if o.kind == "owned":  # the instance type already says "your 8× H100 SXM 80GB"
+        what = o.instance_type
     if rec.hours_basis is HoursBasis.DEFAULT:
         return (
             f"Best: {what}: {money(best.usd_per_btok)} and {hours_text(best.hours_per_btok)} "

@@ -31,6 +31,7 @@ from recommender.workload import (
     Precision,
     Sharding,
     SpotPolicy,
+    Urgency,
     Workload,
 )
 
@@ -87,6 +88,8 @@ class Draft:
     owned: bool = False
     #: "time is worth $2k/day" (``no rush``: 0).
     time_value: float | None = None
+    #: "cheapest" / "asap".
+    urgency: Urgency | None = None
     ignored: list[str] = field(default_factory=list)
     # Read by recommender.parsing._rules_lang: the time deadlines count from, a dataset's size, and
     # what the reader should know about how a word was read ("read 'lroa' as LoRA").
@@ -367,6 +370,7 @@ def finish(st: Draft, text: str) -> Workload:
             tokens=st.tokens,
             budget_usd=st.budget_usd,
             time_value_usd_per_day=st.time_value,
+            urgency=st.urgency,
             dataset_tokens=st.dataset_tokens,
             owned=st.owned,
             spot=st.spot or SpotPolicy.ALLOW,

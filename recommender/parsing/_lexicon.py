@@ -14,7 +14,7 @@ from collections.abc import Iterable
 FILLER: frozenset[str] = frozenset(
     """
     a about across all also an and any approx approximately around as at be best by can
-    cheapest chat cloud could cost costs data dataset did do does enough fastest fit fits
+    chat cloud could cost costs data dataset did do does enough fit fits
     for from get go gpu gpus gpufit has have hello help hey hf hi how http https i i'd i'm
     if in instance instances instruct into is it it's just let's lets like llm long me
     model models much my need needs ok okay on only option options or our param params

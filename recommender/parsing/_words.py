@@ -97,6 +97,14 @@ CJK_WORDS: tuple[str, ...] = (
     "万条",
     "轮",
     "个epoch",
+    "越便宜越好",
+    "越快越好",
+    "最便宜",
+    "最省钱",
+    "不着急",
+    "不急",
+    "尽快",
+    "最快",
 )
 
 #: Counters between a count and a GPU name: "两张 4090", "8块 A100", "四个 H100".
@@ -286,6 +294,17 @@ TIME_VALUE = (
     r" ?(?:/ ?|a |an |per )(?:day|d)"
 )
 #: "no rush": time has no value.
+#: "cheapest" and "asap" weigh time against money in words (:class:`~recommender.workload.Urgency`).
+CHEAPEST = (
+    r"(?:the )?cheapest(?: (?:option|way|plan|possible|setup))?"
+    r"|as cheap(?:ly)? as (?:possible|we can)|lowest (?:cost|price)|least expensive"
+    r"|minimi[sz]e (?:the )?(?:cost|spend)|最便宜|最省钱|越便宜越好"
+)
+FASTEST = (
+    r"(?:the )?fastest(?: (?:option|way|plan|possible|setup))?|asap"
+    r"|as (?:soon|fast|quickly) as (?:possible|we can)|urgent(?:ly)?|in a (?:rush|hurry)"
+    r"|尽快|越快越好|最快"
+)
 NO_RUSH = r"no rush|no hurry|not in a (?:rush|hurry)|not urgent|whenever|不急|不着急"
 #: "we have", "we already own", "we've got", "我们已经有" before the hardware: it is owned.
 OWNED = (

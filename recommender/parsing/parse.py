@@ -63,6 +63,7 @@ from recommender.workload import (
     Optimizer,
     Sharding,
     SpotPolicy,
+    Urgency,
     Workload,
 )
 
@@ -284,6 +285,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("by friday", _rx(words.DEADLINE, timing.h_deadline)),
     _Rule("time is worth $N/day", _rx(words.TIME_VALUE, timing.h_time_value)),
     _Rule("no rush", _rx(words.NO_RUSH, _sets("time_value", 0.0))),
+    _Rule("cheapest", _rx(words.CHEAPEST, _sets("urgency", Urgency.CHEAPEST))),
+    _Rule("asap", _rx(words.FASTEST, _sets("urgency", Urgency.FASTEST))),
     _Rule("we already have", lang.owned(_hardware, lang.nodes(_hardware))),
     _Rule("周五前", _rx(words.DEADLINE_CJK, timing.h_deadline)),
     _Rule("€N", _rx(words.MONEY_SYMBOL, lang.h_money)),

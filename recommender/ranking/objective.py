@@ -15,7 +15,8 @@ The rule, stated in every answer (:attr:`PlanObjective.text`) and in the JSON:
   beside it only where they meet a deadline it misses.
 * **Otherwise** time has value: each day a run takes counts as
   :data:`DEFAULT_TIME_VALUE_USD_PER_DAY` of the team's time (``time is worth $2k/day``
-  sets it, ``no rush`` makes it zero), so a plan that takes four times longer never wins
+  sets it, ``no rush`` or ``cheapest`` makes it zero, ``asap`` makes it
+  :data:`URGENT_TIME_VALUE_USD_PER_DAY`), so a plan that takes four times longer never wins
   by saving a few percent.
 
 In every case spot is judged on its worst case too: :data:`RISK_WEIGHT` of the gap between a
@@ -30,12 +31,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from recommender.units import hours_text
-from recommender.workload import Workload
+from recommender.workload import Urgency, Workload
 
 __all__ = [
     "DEFAULT_TIME_VALUE_USD_PER_DAY",
     "RISK_WEIGHT",
     "SPOT_WORST_CASE_FACTOR",
+    "URGENT_TIME_VALUE_USD_PER_DAY",
     "ObjectiveKind",
     "PlanObjective",
     "objective_of",
@@ -46,6 +48,10 @@ __all__ = [
 #: fully loaded, the least a team loses while a run is pending (ours; stated in every
 #: answer that uses it, and set with ``time is worth $X/day`` or ``no rush``).
 DEFAULT_TIME_VALUE_USD_PER_DAY = 500.0
+#: What a day is worth when the user says ``asap`` / ``fastest`` / ``urgent``: ten of those
+#: engineer-days, a team blocked on the run (ours; stated in the answer, and a stated
+#: ``time is worth $X/day`` wins over it).
+URGENT_TIME_VALUE_USD_PER_DAY = 5000.0
 #: Share of a spot plan's worst-case excess (cost, and time at its value) that counts
 #: against it: spot's pessimistic end is a bad-week outcome, not a rare tail (ours).
 RISK_WEIGHT = 0.5
@@ -77,6 +83,8 @@ class PlanObjective:
     time_value_stated: bool = False
     #: The run length the user stated (a time alone): only hours beyond it count.
     duration_hours: float | None = None
+    #: ``cheapest`` / ``asap`` in the question, when it set the time value.
+    urgency: Urgency | None = None
 
     @property
     def per_token(self) -> bool:
@@ -155,6 +163,13 @@ class PlanObjective:
         return f"objective: the lowest cost for the work; time counts at {value}"
 
     def _time_value_text(self) -> str:
+        if self.urgency is Urgency.CHEAPEST:
+            return "$0 a day (you asked for the cheapest)"
+        if self.urgency is Urgency.FASTEST:
+            return (
+                f"${self.time_value_usd_per_day:,.0f} a day (you asked for it fast; "
+                "say `time is worth $X/day` to change)"
+            )
         if self.time_value_usd_per_day == 0:
             return "$0 a day (no rush)"
         how = (
@@ -166,17 +181,23 @@ class PlanObjective:
 def objective_of(workload: Workload) -> PlanObjective:
     """The objective the user's question asks for (see the module docstring)."""
     stated = workload.time_value_usd_per_day is not None
-    per_day = (
-        workload.time_value_usd_per_day
-        if workload.time_value_usd_per_day is not None
-        else DEFAULT_TIME_VALUE_USD_PER_DAY
-    )
+    urgency = None if stated else workload.urgency
+    if workload.time_value_usd_per_day is not None:
+        per_day = workload.time_value_usd_per_day
+    elif urgency is Urgency.CHEAPEST:
+        per_day = 0.0
+    elif urgency is Urgency.FASTEST:
+        per_day = URGENT_TIME_VALUE_USD_PER_DAY
+    else:
+        per_day = DEFAULT_TIME_VALUE_USD_PER_DAY
     deadline = workload.deadline_hours
     budget = workload.budget_usd
 
     def make(kind: ObjectiveKind) -> PlanObjective:
         duration = workload.duration_hours if kind is ObjectiveKind.CHEAPEST_FOR_DURATION else None
-        return PlanObjective(kind, per_day, deadline, budget, stated, duration)
+        return PlanObjective(
+            kind, per_day, deadline, budget, stated or urgency is not None, duration, urgency
+        )
 
     if workload.owned:
         return make(ObjectiveKind.OWNED_HARDWARE)

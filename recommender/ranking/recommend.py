@@ -22,7 +22,7 @@ from recommender.estimation.throughput import Network, tokens_per_hour
 from recommender.estimation.topology import LayoutSearch, Plan
 from recommender.gpus import all_gpus, get_gpu
 from recommender.pricing.availability import availability_caveat
-from recommender.pricing.billing import RULES, BillingRule, rule_for
+from recommender.pricing.billing import RULES, BillingRule
 from recommender.pricing.catalog import Catalog
 from recommender.pricing.costing import Option, caveats_of_source, price_option
 from recommender.pricing.economics import checkpoint_gib, economics
@@ -51,8 +51,8 @@ from recommender.ranking.selection import (
     fitted_groups,
     priced_offers,
 )
-from recommender.ranking.work import HoursBasis, Reference, Work, work_for
-from recommender.workload import MAX_TOKENS, HardwareRequest, Method, Precision, Workload
+from recommender.ranking.work import HoursBasis, Reference, Work, bought_by, work_for
+from recommender.workload import HardwareRequest, Method, Precision, Workload
 
 __all__ = [
     "MAX_NODES",
@@ -387,22 +387,6 @@ def _build(
     a spot option says what its risk buys against the sure plan (for the work it is shown
     with, so a budget's run has its own worst case)."""
     if objective.kind is ObjectiveKind.MOST_WORK_FOR_BUDGET and priced.expected_cost_usd > 0:
-        budget = objective.budget_usd or 0.0
-        # What the budget buys, within the largest work a workload may carry (a $1M budget
-        # on a 1M-parameter model buys more tokens than any run has trained).
-        tokens = min(priced.tokens * budget / priced.expected_cost_usd, MAX_TOKENS)
-        bought = replace(workload, tokens=tokens, budget_usd=None)
-        rule = rules.get(priced.offer.provider.lower(), rule_for(priced.offer.provider))
-        econ = economics(
-            bought,
-            priced.plan,
-            rule=rule,
-            spot=priced.offer.spot,
-            tokens_per_hour=tokens_per_hour(bought, priced.plan, Network.of(priced.offer)),
-            gpu_id=priced.offer.gpu_id,
-        )
-        cost = econ.expected_cost_usd(priced.offer.price_usd_per_hour)
-        priced = priced._replace(econ=econ, expected_cost_usd=cost)
-        workload = bought
+        workload, priced = bought_by(objective.budget_usd or 0.0, workload, priced, rules)
     extra = spot_risk(priced, sure, objective)
     return _option(workload, priced, catalog, rules, now, rank, target, extra)

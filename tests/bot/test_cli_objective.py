@@ -39,6 +39,39 @@ class TestObjectiveEndToEnd:
         met = [_meets(o) for o in doc["options"]]
         assert met == sorted(met, reverse=True)
 
+    def test_cheapest_and_asap_change_the_value_of_time_and_the_first_plan(self) -> None:
+        """ "cheapest" ranks by cost alone and "asap" weighs a day at $5,000: the first plan
+        of each is cheaper, and faster, than the first plan of the plain question."""
+        plain = _ask("pretrain a 1B model on 20B tokens")
+        cheap = _ask("pretrain a 1B model on 20B tokens, cheapest")
+        fast = _ask("pretrain a 1B model on 20B tokens asap")
+        assert plain["objective"]["time_value_usd_per_day"] == 500
+        assert (cheap["objective"]["urgency"], cheap["workload"]["urgency"]) == ("cheapest",) * 2
+        assert cheap["objective"]["time_value_usd_per_day"] == 0
+        assert "you asked for the cheapest" in cheap["objective"]["text"]
+        assert fast["objective"]["urgency"] == "fastest"
+        assert fast["objective"]["time_value_usd_per_day"] == 5000
+        first = {
+            k: d["options"][0] for k, d in (("plain", plain), ("cheap", cheap), ("fast", fast))
+        }
+        assert first["cheap"]["expected_cost_usd"] < first["plain"]["expected_cost_usd"]
+        assert first["fast"]["expected_hours"] < first["plain"]["expected_hours"]
+
+    @pytest.mark.parametrize(
+        "question", ["we have $3k, can we LoRA a 70B?", "pretrain a 1B model with $500"]
+    )
+    def test_a_budget_buys_as_much_work_as_it_can_and_no_more(self, question: str) -> None:
+        """Each option is priced for the most work the budget buys on it, its worst case
+        within the budget: whole-hour billing put two options of the $3k question over it
+        ($3,002, $3,008), and a spot option's worst case spent $2,683 of it, before the work
+        was solved for the budget."""
+        doc = _ask(question)
+        budget = doc["objective"]["budget_usd"]
+        assert doc["objective"]["kind"] == "most_work_for_budget"
+        for option in doc["options"]:
+            worst = max(option["expected_cost_usd"], option["pessimistic_cost_usd"])
+            assert 0.9 * budget <= worst <= budget
+
     def test_a_time_alone_is_the_run_length(self) -> None:
         doc = _ask("13B full finetune 2 days")
         assert doc["objective"]["kind"] == "cheapest_for_duration"

@@ -10,6 +10,7 @@ import pytest
 
 from recommender.errors import WorkloadError
 from recommender.parsing.parse import parse_workload, reads_calendar
+from recommender.workload import Urgency
 
 #: Friday 4 Dec 2026, 06:00 UTC.
 NOW = datetime(2026, 12, 4, 6, 0, tzinfo=UTC)
@@ -113,11 +114,37 @@ def test_hardware_named_without_owning_it_is_a_filter() -> None:
         ("7b lora, our time is worth 500 usd per day", 500),
         ("7b lora on 2B tokens, no rush", 0),
         ("7b lora on 2B tokens, not urgent", 0),
+        ("7b lora on 2B tokens 不急", 0),
     ],
 )
 def test_the_value_of_time(text: str, per_day: float) -> None:
     w = parse_workload(text, NOW)
     assert w.time_value_usd_per_day == per_day
+    assert w.ignored == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "urgency"),
+    [
+        ("pretrain a 1B model on 20B tokens, cheapest", Urgency.CHEAPEST),
+        ("what's the cheapest way to lora a 7b on 1B tokens", Urgency.CHEAPEST),
+        ("7b lora on 1B tokens, as cheap as possible", Urgency.CHEAPEST),
+        ("7b lora on 1B tokens at the lowest cost", Urgency.CHEAPEST),
+        ("7b lora on 1B tokens 越便宜越好", Urgency.CHEAPEST),
+        ("7b lora on 1B tokens asap", Urgency.FASTEST),
+        ("7b lora on 1B tokens, we need it as soon as possible", Urgency.FASTEST),
+        ("fastest way to pretrain a 1B model on 20B tokens", Urgency.FASTEST),
+        ("7b lora on 1B tokens, urgent", Urgency.FASTEST),
+        ("7b lora on 1B tokens 尽快", Urgency.FASTEST),
+        ("7b lora on 1B tokens, not urgent", None),  # that is "no rush": time at $0
+        ("7b lora on 1B tokens", None),
+    ],
+)
+def test_cheapest_and_asap_are_read_not_dropped(text: str, urgency: Urgency | None) -> None:
+    """ "cheapest" and "asap" were filler words: the answer ranked by the default value of
+    time whatever the user asked for."""
+    w = parse_workload(text, NOW)
+    assert w.urgency is urgency
     assert w.ignored == ()
 
 

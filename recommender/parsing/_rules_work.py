@@ -74,7 +74,8 @@ AUDIO = (
     rf"(?: of(?: [a-z-]+){{0,2}}?)? {_AUDIO_NOUN}(?: data)?"
 )
 _IMAGE_NOUN = r"(?:images?|photos?|pictures?|imgs?)"
-_COUNT = alt({"k": 1e3, "m": 1e6, "million": 1e6, "thousand": 1e3, "b": 1e9})
+_COUNTS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9}
+_COUNT = alt(_COUNTS)
 #: "1.2M images at 224x224", "100k 224x224 images", "500k images at 384px resolution".
 IMAGES = (
     rf"(?:(?:on|over|with|of) )?{NUM} ?(?P<u>{_COUNT})?"
@@ -132,9 +133,7 @@ def _side(w: str | None, h: str | None, raw: tuple[str, ...]) -> tuple[int, int]
 
 
 def _images(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    count = _number(m["n"], raw) * {"k": 1e3, "thousand": 1e3, "b": 1e9}.get(m["u"] or "", 1.0)
-    if (m["u"] or "") in ("m", "million"):
-        count = _number(m["n"], raw) * 1e6
+    count = _number(m["n"], raw) * _COUNTS.get(m["u"] or "", 1.0)
     if not 1 <= count <= 1e12:
         raise _bad(raw, "A dataset must have from 1 to 1T images")
     side = _side(m["w1"], m["h1"], raw) or _side(m["w2"], m["h2"], raw)

@@ -267,6 +267,7 @@ RULES: tuple[_Rule, ...] = (
             rf"generate{_S}max{_S}len ?{_N}",
             rf"{_KEY}max{_S}new{_S}tok(?:en)?s{_OF} ?{_N}",  # HF generate's max_new_tokens
             rf"{_N} max{_S}new{_S}tok(?:en)?s",
+            rf"{_N} max{_S}(?:completion|response|generation){_S}tok(?:en)?s",
         ),
         _count("completion_len", "A completion length", 10_000_000),
     ),

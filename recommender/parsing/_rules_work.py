@@ -66,12 +66,14 @@ def image_positions(model: Architecture, width: int, height: int) -> int | None:
 
 # ------------------------------------------------------------------ phrases
 
-_AUDIO_NOUN = r"(?:audio|speech|recordings?|voice|calls?|podcasts?|utterances|transcripts?)"
+_AUDIO_NOUN = (
+    r"(?:audio|speech|recordings?|voice|calls?|podcasts?|utterances|transcripts?|音频|语音|录音)"
+)
 #: "1000 hours of audio", "300 hours of transcribed speech", "50 hrs of call-center
 #: recordings", "1000h audio": an amount of data, not a run length.
 AUDIO = (
-    rf"(?:(?:on|over|with|of|for) )?{NUM} ?(?P<k>k)? ?(?:h|hrs?|hours?)"
-    rf"(?: of(?: [a-z-]+){{0,2}}?)? {_AUDIO_NOUN}(?: data)?"
+    rf"(?:(?:on|over|with|of|for) )?{NUM} ?(?P<k>k)? ?(?:h|hrs?|hours?|小时|个小时)"
+    rf"(?: of(?: [a-z-]+){{0,2}}?| 的)? {_AUDIO_NOUN}(?: data)?"
 )
 _IMAGE_NOUN = r"(?:images?|photos?|pictures?|imgs?)"
 _COUNTS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9}
@@ -104,6 +106,18 @@ STEPS_AT_BATCH = (
     r"(?: (?:sequences|seqs|samples|examples))?"
     r"(?: of (?P<ln>[0-9]+) ?(?P<lk>k)?[- ]tok(?:en)?s?(?: (?:sequences|seqs|samples))?)?"
 )
+#: "2000 steps of 64 x 4096 tokens": steps of a batch of sequences of a length.
+STEPS_OF_BATCH_X_LEN = (
+    rf"{NUM} ?(?P<k>k)? {_STEPS},? (?:of|at|with) (?P<b>[0-9]+) ?x ?"
+    r"(?P<ln>[0-9]+) ?(?P<lk>k)?[- ]?tok(?:en)?s"
+)
+#: "batch of 128 prompts per step", "a global batch of 512 sequences".
+BATCH_OF = (
+    r"(?:an? )?(?:global |effective )?batch(?:[- ]size)? of (?P<b>[0-9]+) "
+    r"(?:prompts|sequences|seqs|samples|examples)(?: (?:per|each|a) (?:step|update|iteration))?"
+)
+#: "3万对偏好数据", "5000组偏好": preference pairs counted the Chinese way.
+PAIRS_CJK = rf"{NUM} ?(?:对|组)(?: ?(?:偏好数据|偏好|数据))?"
 #: "at 1M tokens per step", "4M tokens a batch".
 STEP_TOKENS = (
     rf"(?:(?:at|with) )?{NUM} ?(?P<u>{alt(lex.TOKEN_UNITS)})? ?tok(?:en)?s "
@@ -170,6 +184,15 @@ def _steps_at_batch(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
         length = _number(m["ln"], raw) * (1024 if m["lk"] else 1)
         return _set(st, "example_len", _whole(length, 1, 1e7, raw, "A sequence length"))
     return True
+
+
+def _batch_of(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    return _set(st, "global_batch", _whole(_number(m["b"], raw), 1, 1e9, raw, "A global batch"))
+
+
+def _pairs_cjk(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    count = _whole(_number(m["n"], raw), 1, 1e12, raw, "A count of pairs")
+    return _set(st, "examples", float(count))
 
 
 def _step_tokens(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -266,6 +289,9 @@ RULES: tuple[_Rule, ...] = (
     _Rule("N images at WxH", _rx(IMAGES, _images)),
     _Rule("at 384px", _rx(RESOLUTION, _resolution)),
     _Rule("N steps at batch B", _rx(STEPS_AT_BATCH, _steps_at_batch)),
+    _Rule("N steps of B x L tokens", _rx(STEPS_OF_BATCH_X_LEN, _steps_at_batch)),
+    _Rule("batch of N prompts", _rx(BATCH_OF, _batch_of)),
+    _Rule("3万对偏好数据", _rx(PAIRS_CJK, _pairs_cjk)),
     _Rule("N tokens per step", _rx(STEP_TOKENS, _step_tokens)),
     _Rule("每条 N tokens", _rx(EACH_CJK, _each_cjk)),
 )

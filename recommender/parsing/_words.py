@@ -97,6 +97,11 @@ CJK_WORDS: tuple[str, ...] = (
     "万条",
     "轮",
     "个epoch",
+    "音频",
+    "语音",
+    "录音",
+    "偏好数据",
+    "偏好",
     "越便宜越好",
     "越快越好",
     "最便宜",
@@ -133,6 +138,20 @@ EXAMPLE_NOUNS = (
     "sequences",
     "images",
     "clips",
+    # what the examples are, as teams name them ("250k support tickets", "4k math problems")
+    "tickets",
+    "problems",
+    "questions",
+    "emails",
+    "articles",
+    "texts",
+    "posts",
+    "reviews",
+    "queries",
+    "tasks",
+    "demonstrations",
+    "trajectories",
+    "transcripts",
     "样本",
     "条数据",
     "条样本",
@@ -162,6 +181,12 @@ DATASET = (
 EXAMPLE_LENGTH = (
     r"(?:(?:avg|average|averaging|about|~|at) )?"
     rf"{_LEN} (?:each|per (?:example|sample|row|conversation|doc|document|record|sequence|item))"
+)
+#: "avg length 1.5k tokens", "each about 600 tokens", "mean 900 toks": one example's length
+#: with no "each" after it.
+EXAMPLE_LENGTH_AVG = (
+    r"(?:(?:avg|average|mean)(?:[- ](?:length|len|size))?(?: of| is)?|each(?: about| around| ~)?)"
+    rf" {_LEN}"
 )
 _EPOCH_WORD = r"(?:epochs?|passes|pass|轮|个epoch)"
 #: "3 epochs", "three epochs", "for 2 epochs", "3轮".

@@ -280,6 +280,7 @@ _RULES: tuple[_Rule, ...] = (
     *post.RULES,  # practitioners' post-training and fine-tuning settings (issue #32)
     _Rule("N samples", _rx(words.DATASET, lang.h_dataset)),
     _Rule("N tokens each", _rx(words.EXAMPLE_LENGTH, lang.h_example_length)),
+    _Rule("avg N tokens", _rx(words.EXAMPLE_LENGTH_AVG, lang.h_example_length)),
     _Rule("N epochs", _rx(words.EPOCHS, lang.h_epochs)),
     _Rule("epochs N", _rx(words.EPOCHS_FIRST, lang.h_epochs)),
     _Rule("by friday", _rx(words.DEADLINE, timing.h_deadline)),

@@ -169,3 +169,39 @@ class TestChineseNumerals:
 
         w = parse(f"qwen2.5-7b lora {text}")
         assert w.budget_usd == pytest.approx(to_usd(amount, "CNY"))
+
+
+class TestHowTeamsWriteIt:
+    """Phrasings from the fourth held-out set's first measurement (52 of 61 read as meant)."""
+
+    @pytest.mark.parametrize(
+        ("text", "tokens"),
+        [
+            ("qwen2.5-7b sft: 80k samples, avg length 1.5k tokens, 2 epochs", 80e3 * 1536 * 2),
+            ("llama-3-8b lora on 250k support tickets, each about 600 tokens", 250e3 * 600),
+            ("whisper-small 微调 500小时音频", 500 * 3600 * 50),
+            ("llama-3-8b sft 2000 steps of 64 x 4096 tokens", 2000 * 64 * 4096),
+            ("llama-3-8b grpo group size 16 on 4k math problems, 1024-token completions", None),
+        ],
+    )
+    def test_read_as_meant(self, text: str, tokens: float | None) -> None:
+        w = parse(text)
+        if tokens is not None:
+            assert w.tokens == pytest.approx(tokens)
+        assert w.duration_hours is None
+        assert w.ignored == ()
+
+    def test_a_batch_of_prompts_per_step(self) -> None:
+        w = parse(
+            "GRPO qwen2.5-7b: batch of 128 prompts per step, 8 generations each, 300 steps, "
+            "1024 max completion tokens"
+        )
+        assert w.completion_len == 1024
+        assert w.tokens == 300 * 128 * 8 * (1024 + 256)
+
+    def test_chinese_preference_pairs(self) -> None:
+        w = parse("用qwen2.5-7b做DPO，3万对偏好数据，2轮")
+        assert w.tokens == 30_000 * 2 * 1024 * 2
+
+    def test_a_short_typo_of_days(self) -> None:
+        assert parse("13b lora 2 dys").duration_hours == 48

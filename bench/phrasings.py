@@ -45,6 +45,7 @@ SETS = {
     "heldout2": DATA / "phrasings_heldout2.jsonl",
     "heldout3": DATA / "phrasings_heldout3.jsonl",
     "heldout4": DATA / "phrasings_heldout4.jsonl",
+    "heldout5": DATA / "phrasings_heldout5.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

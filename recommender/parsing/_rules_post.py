@@ -223,7 +223,7 @@ RULES: tuple[_Rule, ...] = (
     _Rule(
         "rollout.n",
         _rx(
-            rf"{_KEY}(?:rollout[-_. ]n|n{_S}samples{_S}per{_S}prompt|num{_S}generations|"
+            rf"{_KEY}(?:rollout[-_. ]n|g|n{_S}samples{_S}per{_S}prompt|num{_S}generations|"
             rf"n{_S}generations|group{_S}size){_OF} ?{_N}",
             _count("group_size", "A GRPO group size", 1024),
         ),
@@ -268,6 +268,7 @@ RULES: tuple[_Rule, ...] = (
             rf"{_KEY}max{_S}new{_S}tok(?:en)?s{_OF} ?{_N}",  # HF generate's max_new_tokens
             rf"{_N} max{_S}new{_S}tok(?:en)?s",
             rf"{_N} max{_S}(?:completion|response|generation){_S}tok(?:en)?s",
+            rf"{_N} (?:completion|response)",  # "1k completion" (plural "8 completions": a group)
         ),
         _count("completion_len", "A completion length", 10_000_000),
     ),

@@ -83,7 +83,7 @@ IMAGES = (
     rf"(?:(?:on|over|with|of) )?{NUM} ?(?P<u>{_COUNT})?"
     r"(?: (?P<w1>[0-9]{2,5})(?:x(?P<h1>[0-9]{2,5})|[- ]?px))?"
     rf"{ADJECTIVES} {_IMAGE_NOUN}"
-    r"(?: (?:at|of|@|in) (?P<w2>[0-9]{2,5})(?:x(?P<h2>[0-9]{2,5})|[- ]?px|[- ]pixels?)"
+    r"(?: (?:at|of|@|in) (?P<w2>[0-9]{2,5})(?:x(?P<h2>[0-9]{2,5})|[- ]?px|[- ]pixels?|(?! tok))"
     r"(?:[- ](?:resolution|res))?)?"
 )
 #: "at 384px", "224x224 resolution", "at 512x512": a resolution alone.

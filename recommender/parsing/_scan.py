@@ -91,6 +91,8 @@ _CJK_RUN = re.compile(rf"[{_CJK}]+|[^{_CJK}]+")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 _NUMERALS = "".join((*_w.CJK_DIGITS, *_w.CJK_UNITS))
 _CJK_WORD = re.compile(
+    # a count of cards ("两张", "8块"), but not a magnitude and 块 ("1万块" is 10,000 yuan)
+    rf"(?![百千万萬亿億]+块)"
     rf"(?:[0-9]+|[{_NUMERALS}]+)(?:{'|'.join(sorted(_w.CJK_CARD_COUNTERS))})(?![{_NUMERALS}])"
     rf"|[{_NUMERALS}]+"
     rf"|{'|'.join(sorted(_w.CJK_WORDS, key=len, reverse=True))}"

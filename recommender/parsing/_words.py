@@ -165,7 +165,7 @@ _LEN2 = r"(?P<ln2>[0-9]+(?:\.[0-9]+)?) ?(?P<lk2>k)?[- ]?tok(?:en)?s?"
 #: pairs", "80k thumbs-up/down examples"), but not a preposition or a unit of their own.
 ADJECTIVES = (
     r"(?: (?!(?:of|on|over|for|at|with|x|in|and|or|epochs?|steps?|days?|hours?|tok(?:en)?s)"
-    r"(?: |$))[a-z][a-z/-]*){0,2}?"
+    r"(?: |$))[a-z][a-z0-9/-]*){0,2}?"
 )
 #: "100k samples", "100k samples of 512 tokens", "100k 512-token samples",
 #: "100k samples x 512 tokens", "100k samples, 512 tokens each".

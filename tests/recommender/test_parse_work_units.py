@@ -205,3 +205,26 @@ class TestHowTeamsWriteIt:
 
     def test_a_short_typo_of_days(self) -> None:
         assert parse("13b lora 2 dys").duration_hours == 48
+
+
+class TestFifthSet:
+    """Phrasings from the fifth held-out set's first measurement (54 of 61 read as meant)."""
+
+    def test_g_is_the_group_and_a_singular_completion_its_length(self) -> None:
+        w = parse("grpo qwen2.5-7b, 6k prompts, G=8, 1k completion")
+        assert (w.group_size, w.completion_len) == (8, 1024)
+
+    def test_images_at_a_bare_side(self) -> None:
+        assert parse("vit-base on 60k images at 224, 30 epochs").tokens == 60e3 * 197 * 30
+
+    def test_a_descriptive_word_with_digits(self) -> None:
+        w = parse("sft qwen2.5-1.5b on 25k gsm8k-style problems, 400 tokens each")
+        assert w.tokens == 25e3 * 400
+
+    @pytest.mark.parametrize(("text", "amount"), [("预算 1万块", 10_000), ("预算 3千块", 3_000)])
+    def test_kuai_after_a_magnitude_is_yuan_not_cards(self, text: str, amount: float) -> None:
+        from recommender.pricing.fx import to_usd
+
+        w = parse(f"mistral-7b 微调 {text}")
+        assert w.budget_usd == pytest.approx(to_usd(amount, "CNY"))
+        assert w.hardware is None

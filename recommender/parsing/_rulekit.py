@@ -96,17 +96,19 @@ def _whole(value: float, low: float, high: float, raw: tuple[str, ...], what: st
 
 # ------------------------------------------------------------------ what a phrase set
 
-#: Fields that are context, not something a phrase states.
-_CONTEXT = frozenset({"now", "cjk", "phrases"})
+#: The fields a phrase states (not the context: the time, the script, the phrases).
+_STATED = tuple(f.name for f in fields(Draft) if f.name not in ("now", "cjk", "phrases"))
+#: Those that collect (lists and sets): copied, so that a later addition shows.
+_COLLECTED = frozenset(
+    f.name for f in fields(Draft) if f.name in _STATED and str(f.type).startswith(("list", "set"))
+)
 
 
 def snapshot(st: Draft) -> dict[str, object]:
     """The draft's stated fields, copied so a later change shows (see :func:`read_phrase`)."""
-    out: dict[str, object] = {}
-    for f in fields(st):
-        if f.name not in _CONTEXT:
-            value = getattr(st, f.name)
-            out[f.name] = list(value) if isinstance(value, list | set) else value
+    out = {name: getattr(st, name) for name in _STATED}
+    for name in _COLLECTED:
+        out[name] = list(out[name])
     return out
 
 

@@ -64,3 +64,10 @@ def test_a_word_left_unread_is_not_an_error() -> None:
     workload = _estimate("llama-3-8b lora on German legal text, 2 days")
     assert workload["unread"] == []
     assert "German" in workload["ignored"]
+
+
+def test_ask_exits_3_too_and_says_which_words(capsys: pytest.CaptureFixture[str]) -> None:
+    code, text = run_cli("ask", "13b 7b lora 2 days")
+    assert code == EXIT_UNREAD
+    assert text  # the answer is still printed
+    assert "not understood: 7b" in capsys.readouterr().err

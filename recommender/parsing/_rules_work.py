@@ -319,8 +319,8 @@ def settle(st: Draft) -> None:
     if st.steps is not None and st.example_len is None and st.seq_len and not rollouts:
         st.example_len = st.seq_len
         st.notes.append(f"each step's sequences are seq {st.seq_len} tokens long")
-    if st.audio_hours is not None:
-        _settle_audio(st, st.audio_hours)
+    if st.audio_hours is not None and st.model is not None:  # no model: finish() asks for one
+        _settle_audio(st, st.model, st.audio_hours)
     if st.image_px is not None and st.model is not None:
         width, height = st.image_px
         per = image_positions(st.model, width, height)
@@ -335,13 +335,11 @@ def settle(st: Draft) -> None:
             st.notes.append(f"a {width}×{height} image is {per:,} positions for {st.model.name}")
 
 
-def _settle_audio(st: Draft, hours: float) -> None:
-    model = st.model
-    rate = audio_positions_per_second(model) if model is not None else None
-    if model is None or rate is None:
-        name = model.name if model is not None else "this model"
+def _settle_audio(st: Draft, model: Architecture, hours: float) -> None:
+    rate = audio_positions_per_second(model)
+    if rate is None:
         raise WorkloadError(
-            f"{hours:g} hours of audio: {name} is not a speech model I know the frame rate "
+            f"{hours:g} hours of audio: {model.name} is not a speech model I know the frame rate "
             "of, so I can't tell how many tokens that is.",
             hint='Try: "whisper-large-v3 on 1000 hours of audio", or say tokens: "on 2B tokens"',
         )

@@ -46,6 +46,7 @@ SETS = {
     "heldout3": DATA / "phrasings_heldout3.jsonl",
     "heldout4": DATA / "phrasings_heldout4.jsonl",
     "heldout5": DATA / "phrasings_heldout5.jsonl",
+    "heldout6": DATA / "phrasings_heldout6.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

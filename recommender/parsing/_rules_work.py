@@ -120,8 +120,14 @@ BATCH_OF = (
 PAIRS_CJK = rf"{NUM} ?(?:对|组)(?: ?(?:偏好数据|偏好|数据))?"
 #: "at 1M tokens per step", "4M tokens a batch".
 STEP_TOKENS = (
-    rf"(?:(?:at|with) )?{NUM} ?(?P<u>{alt(lex.TOKEN_UNITS)})? ?tok(?:en)?s "
-    r"(?:per|a|an|each) (?:step|batch|iteration|iter|update)"
+    rf"(?:(?:at|with) )?{NUM} ?(?P<u>{alt(lex.TOKEN_UNITS)})? ?tok(?:en)?s"
+    r"(?: (?:per|a|an|each) |/)(?:step|batch|iteration|iter|update)"
+)
+#: "2k steps × 128 sequences × 2048 tokens" (a "×" between words is dropped as punctuation).
+STEPS_X_SEQUENCES = (
+    rf"{NUM} ?(?P<k>k)? {_STEPS},?(?: (?:x|of|at))? (?P<b>[0-9]+) "
+    r"(?:sequences|seqs|samples|examples)"
+    r"(?:(?: (?:x|of|at))? (?P<ln>[0-9]+) ?(?P<lk>k)?[- ]?tok(?:en)?s)?"
 )
 #: "the whole of", "all of", "the entire", "the full": a dataset's name follows.
 _WHOLE = ("the whole of", "whole of", "all of", "the entire", "entire", "the full", "full")
@@ -291,6 +297,7 @@ RULES: tuple[_Rule, ...] = (
     _Rule("at 384px", _rx(RESOLUTION, _resolution)),
     _Rule("N steps at batch B", _rx(STEPS_AT_BATCH, _steps_at_batch)),
     _Rule("N steps of B x L tokens", _rx(STEPS_OF_BATCH_X_LEN, _steps_at_batch)),
+    _Rule("N steps x B sequences", _rx(STEPS_X_SEQUENCES, _steps_at_batch)),
     _Rule("batch of N prompts", _rx(BATCH_OF, _batch_of)),
     _Rule("3万对偏好数据", _rx(PAIRS_CJK, _pairs_cjk)),
     _Rule("N tokens per step", _rx(STEP_TOKENS, _step_tokens)),
@@ -315,6 +322,12 @@ def settle(st: Draft) -> None:
         st.notes.append(
             f"read 'batch {st.global_batch}' as the global batch (sequences per optimizer "
             "step), as a step count was given; say `micro-batch 4` for a GPU's share"
+        )
+    if st.steps is not None and st.examples is not None and st.step_tokens is None:
+        # a dataset size was stated too: it counts the work, so the steps are said unused
+        st.notes.append(
+            f"{st.steps:,} steps read; the work is counted from the dataset size stated, not "
+            "from the steps"
         )
     if st.steps is not None and st.example_len is None and st.seq_len and not rollouts:
         st.example_len = st.seq_len

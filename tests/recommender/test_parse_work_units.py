@@ -228,3 +228,23 @@ class TestFifthSet:
         w = parse(f"mistral-7b 微调 {text}")
         assert w.budget_usd == pytest.approx(to_usd(amount, "CNY"))
         assert w.hardware is None
+
+
+class TestSixthSet:
+    """Phrasings from the sixth held-out set's first measurement (58 of 61 read as meant)."""
+
+    def test_steps_times_sequences_times_tokens(self) -> None:
+        w = parse("llama-3-8b, 2k steps × 128 sequences × 2048 tokens")
+        assert w.tokens == 2000 * 128 * 2048
+
+    def test_tokens_slash_step(self) -> None:
+        assert parse("mistral-7b pretrain 3000 steps, 4M tokens/step").tokens == 1.2e10
+
+    def test_rollouts_slash_prompt(self) -> None:
+        assert parse("grpo llama-3.1-8b, 16 rollouts/prompt, 2k prompts").group_size == 16
+
+    def test_steps_beside_a_dataset_are_said_unused(self) -> None:
+        """The dataset size counts the work; the steps are not dropped in silence."""
+        w = parse("llama-3-8b lora 500 steps over 10k samples of 512 tokens")
+        assert w.tokens == 10_000 * 512
+        assert "500 steps read; the work is counted from the dataset size" in said(w)

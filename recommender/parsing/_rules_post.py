@@ -216,7 +216,8 @@ RULES: tuple[_Rule, ...] = (
     _Rule(
         "N samples per prompt",
         _rx(
-            rf"{_N} (?:samples|completions|generations|rollouts|responses|answers)(?: per |/)prompt",
+            rf"{_N} (?:samples|completions|generations|rollouts|responses|answers)"
+            r"(?: per |/)prompt",
             _count("group_size", "A GRPO group size", 1024),
         ),
     ),

@@ -313,6 +313,11 @@ def settle(st: Draft) -> None:
     :func:`recommender.parsing._rules_post.settle` and
     :func:`recommender.parsing._rules_lang.settle`."""
     rollouts = st.objective in (Objective.GRPO, Objective.PPO)
+    if st.step_tokens is not None and (st.steps is None or st.tokens is not None):
+        st.notes.append(
+            f"read {st.step_tokens:,.0f} tokens per step: not used, "
+            + ("a token budget was stated" if st.tokens is not None else "say how many steps")
+        )
     if st.steps is not None and st.step_tokens is not None and st.tokens is None:
         st.tokens = min(st.steps * st.step_tokens, 1e15)
         st.notes.append(f"{st.steps:,} steps × {st.step_tokens:,.0f} tokens per step")
@@ -346,6 +351,11 @@ def settle(st: Draft) -> None:
             st.example_len = per
             st.seq_len = st.seq_len or per
             st.notes.append(f"a {width}×{height} image is {per:,} positions for {st.model.name}")
+        else:
+            st.notes.append(
+                f"{width}×{height} images: not used, an example length was stated "
+                f"({st.example_len:,} tokens)"
+            )
 
 
 def _settle_audio(st: Draft, model: Architecture, hours: float) -> None:

@@ -248,3 +248,8 @@ class TestSixthSet:
         w = parse("llama-3-8b lora 500 steps over 10k samples of 512 tokens")
         assert w.tokens == 10_000 * 512
         assert "500 steps read; the work is counted from the dataset size" in said(w)
+
+    def test_tokens_per_step_without_steps_are_said_unused(self) -> None:
+        w = parse("llama-3-8b lora 4M tokens per step")
+        assert w.tokens is None
+        assert "tokens per step: not used, say how many steps" in said(w)

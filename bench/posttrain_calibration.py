@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from recommender.errors import WorkloadError
-from recommender.estimation.finetune_speed import run_overhead_s, time_range
+from recommender.estimation.finetune_speed import eval_tokens, run_overhead_s, time_range
 from recommender.estimation.posttrain import SPECS
 from recommender.estimation.rollout import completion_tokens
 from recommender.estimation.throughput import (
@@ -44,6 +44,10 @@ class Case:
     name: str
     split: str
     hours: float
+    #: "run": the whole run's wall-clock; "steady": a table of steady training throughput
+    #: (LitGPT's per-1k-iteration timings, torchtune's tokens/sec), compared without the
+    #: start, load, save and run efficiency
+    measure: str
     source: str
     text: str
 
@@ -60,7 +64,7 @@ class Result:
 def load_cases(path: Path = CASES) -> list[Case]:
     lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if not ln.startswith("#")]
     return [
-        Case(r["case"], r["split"], float(r["hours"]), r["source"], r["text"])
+        Case(r["case"], r["split"], float(r["hours"]), r["measure"], r["source"], r["text"])
         for r in csv.DictReader(lines)
     ]
 
@@ -93,9 +97,11 @@ def run(case: Case) -> Result:
     network = Network.typical(gpu.intra_node, fast_fabric=True)
     whole = train_hours(workload, plan, network)
     assert whole is not None
-    whole += run_overhead_s(workload, gpus) / 3600  # as recommender.pricing.economics adds it
+    # as recommender.pricing.economics adds them
+    whole += eval_tokens(workload) * whole / workload.tokens
+    whole += run_overhead_s(workload, gpus) / 3600
     hours = whole
-    if case.name.startswith("litgpt_"):  # a steady-state table: no start, load or save
+    if case.measure == "steady":  # a throughput table: no start, load, save or efficiency
         step = plan_step(replace(workload, tokens=None), plan, network)
         hours = workload.tokens / step.steady_tokens_per_second / 3600
     return Result(case, hours, floor_hours(workload, hw.gpu_id, gpus), whole)

@@ -339,6 +339,9 @@ class Workload:
     #: Tokens in one pass over the dataset the user stated (``100k samples of 512 tokens``):
     #: what a budget alone buys is also said in epochs of it.
     dataset_tokens: float | None = None
+    #: Tokens of one evaluation pass (``2k eval examples``), run once an epoch; ``None``: no
+    #: evaluation while training (HF TrainingArguments ``eval_strategy`` defaults to "no").
+    eval_tokens: float | None = None
     assumed: tuple[str, ...] = ()
     #: The first of ``assumed``: how words of the question were read (a calendar deadline's
     #: hour, a currency's rate, a corrected spelling), as opposed to the defaults applied.

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.render.text import layout_text, money, scaling_lines, tokens_text
+from bot.render.text import layout_text, money, scaling_lines, tokens_text, up_to_text
 from recommender import (
     Caveat,
     CaveatKind,
@@ -113,9 +113,14 @@ def headline(rec: Recommendation) -> str:
     if budget is not None and best.expected_cost_usd <= budget:
         fit += (" and " if fit else "") + f"within your {money(budget)} budget"
     tokens = f" for {tokens_text(best.tokens)} tokens" if best.tokens else ""
+    slow = up_to_text(best)
+    if rec.hours_basis is HoursBasis.BUDGET and best.pessimistic_cost_usd > best.expected_cost_usd:
+        # The budget is spent either way: a slower run buys less work, not more money.
+        fewer = best.tokens * best.expected_cost_usd / best.pessimistic_cost_usd
+        slow = f" (as few as {tokens_text(fewer)} if the run is at its slow end)"
     return (
         f"Best: {what}: {money(best.expected_cost_usd)} in total, "
-        f"{hours_text(best.wall_hours)}{tokens}" + (f", {fit}" if fit else "") + "."
+        f"{hours_text(best.wall_hours)}{tokens}{slow}" + (f", {fit}" if fit else "") + "."
     )
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "scaling_lines",
     "tokens_text",
     "training_text",
+    "up_to_text",
 ]
 
 
@@ -54,12 +55,23 @@ def per_btok_text(usd: float) -> str:
 
 
 def finish_text(option: Option, basis: HoursBasis) -> str:
-    """Time to finish the work (``5.7B tokens in 2.1 d``); on the default basis, where
-    options differ in what they train, the time for one billion tokens."""
+    """Time to finish the work (``5.7B tokens in 2.1 d``), with the pessimistic hours where
+    they differ (``, up to 4.2 d``: a fine-tune's range top, spot's worst case); on the
+    default basis, where options differ in what they train, the time for one billion
+    tokens."""
     if basis is HoursBasis.DEFAULT:
         return f"1B tokens in {hours_text(option.hours_per_btok)}"
     # A budget alone (each option trains what it buys) or set work: what and how long.
-    return f"{tokens_text(option.tokens)} tokens in {hours_text(option.wall_hours)}"
+    return f"{tokens_text(option.tokens)} tokens in {hours_text(option.wall_hours)}" + up_to_text(
+        option
+    )
+
+
+def up_to_text(option: Option) -> str:
+    """``, up to 4.2 d``: the option's pessimistic hours, when they read differently from
+    the expected ones ("" otherwise)."""
+    worst = hours_text(option.pessimistic_wall_hours)
+    return f", up to {worst}" if worst != hours_text(option.wall_hours) else ""
 
 
 def free_text(plan: Plan) -> str:

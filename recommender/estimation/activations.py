@@ -71,11 +71,20 @@ class Kernels:
     QLoRA 4-bit linear of bitsandbytes before 0.43.2, which keeps its input for backward
     (``_nf4_input_bytes_per_token``); current bitsandbytes and torchao's NF4 (torchtune)
     keep none, which is the default.
+
+    ``flat_frozen_grads`` is a version choice of the same kind, for LoRA under FSDP1 with
+    ``use_orig_params=True`` and one flat parameter per decoder block: the flat parameter
+    mixes the frozen base with the adapters, and its gradient covers the frozen weights too
+    (torch FSDP docs: mixing them is supported "but it's recommended to avoid doing so to
+    prevent higher than expected gradient memory usage"). LitGPT's LoRA recipe ran so until
+    litgpt #2086 (2025-08), which shards the adapters apart under FSDP2; the default is the
+    current behaviour (adapters' gradients only).
     """
 
     flash_attention: bool | None = None
     chunked_loss: bool = False
     nf4_keeps_input: bool = False
+    flat_frozen_grads: bool = False
 
     def flash_for(self, block: Block) -> bool:
         if self.flash_attention is not None:

@@ -29,7 +29,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from recommender.estimation.posttrain import SPECS, flops_multiplier
+from recommender.estimation.posttrain import (
+    ADAPTER_TRAIN_FLOPS,
+    FORWARD_FLOPS,
+    SPECS,
+    TRAIN_FLOPS,
+    extra_flops_per_param,
+    flops_multiplier,
+)
 from recommender.estimation.rollout import decode_seconds, engine
 from recommender.gpus import GpuSpec
 from recommender.workload import Framework, Method, Objective, Workload
@@ -37,7 +44,15 @@ from recommender.workload import Framework, Method, Objective, Workload
 if TYPE_CHECKING:  # steptime calls this module: the type only, to avoid a cycle
     from recommender.estimation.steptime import StepTime
 
-__all__ = ["PER_LAYER_S", "micro_step", "objective_range", "run_overhead_s", "time_range"]
+__all__ = [
+    "PER_LAYER_S",
+    "epochs",
+    "eval_tokens",
+    "micro_step",
+    "objective_range",
+    "run_overhead_s",
+    "time_range",
+]
 
 #: CPU time of one eager forward + backward pass per layer (LitGPT resource tables above:
 #: 4.0-4.8 ms a layer; their mean)
@@ -50,19 +65,31 @@ COMPILED_SHARE = 0.3
 #: HF + Flash Attention 2 on the same runs (unslothai/unsloth README benchmark table) (ours:
 #: half the overhead left)
 UNSLOTH_SHARE = 0.5
-#: Reading safetensors from local NVMe into GPU memory, ~2 GB/s per node, and process start,
-#: NCCL and dataset tokenisation, ~2 minutes (ours); a vLLM engine's start (weights, CUDA graph
-#: capture) adds about as much again (ours)
-LOAD_GBS = 2.0
+#: Loading weights: vLLM's default safetensors loader read Llama 3 8B (16 GB in bf16) from an
+#: AWS gp3 SSD, the block storage a rented node boots from, in 48 s (Run:ai Model Streamer
+#: benchmarks, Run:ai whitepaper 2024-10-29, NVIDIA technical blog): 0.33 GB/s
+LOAD_GBS = 0.33
+#: Process start, NCCL set-up and dataset tokenisation, ~2 minutes (ours: no public figure);
+#: a vLLM engine's start (CUDA graph capture, its own load is counted above) as much again
+#: (ours)
 START_S = 120.0
 ENGINE_START_S = 120.0
-#: Writing a checkpoint to network storage at ~1 GB/s (ours), once at the end of the run
-SAVE_GBS = 1.0
+#: Writing checkpoints: a 7B model's synchronous distributed checkpoint took 148.8 s on
+#: average (PyTorch blog "Reducing Model Checkpointing Times by Over 10x with PyTorch
+#: Distributed Asynchronous Checkpointing", IBM's runs, 2024); its full state at 12 bytes a
+#: parameter (FULL_STATE_BYTES) is 84 GB: 0.56 GB/s
+SAVE_GBS = 0.56
+#: A resumable checkpoint of a full-weight run: fp32 weights and AdamW's two fp32 moments,
+#: 12 bytes a parameter (ours: mixed-precision AdamW, Rajbhandari et al. 2020 count 4 + 8;
+#: adapters' states are ~1 % of that and counted as nothing)
+FULL_STATE_BYTES = 12.0
+#: The trained weights exported at the end, 16-bit (``save_pretrained`` of a bf16 model)
+EXPORT_BYTES = 2.0
 
 #: (low, high) multipliers on an estimated time (ours, from the calibration split of
-#: bench/posttrain_calibration.py): published ÷ estimated runs from 0.74 to 1.75 on its eight
-#: runs this model explains and reaches 3.9 and 6.3 on the two it names as unexplained
-#: (docs/estimator.md); rollouts spread widest (completion lengths are caps, not lengths)
+#: bench/posttrain_calibration.py): published ÷ estimated runs from 0.74 to 1.75 on the eight
+#: of its first ten runs this model explains (0.47-1.43 on today's 22, docs/estimator.md);
+#: rollouts spread widest (completion lengths are caps, not lengths)
 _RANGES: dict[str, tuple[float, float]] = {
     "sft": (0.6, 2.0),
     "preference": (0.6, 2.0),
@@ -113,15 +140,42 @@ def micro_step(
     return scale, added
 
 
+def epochs(workload: Workload) -> int:
+    """Passes over the stated dataset (at least one): when checkpoints and evaluations run."""
+    if workload.tokens is None or not workload.dataset_tokens:
+        return 1
+    return max(round(workload.tokens / workload.dataset_tokens), 1)
+
+
 def run_overhead_s(workload: Workload, gpus: int) -> float:
-    """Seconds a run spends outside training steps: start, loading every model it holds,
-    the generation engine's start, and saving the trained weights (adapters: negligible)."""
+    """Seconds a run spends outside training steps: start, loading every model it holds, the
+    generation engine's start, a resumable checkpoint at each epoch's end (torchtune's
+    recipes save one every epoch; HF Trainer's ``save_strategy="epoch"``) and the trained
+    weights exported at the end; an adapter's checkpoints and export are ~1 % of that,
+    counted as nothing."""
     spec = SPECS[workload.objective]
+    params = workload.model.params
     models = 1 + int(spec.reference) + int(spec.reward) + int(spec.value)
-    load = models * workload.model.params * 2.0 / (LOAD_GBS * 1e9)
+    load = models * params * 2.0 / (LOAD_GBS * 1e9)
     start = START_S + (ENGINE_START_S if spec.generates and engine(workload) == "vllm" else 0.0)
-    saved = workload.model.params * 2.0 if workload.method.trains_all_weights else 0.0
+    saved = 0.0
+    if workload.method.trains_all_weights:
+        saved = epochs(workload) * params * FULL_STATE_BYTES + params * EXPORT_BYTES
     return start + load + saved / (SAVE_GBS * 1e9)
+
+
+def eval_tokens(workload: Workload) -> float:
+    """Evaluation as training tokens of the same run: the stated eval set, once an epoch, as
+    forward passes of the policy and its reference (2 FLOPs a parameter and token each)
+    against a trained token's FLOPs; none unless the description has an eval set."""
+    if not workload.eval_tokens:
+        return 0.0
+    spec = SPECS[workload.objective]
+    reference = spec.reference and not workload.precomputed_reference
+    forward = FORWARD_FLOPS * (1 + int(reference))
+    trained = TRAIN_FLOPS if workload.method.trains_all_weights else ADAPTER_TRAIN_FLOPS
+    per_token = trained + extra_flops_per_param(workload)
+    return workload.eval_tokens * epochs(workload) * forward / per_token
 
 
 def time_range(workload: Workload) -> tuple[float, float]:

@@ -3,7 +3,8 @@
 A run's memory depends as much on the framework's defaults as on the model: torchtune's
 recipes checkpoint activations, chunk the loss and (on one GPU, full fine-tune) step the
 optimizer in backward with paged 8-bit AdamW; TRL checkpoints and chunks the loss; Unsloth
-loads the base in 4 bits and offloads its checkpoints; LitGPT does none of it. When the user
+loads the base in 4 bits and offloads its checkpoints; LitGPT chunks the loss and, on several
+GPUs, checkpoints and accumulates unsharded gradients. When the user
 names a framework (:class:`~recommender.workload.Framework`) and states nothing else, the
 parser (:mod:`recommender.parsing._draft`) applies the row of :func:`defaults` for the method and
 says so in one line (:func:`describe`); anything stated overrides it.
@@ -42,14 +43,28 @@ __all__ = [
     "defaults",
     "describe",
     "fp32_main_grads",
+    "most_users_framework",
+    "unsharded_accumulation",
 ]
 
-#: The one line an answer carries when no framework was named.
+#: The one line an answer carries when no framework was named (SFT and pretraining).
 NO_FRAMEWORK = (
     "framework: none named, so plain PyTorch / HF Trainer defaults (no chunked loss, compile "
     "or offload; checkpointing only if needed); name one (e.g. `torchtune`, `trl`, `axolotl`, "
     "`unsloth`, `deepspeed`) to use its defaults"
 )
+
+
+def most_users_framework(objective: Objective) -> Framework:
+    """The framework most users of a post-training method run when they name none: TRL,
+    whose trainers cover every objective here (``DPOTrainer`` also for IPO, ``KTOTrainer``,
+    ``ORPOTrainer``, ``CPOTrainer`` for SimPO, ``PPOTrainer``, ``GRPOTrainer``; trl/trainer/,
+    snapshot f2cd577) and on which the PEFT, Axolotl and Unsloth preference recipes build
+    (ours: the reading of those projects' docs; RL frameworks such as verl or OpenRLHF are
+    named when used). SFT and pretraining keep :data:`NO_FRAMEWORK`."""
+    if objective is Objective.SFT:
+        raise ValueError("SFT has no assumed framework")
+    return Framework.HF
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,16 +214,22 @@ def _unsloth(method: Method) -> Defaults:
 
 def _litgpt(method: Method, multi: bool) -> Defaults:
     """LitGPT (snapshot 2685705): ``litgpt/finetune/lora.py`` ``lora_r=8`` on query and value,
-    ``micro_batch_size=1``, ``optimizer="AdamW"``, no activation checkpointing; the config
-    hub sets ``precision: bf16-true``; several devices run FSDP
-    (``ModelParallelStrategy(data_parallel_size=devices)``)."""
+    ``micro_batch_size=1``, ``optimizer="AdamW"``; the config hub sets ``precision:
+    bf16-true``. The loss is ``litgpt.utils.chunked_cross_entropy``: cross-entropy 128
+    tokens at a time on the bf16 logits (lora.py also runs the LM head in chunks,
+    ``lm_head_chunk_size=128``), so no fp32 copy of the whole logits exists: counted as the
+    chunked loss. One device checkpoints nothing; several run FSDP and checkpoint every block
+    (full.py ``FSDPStrategy(activation_checkpointing_policy={Block})``, lora.py
+    ``ModelParallelStrategy(parallelize_fn)`` with ``checkpoint_wrapper`` on each block), and
+    accumulate gradients unsharded (:func:`unsharded_accumulation`)."""
     peft = not method.trains_all_weights
     return Defaults(
         source="Lightning-AI/litgpt litgpt/finetune/lora.py, full.py; config_hub/finetune",
         precision=Precision.BF16_TRUE,
         optimizer=Optimizer.ADAMW,
         micro_batch=1,
-        checkpointing=False,
+        checkpointing=multi,
+        loss=LossKernel.CHUNKED,
         lora_rank=8 if peft else None,
         lora_targets="attention" if peft else None,
         sharding=Sharding.FSDP if multi else None,
@@ -324,3 +345,26 @@ _FP32_MAIN_GRADS = frozenset({Framework.MEGATRON})
 def fp32_main_grads(framework: Framework | None) -> bool:
     """Whether gradients are held in fp32 under mixed precision (4 B instead of 2)."""
     return framework in _FP32_MAIN_GRADS
+
+
+#: Frameworks whose default recipes accumulate gradients over micro-batches without a
+#: reduce-scatter per micro-batch, so every rank keeps the unsharded gradient of all it
+#: trains until the optimizer step. LitGPT: finetune/full.py, lora.py, adapter.py and
+#: pretrain.py wrap each accumulating micro-batch in ``fabric.no_backward_sync``, which
+#: Lightning's FSDP strategies turn into ``FullyShardedDataParallel.no_sync()`` (FSDP1:
+#: "FSDP will accumulate the full model gradients (instead of gradient shards) until the
+#: eventual sync", torch FSDP docs) or ``set_requires_gradient_sync(False)`` (FSDP2: "storing
+#: the unsharded gradients", pytorch PR #126166); its defaults (``global_batch_size=16``,
+#: ``micro_batch_size=1``) accumulate on fewer than 16 GPUs, which gpufit assumes (ours:
+#: the conservative side). torchtune and torchtitan reduce-scatter every micro-batch
+#: (FSDP2's default); HF Trainer's default ``gradient_accumulation_steps`` is 1.
+_UNSHARDED_ACCUMULATION = frozenset({Framework.LITGPT})
+#: PyTorch FSDP's shardings; DeepSpeed's engine reduces every micro-batch and refuses
+#: ``no_sync`` under ZeRO-2/3 (deepspeed/runtime/engine.py ``no_sync``).
+_FSDP_SHARDINGS = frozenset({Sharding.FSDP, Sharding.FSDP_GRAD_OP, Sharding.HSDP})
+
+
+def unsharded_accumulation(framework: Framework | None, sharding: Sharding) -> bool:
+    """Whether the framework's PyTorch FSDP keeps whole, unsharded gradients on every rank
+    between optimizer steps (on more than one data-parallel GPU)."""
+    return framework in _UNSHARDED_ACCUMULATION and sharding in _FSDP_SHARDINGS

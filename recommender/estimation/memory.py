@@ -32,7 +32,7 @@ from recommender.estimation.capacity import (
     safety_margin_gib,
     usable_gib,
 )
-from recommender.estimation.frameworks import fp32_main_grads
+from recommender.estimation.frameworks import fp32_main_grads, unsharded_accumulation
 from recommender.estimation.model_states import (
     FULL_SHARDING,
     SHARDS_GRADS,
@@ -163,7 +163,9 @@ class MemoryModel:
     """
 
     __slots__ = (
+        "_accum_grads",
         "_activations",
+        "_framework",
         "_grads_floor",
         "_grads_total",
         "_host_opt",
@@ -251,6 +253,11 @@ class MemoryModel:
             for kind in (Sharding.FSDP, Sharding.ZERO3)
         }
         self._grads_floor = unit * per.grads if savers.optimizer_in_backward and not peft else 0.0
+        # Accumulation under FSDP no_sync (frameworks.unsharded_accumulation) keeps the whole
+        # gradient, with FSDP1 flat parameters (Kernels.flat_frozen_grads) the frozen blocks'.
+        frozen = block * m.layers * dense if peft and kernels.flat_frozen_grads else 0.0
+        self._accum_grads = (0.0 if savers.optimizer_in_backward else trained * per.grads) + frozen
+        self._framework = workload.framework
         # Full sharding under a pipeline keeps the stage unsharded for the whole step:
         # torchtitan does not reshard after forward when PP is on ("to avoid per-microbatch
         # all-gathers", models/llama3/infra/parallelize.py apply_fsdp), and the pipeline stage
@@ -330,6 +337,9 @@ class MemoryModel:
             host = (kept * HOST_BUFFER_FACTOR, sharded * HOST_BUFFER_FACTOR)
         elif self._paged:
             host = part(self._paged, sharded_opt)
+        if dp_multi and par.pp == 1 and unsharded_accumulation(self._framework, sharding):
+            # The whole gradient per rank, on the GPU even under CPU offload (FSDP no_sync docs).
+            grads, gathered_g, floor = (self._accum_grads * whole, 0.0), 0.0, 0.0
         overhead = self._overhead[ckpt][0 if single_gpu else 1] + extra_overhead + buckets
         weights = (weights[0] + gathered_w[0], weights[1] + gathered_w[1])
         grads = (grads[0] + floor + gathered_g, grads[1])

@@ -3,7 +3,7 @@
 Decoding is bound by memory bandwidth, not FLOPs: each decode step reads every weight once
 for the whole batch of sequences being generated, plus each sequence's KV cache, and does
 2·N FLOPs per sequence. A step's time is the larger of those reads (at the HBM rate) and
-that compute (at the achievable share of the peak), plus a fixed per-step cost of the
+that compute (at the achievable share of the peak), plus a per-step cost of the
 engine (scheduling, sampling, kernel launches). The batch is as many sequences as the
 engine's KV-cache memory and its sequence limit allow:
 
@@ -43,14 +43,18 @@ VLLM_MAX_SEQS = 256
 #: in ppo_trainer.yaml) (ours: 0.4 between them)
 DEDICATED_MEMORY_SHARE = 0.9
 COLOCATED_MEMORY_SHARE = 0.4
-#: Per-step cost of an engine beyond its reads and FLOPs. HF eager decoding: LitGPT's
-#: single-GPU inference table (tutorials/resource-tables.md, A100) has phi-1.5 at 42.6 tok/s
-#: and Llama 2 7B at 31.0 tok/s at batch 1, 23.5 and 32 ms a step, while their weights read
-#: in 1.6 and 8.3 ms: ~22 ms of launch and Python per step. vLLM with CUDA graphs: ours, a
-#: few ms of scheduling and sampling per step (the vLLM v0.6.0 performance blog, Sep 2024,
-#: attributes most of a step's CPU time to scheduling and detokenisation before async output)
-HF_STEP_S = 0.022
-VLLM_STEP_S = 0.004
+#: Per-step cost of an engine beyond its reads and FLOPs, each the measured step less its
+#: weight reads at DECODE_HBM_SHARE of the card's bandwidth (recommender.gpus):
+#: vLLM: "Llama3 8B can generate 1 token every 13 ms under light load" on one H100 (vLLM
+#: v0.6.0 performance blog, 2024-09-05); its 16.1 GB of weights read in 6.9 ms at 70 % of
+#: 3.35 TB/s, which leaves 6 ms of scheduling, sampling and output processing per step
+VLLM_STEP_S = 0.006
+#: HF ``generate``, eager: the transformers docs' GPT-NeoX page (model_doc/gpt_neox.md,
+#: pythia-410m-deduped, RTX 3080 Ti, float16) measure 6.57 ms per token at batch 1 with
+#: eager attention, 7.3 ms at batch 4; the 0.81 GB of weights read in 1.3 ms at 70 % of
+#: 912 GB/s, which leaves 5.3 ms for its 24 layers: 0.22 ms of launches and Python per layer
+#: and step, so a deeper model pays more (the cost is per kernel, and kernels are per layer)
+HF_LAYER_STEP_S = 0.00022
 #: HF ``generate`` batches at least this many prompts per device: DeepSpeed-Chat's
 #: --per_device_generation_batch_size default 16 (training/step3_rlhf_finetuning/main.py);
 #: TRL generates each optimizer step's completions together (ours: the same floor)
@@ -132,7 +136,7 @@ def decode_seconds(
     hbm = gpu.mem_bandwidth_tbps * 1e12 * DECODE_HBM_SHARE * tp
     reads = (m.params * 2.0 + batch * (p + c / 2) * _kv_bytes_per_token(workload)) / hbm
     compute = 2.0 * m.active_params * batch / (flops_rate * tp)
-    overhead = VLLM_STEP_S if engine(workload) == "vllm" else HF_STEP_S
+    overhead = VLLM_STEP_S if engine(workload) == "vllm" else HF_LAYER_STEP_S * m.layers
     step = max(reads, compute) + overhead
     rounds = sequences / (batch * replicas)  # batches each replica decodes in turn
     prefill = 2.0 * m.active_params * p * sequences / (flops_rate * tp * replicas)

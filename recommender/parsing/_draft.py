@@ -12,7 +12,13 @@ from datetime import datetime
 
 from recommender.errors import WorkloadError
 from recommender.estimation.finetune_speed import objective_range
-from recommender.estimation.frameworks import NO_FRAMEWORK, allocation_notes, describe
+from recommender.estimation.frameworks import (
+    NO_FRAMEWORK,
+    allocation_notes,
+    describe,
+    most_users_framework,
+    unsharded_accumulation,
+)
 from recommender.estimation.frameworks import defaults as framework_defaults
 from recommender.estimation.posttrain import SPECS
 from recommender.models import Architecture
@@ -99,6 +105,9 @@ class Draft:
     dataset_tokens: float | None = None
     example_len: int | None = None
     epochs: float | None = None
+    #: Examples evaluated each epoch (``2k eval examples``), and their tokens (issue #32).
+    eval_examples: float | None = None
+    eval_tokens: float | None = None
     notes: list[str] = field(default_factory=list)
     # what the reader must see wherever the answer is shown (a stale exchange-rate table).
     warnings: list[str] = field(default_factory=list)
@@ -205,8 +214,14 @@ def _apply_framework(st: Draft, method: Method, objective: Objective, *, chose_m
     allocs = allocation_notes(
         fw, zero3=st.sharding is Sharding.ZERO3, fp8=st.precision == "fp8", hidden=hidden
     )
+    most_users = ""
     if fw is None:
-        return "; ".join([NO_FRAMEWORK, *allocs])
+        if objective is Objective.SFT or st.rl_framework is not None:
+            return "; ".join([NO_FRAMEWORK, *allocs])
+        # A post-training method without a framework named gets what most of its users run:
+        # TRL's trainer (frameworks.most_users).
+        fw = st.framework = most_users_framework(objective)
+        most_users = f"framework: none named; most {objective.label} runs use TRL, so "
     multi = (st.gpu_count or 1) > 1
     params = float(st.model.params) if st.model is not None else 0.0
     d = framework_defaults(fw, method, objective, multi_gpu=multi, params=params)
@@ -257,10 +272,15 @@ def _apply_framework(st: Draft, method: Method, objective: Objective, *, chose_m
     if st.offload is None and d.offload is not None and multi and st.sharding in full:
         st.offload = d.offload
         applied.append("parameters and optimizer offloaded to the CPU")
+    if (st.gpu_count or 2) > 1 and unsharded_accumulation(fw, st.sharding or Sharding.FSDP):
+        applied.append("under FSDP gradients accumulate unsharded (no_sync), whole on every GPU")
     if st.sharding is Sharding.ZERO3 or st.precision == "fp8":
         zero3 = st.sharding is Sharding.ZERO3
         applied += allocation_notes(fw, zero3=zero3, fp8=st.precision == "fp8", hidden=hidden)
-    return describe(fw, applied, d.source)
+    line = describe(fw, applied, d.source)
+    if most_users:  # the framework was assumed: naming another is the other way to change it
+        line = f"{most_users}{line}, or name another framework (e.g. `torchtune`, `openrlhf`)"
+    return line
 
 
 def _objective(st: Draft, method: Method, assumed: list[str]) -> Objective:
@@ -318,8 +338,8 @@ def finish(st: Draft, text: str) -> Workload:
     if method is not Method.PRETRAIN:
         low, high = objective_range(objective, method)
         assumed.append(
-            f"time: ×{low:g} to ×{high:g} of the estimate, a fine-tune's range (a "
-            "deadline is judged at its top)"
+            f"time: ×{low:g} to ×{high:g} of the estimate, a fine-tune's range (the "
+            "pessimistic hours, a deadline and a budget use its top)"
         )
     assumed.append(_apply_framework(st, method, objective, chose_method=chose_method))
     precision = _precision(st, method, assumed)
@@ -372,6 +392,7 @@ def finish(st: Draft, text: str) -> Workload:
             time_value_usd_per_day=st.time_value,
             urgency=st.urgency,
             dataset_tokens=st.dataset_tokens,
+            eval_tokens=st.eval_tokens,
             owned=st.owned,
             spot=st.spot or SpotPolicy.ALLOW,
             providers=_providers(st),

@@ -106,6 +106,13 @@ def settle(st: Draft) -> None:
         st.seq_len = model.default_seq
         st.notes.append(f"seq {model.default_seq}: tokens per example for {model.name}")
     epochs = st.epochs or 1.0
+    if st.eval_examples is not None:
+        length = st.example_len or st.seq_len or DEFAULT_EXAMPLE_TOKENS
+        st.eval_tokens = st.eval_examples * length
+        st.notes.append(
+            f"evaluation: {st.eval_examples:,.0f} sequences × {length:,} tokens, forward passes "
+            "once an epoch"
+        )
     if st.examples is not None:
         if st.example_len is not None:
             length, said = st.example_len, "as given"

@@ -116,6 +116,12 @@ def _gen_gpus(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     return _set(st, "generation_gpus", gen)
 
 
+def _eval_set(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    """``2k eval examples``: a count of examples, so k is a thousand."""
+    count = _number(m["n"], raw) * (1000 if m.groupdict().get("k") else 1)
+    return _set(st, "eval_examples", float(_whole(count, 1, 1e9, raw, "An eval set")))
+
+
 def _reward(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     size = m["sz"] or m["sz2"]
     params = _number(size[:-1], raw) * (1e9 if size[-1] == "b" else 1e6)
@@ -330,6 +336,26 @@ RULES: tuple[_Rule, ...] = (
         ),
         _count("steps", "A step count", 1e9, kilo=1000),  # "10k steps": 10,000
     ),
+    *_each(
+        "eval set",
+        (
+            rf"{_N} (?:eval(?:uation)?|validation|test|held[- ]out) (?:examples|samples|prompts|"
+            r"pairs|rows)",
+            rf"(?:eval(?:uation)?|validation|test)(?: set| split| dataset)? of {_N} (?:examples|"
+            r"samples|prompts|pairs|rows)",
+        ),
+        _eval_set,
+    ),
+    _Rule(
+        "packed to N",
+        _rx(
+            rf"packed (?:to|into) (?:sequences of )?{_N}(?: tokens)?",
+            lambda m, raw, st: (
+                _set(st, "packing", True)
+                and _set(st, "seq_len", _int(m, raw, "A sequence length", 10_000_000))
+            ),
+        ),
+    ),
     _Rule(
         "no packing", _rx(r"(?:no|without) (?:sample )?packing|padding", _sets("packing", False))
     ),
@@ -429,6 +455,8 @@ def settle(st: Draft) -> None:
     elif objective in (Objective.DPO, Objective.IPO, Objective.ORPO, Objective.SIMPO):
         st.examples *= 2
         st.notes.append(f"each pair trains chosen + rejected: {st.examples:,.0f} sequences")
+        if st.eval_examples is not None:
+            st.eval_examples *= 2  # an eval pair scores chosen and rejected
 
 
 def _per_step(st: Draft) -> tuple[int, str]:

@@ -58,6 +58,20 @@ def interruptions_per_hour(rule: BillingRule, nodes: int, gpu_id: str | None = N
 # warm up. 10 minutes is typical for a single node (ours; SkyPilot managed-job recovery logs).
 # It is billed; the wait for capacity before it (spot.capacity_wait) is not.
 RESTART_S = 600
+# A job on N spot nodes runs only when all N are held, so after a preemption it waits for the
+# last of N nodes to come back. With each node's wait exponential with mean w (the outage
+# traces above are heavy-tailed, so this is the mild case), the wait for the last of N is the
+# maximum of N such waits, whose mean is w·H_N, H_N = 1 + 1/2 + … + 1/N (the harmonic number;
+# any order-statistics text, e.g. David & Nagaraja, "Order Statistics", §3.1). The first start
+# waits the same way beyond one node: a single node is launched where capacity is listed now
+# (SkyPilot fails over across regions), a gang needs N free in one zone at once.
+
+
+def gang_factor(nodes: int) -> float:
+    """H_N: how many single-node waits the wait for the last of ``nodes`` spot nodes is."""
+    return sum(1 / k for k in range(1, max(1, nodes) + 1))
+
+
 # Beyond this exponent a case never finishes in practice; capping it keeps figures finite.
 _MAX_EXPONENT = 50.0
 
@@ -74,8 +88,10 @@ class SpotCase:
     expected_interruptions: float
     #: Billed running hours: compute hours × (1 + overhead).
     run_hours: float
-    #: Wall-clock hours: running hours plus every wait for capacity.
+    #: Wall-clock hours: running hours plus every wait for capacity, the start's included.
     elapsed_hours: float
+    #: Hours a gang of nodes waits before it can start, beyond one node (not billed).
+    start_wait_hours: float = 0.0
 
     @property
     def mtbf_hours(self) -> float:
@@ -97,7 +113,8 @@ class SpotEconomics:
     overhead_frac: float
     expected_interruptions: float
     nodes: int = 1
-    #: Expected hours each preemption waits for capacity to return (not billed).
+    #: Expected hours each preemption waits for capacity to return (not billed), for the
+    #: last of the job's nodes.
     wait_hours: float = 0.0
     #: Expected billed running hours and wall-clock hours (running + waits) of the run.
     run_hours: float = 0.0
@@ -106,6 +123,8 @@ class SpotEconomics:
     pessimistic: SpotCase | None = None
     #: Where the interruption rate and the capacity wait come from.
     source: str = ""
+    #: Expected hours a gang of nodes waits to start, beyond one node (not billed).
+    start_wait_hours: float = 0.0
 
     @property
     def mtbf_hours(self) -> float:
@@ -134,11 +153,18 @@ def _overhead(rate: float, tau_s: float, write_s: float, restart_s: float) -> fl
     return m / tau_s * math.exp(r) * math.expm1(x) - 1
 
 
-def _case(rate: float, wait_h: float, tau_s: float, write_s: float, hours: float) -> SpotCase:
+def _case(
+    rate: float, wait_h: float, tau_s: float, write_s: float, hours: float, nodes: int = 1
+) -> SpotCase:
+    """One end of the range: ``wait_h`` is one node's wait; a gang waits for its last node
+    (:func:`gang_factor`) after each preemption, and that much beyond one node at the start."""
     overhead = max(_overhead(rate, tau_s, write_s, RESTART_S), 0.0)
     run = hours * (1 + overhead)
     n = rate * run
-    return SpotCase(rate, wait_h, overhead, n, run, run + n * wait_h)
+    gang = gang_factor(nodes)
+    wait = wait_h * gang
+    start = wait_h * (gang - 1)
+    return SpotCase(rate, wait, overhead, n, run, run + n * wait + start, start)
 
 
 def spot_economics(
@@ -167,9 +193,9 @@ def spot_economics(
             0.0, hours, hours, none, none, rates.source,
         )  # fmt: skip
     tau_s = math.sqrt(2 * max(write_s, 1.0) * HOUR_S / rates.expected)
-    opt = _case(rates.optimistic, waits.optimistic, tau_s, write_s, hours)
-    exp = _case(rates.expected, waits.expected, tau_s, write_s, hours)
-    pess = _case(rates.pessimistic, waits.pessimistic, tau_s, write_s, hours)
+    opt = _case(rates.optimistic, waits.optimistic, tau_s, write_s, hours, nodes)
+    exp = _case(rates.expected, waits.expected, tau_s, write_s, hours, nodes)
+    pess = _case(rates.pessimistic, waits.pessimistic, tau_s, write_s, hours, nodes)
     return SpotEconomics(
         interruptions_per_hour=rates.expected,
         checkpoint_gib=checkpoint_gib,
@@ -179,7 +205,8 @@ def spot_economics(
         overhead_frac=exp.overhead_frac,
         expected_interruptions=exp.expected_interruptions,
         nodes=max(1, nodes),
-        wait_hours=waits.expected,
+        wait_hours=exp.wait_hours,
+        start_wait_hours=exp.start_wait_hours,
         run_hours=exp.run_hours,
         elapsed_hours=exp.elapsed_hours,
         optimistic=opt,

@@ -67,10 +67,16 @@ class Option:
     #: what a stated duration buys on the reference layout), else throughput × hours.
     tokens: float = 0.0
     rank: int = 0
-    #: Spot only: wall-clock hours and cost at the pessimistic end of the spot range (equal
-    #: to ``wall_hours`` / ``expected_cost_usd`` on demand). See billing.SpotEconomics.
+    #: The plan's pessimistic wall-clock hours and cost: spot's pessimistic end (see
+    #: billing.SpotEconomics) times a fine-tune's time-range top (equal to ``wall_hours`` /
+    #: ``expected_cost_usd`` for pretraining on demand). See economics.Economics.
     pessimistic_wall_hours: float = 0.0
     pessimistic_cost_usd: float = 0.0
+    #: Spot's worst case at the estimate, without a fine-tune's range: what its risk is
+    #: judged on (:class:`~recommender.pricing.economics.Economics`); the expected figures
+    #: on demand.
+    spot_worst_wall_hours: float = 0.0
+    spot_worst_cost_usd: float = 0.0
     #: The duration the user stated when the work was defined from it: the option is
     #: marked (:attr:`over_duration`) when it takes longer.
     target_hours: float | None = None
@@ -88,6 +94,10 @@ class Option:
     @property
     def pessimistic_finish_hours(self) -> float:
         return self.lead_hours + self.pessimistic_wall_hours
+
+    @property
+    def spot_worst_finish_hours(self) -> float:
+        return self.lead_hours + self.spot_worst_wall_hours
 
     @property
     def usd_per_btok(self) -> float:
@@ -180,6 +190,8 @@ def price_option(
         rank=rank,
         pessimistic_wall_hours=econ.pessimistic_wall_hours,
         pessimistic_cost_usd=econ.pessimistic_cost_usd(offer.price_usd_per_hour),
+        spot_worst_wall_hours=econ.spot_worst_wall_hours,
+        spot_worst_cost_usd=econ.spot_worst_cost_usd(offer.price_usd_per_hour),
         target_hours=target_hours,
         doubtful=doubtful,
         lead_hours=econ.lead_hours,
@@ -201,13 +213,18 @@ def _caveats(
         s = econ.spot
         every = hours_text(s.checkpoint_interval_hours)
         worst = f", up to {s.pessimistic.expected_interruptions:.1f}" if s.pessimistic else ""
+        start = (
+            f"; ~{hours_text(s.start_wait_hours)} to get all {s.nodes} nodes at once first"
+            if s.start_wait_hours > 0
+            else ""
+        )
         out.append(
             Caveat(
                 CaveatKind.PREEMPTION,
                 Severity.WARN,
                 f"spot: ~{s.expected_interruptions:.1f} preemptions expected{worst} "
                 f"(MTBF {hours_text(s.mtbf_hours)}), each waiting ~{hours_text(s.wait_hours)} "
-                f"for capacity; checkpoint every {every} "
+                f"for capacity{start}; checkpoint every {every} "
                 f"({s.checkpoint_gib:.0f} GiB, ~{s.checkpoint_write_s:.0f} s to write); "
                 f"+{s.overhead_frac * 100:.1f} % expected overhead{_spot_range(offer, econ)}",
             )
@@ -348,12 +365,12 @@ def _spot_range(offer: Offer, econ: Economics) -> str:
     """The spot run's optimistic-to-pessimistic time and cost, and where the rates come from
     (a fixed duration has no range in time: the run stops when the duration is up)."""
     s = econ.spot
-    if s is None or econ.pessimistic_wall_hours <= econ.wall_hours:
+    if s is None or econ.spot_worst_wall_hours <= econ.wall_hours:
         return ""
     price = offer.price_usd_per_hour
     return (
-        f"; range {hours_text(s.optimistic_hours)}-{hours_text(econ.pessimistic_wall_hours)}, "
-        f"up to ${econ.pessimistic_cost_usd(price):,.0f} ({s.source})"
+        f"; range {hours_text(s.optimistic_hours)}-{hours_text(econ.spot_worst_wall_hours)}, "
+        f"up to ${econ.spot_worst_cost_usd(price):,.0f} ({s.source})"
     )
 
 

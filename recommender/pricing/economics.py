@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from recommender.estimation.finetune_speed import run_overhead_s, time_range
+from recommender.estimation.finetune_speed import eval_tokens, run_overhead_s, time_range
 from recommender.estimation.model_states import lora_params
 from recommender.estimation.topology import Plan
 from recommender.pricing.billing import (
@@ -107,10 +107,17 @@ class Economics:
     storage_usd: float
     spot: SpotEconomics | None
     meets_deadline: bool
-    #: Spot: wall-clock and billed hours at the pessimistic end (equal to the expected ones
-    #: on demand, or when a stated duration fixes the run's length).
+    #: The plan's pessimistic wall-clock and billed hours: a fine-tune's or post-training
+    #: run's range top (recommender.estimation.finetune_speed.time_range) on spot's
+    #: pessimistic end (equal to the expected ones for pretraining on demand, and when a
+    #: stated duration fixes the run's length).
     pessimistic_wall_hours: float
     pessimistic_billed_hours: float
+    #: Spot's worst case at the estimate, without the range: what spot's risk is judged on
+    #: against the same run on demand (recommender.ranking.objective and .order), which the
+    #: range stretches alike. Equal to the expected hours on demand.
+    spot_worst_wall_hours: float
+    spot_worst_billed_hours: float
     #: Tokens the run trains: the workload's budget, else throughput × ``hours``.
     tokens: float
     #: Hours before the run can start: a reservation (:func:`reservation_lead_hours`).
@@ -125,6 +132,10 @@ class Economics:
     def pessimistic_finish_hours(self) -> float:
         return self.lead_hours + self.pessimistic_wall_hours
 
+    @property
+    def spot_worst_finish_hours(self) -> float:
+        return self.lead_hours + self.spot_worst_wall_hours
+
     def cost_usd(self, price_usd_per_hour: float) -> float:
         return self.billed_hours * price_usd_per_hour * self.nodes
 
@@ -133,6 +144,9 @@ class Economics:
 
     def pessimistic_cost_usd(self, price_usd_per_hour: float) -> float:
         return self.pessimistic_billed_hours * price_usd_per_hour * self.nodes + self.storage_usd
+
+    def spot_worst_cost_usd(self, price_usd_per_hour: float) -> float:
+        return self.spot_worst_billed_hours * price_usd_per_hour * self.nodes + self.storage_usd
 
 
 def economics(
@@ -144,6 +158,7 @@ def economics(
     tokens_per_hour: float,
     checkpoint_size_gib: float | None = None,
     gpu_id: str | None = None,
+    ranged: bool = True,
 ) -> Economics:
     """Hours, billed hours, storage and spot overhead of ``plan`` under ``rule``: what every
     offer of one instance shape from one provider, on-demand or spot alike, shares.
@@ -151,13 +166,16 @@ def economics(
     ``tokens_per_hour`` is the layout's training rate on the offer's network
     (:func:`recommender.estimation.throughput.tokens_per_hour`). ``checkpoint_size_gib`` is
     :func:`checkpoint_gib` of the workload (pass it when pricing many shapes for one
-    workload; it is computed when omitted).
+    workload; it is computed when omitted). ``ranged=False`` keeps a fine-tune's time range
+    out of the pessimistic hours: for work defined as what a stated duration buys, whose run
+    stops when the duration is up.
     """
     # Hours to train the token budget, if there is one.
     computed = None if workload.tokens is None else workload.tokens / tokens_per_hour
     if computed is not None and workload.method is not Method.PRETRAIN:
-        # A fine-tune's fixed cost: start, load, save (issue #32,
+        # A fine-tune's fixed costs: start, load, checkpoints and evaluation (issue #32,
         # recommender.estimation.finetune_speed)
+        computed += eval_tokens(workload) / tokens_per_hour
         computed += run_overhead_s(workload, plan.gpus) / 3600
     nodes = plan.nodes
     hours = computed if computed is not None else (workload.duration_hours or DEFAULT_HOURS)
@@ -169,21 +187,21 @@ def economics(
         else None
     )
     # A token budget takes longer when preempted; a duration is a duration.
-    wall = run = pess_wall = pess_run = hours
+    wall = run = worst_wall = worst_run = hours
     if preemption is not None and computed is not None:
         wall, run = preemption.elapsed_hours, preemption.run_hours
         pess = preemption.pessimistic
-        pess_wall, pess_run = (pess.elapsed_hours, pess.run_hours) if pess else (wall, run)
+        worst_wall, worst_run = (pess.elapsed_hours, pess.run_hours) if pess else (wall, run)
     if preemption is not None and computed is None and preemption.elapsed_hours > 0:
         # A fixed run length on spot: preemptions and waits eat into the compute done.
         tokens *= hours / preemption.elapsed_hours
-    if computed is not None and workload.deadline_hours is not None:
-        # Fine-tunes and post-training carry a time range (issue #32): a deadline is judged
-        # at its top (recommender.estimation.finetune_speed.time_range). Without a deadline the
-        # range is stated with the answer but stays out of the pessimistic hours, which rank options
-        # against each other (one multiplier for all options of a workload).
-        extra = hours * (time_range(workload)[1] - 1)
-        pess_wall, pess_run = pess_wall + extra, pess_run + extra
+    # Fine-tunes and post-training carry a time range (issue #32): the plan's pessimistic
+    # hours are its top (recommender.estimation.finetune_speed.time_range), spot's
+    # preemptions included (a longer run meets more of them); a deadline is judged on them.
+    # A stated duration is a length, not an estimate: no range (nor for the work defined
+    # from one: ``ranged``).
+    top = time_range(workload)[1] if computed is not None and ranged else 1.0
+    pess_wall, pess_run = worst_wall * top, worst_run * top
     billed = billed_hours(rule, run)
     # One checkpoint kept in object storage for the run (at least a month is not assumed:
     # storage is billed pro rata by the hour on every provider in RULES).
@@ -200,6 +218,8 @@ def economics(
         meets_deadline=deadline is None or lead + pess_wall <= deadline,
         pessimistic_wall_hours=pess_wall,
         pessimistic_billed_hours=billed_hours(rule, pess_run),
+        spot_worst_wall_hours=worst_wall,
+        spot_worst_billed_hours=billed_hours(rule, worst_run),
         tokens=tokens,
         lead_hours=lead,
     )

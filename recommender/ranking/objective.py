@@ -20,9 +20,11 @@ The rule, stated in every answer (:attr:`PlanObjective.text`) and in the JSON:
   by saving a few percent.
 
 In every case spot is judged on its worst case too: :data:`RISK_WEIGHT` of the gap between a
-spot plan's pessimistic and expected cost (time included, at the time value) counts against
+spot plan's worst-case and expected cost (time included, at the time value) counts against
 it, and :func:`too_risky` puts a spot plan whose worst case costs far more than the sure
-on-demand plan below that plan.
+on-demand plan below that plan. Spot's worst case is taken at the estimate
+(``Economics.spot_worst_*``): a fine-tune's time range stretches every option of a workload
+alike, so it stays out of the comparison (it is in each plan's pessimistic hours).
 """
 
 from __future__ import annotations
@@ -104,13 +106,14 @@ class PlanObjective:
         self,
         *,
         expected_cost_usd: float,
-        pessimistic_cost_usd: float,
+        worst_cost_usd: float,
         wall_hours: float,
-        pessimistic_wall_hours: float,
+        worst_wall_hours: float,
         tokens: float,
     ) -> float:
         """The figure options are ranked by, lower first (see the module docstring): cost,
-        plus the time at its value, plus :data:`RISK_WEIGHT` of the worst case's excess;
+        plus the time at its value, plus :data:`RISK_WEIGHT` of spot's worst case's excess
+        (``worst_*``: the expected figures on demand);
         per billion tokens when options train different amounts."""
         per_day = self.time_value_usd_per_day if self.counts_time else 0.0
         free = self.duration_hours or 0.0  # hours within the stated run length cost nothing
@@ -118,8 +121,8 @@ class PlanObjective:
         def waiting(hours: float) -> float:
             return per_day * max(hours - free, 0.0) / 24
 
-        excess = (pessimistic_cost_usd - expected_cost_usd) + (
-            waiting(pessimistic_wall_hours) - waiting(wall_hours)
+        excess = (worst_cost_usd - expected_cost_usd) + (
+            waiting(worst_wall_hours) - waiting(wall_hours)
         )
         value = expected_cost_usd + waiting(wall_hours) + RISK_WEIGHT * max(excess, 0.0)
         if self.per_token:
@@ -215,9 +218,7 @@ def objective_of(workload: Workload) -> PlanObjective:
     return make(ObjectiveKind.CHEAPEST_PER_TOKEN_COUNTING_TIME)
 
 
-def too_risky(pessimistic_cost_usd: float, sure_cost_usd: float | None) -> bool:
+def too_risky(worst_cost_usd: float, sure_cost_usd: float | None) -> bool:
     """A spot plan whose worst case costs more than :data:`SPOT_WORST_CASE_FACTOR` × the
     sure on-demand plan's expected cost (``None``: no on-demand plan to compare with)."""
-    return sure_cost_usd is not None and pessimistic_cost_usd > (
-        SPOT_WORST_CASE_FACTOR * sure_cost_usd
-    )
+    return sure_cost_usd is not None and worst_cost_usd > (SPOT_WORST_CASE_FACTOR * sure_cost_usd)

@@ -56,6 +56,10 @@ class Ranked(Protocol):
     @property
     def pessimistic_cost_usd(self) -> float: ...
     @property
+    def spot_worst_finish_hours(self) -> float: ...
+    @property
+    def spot_worst_cost_usd(self) -> float: ...
+    @property
     def price_usd_per_hour(self) -> float: ...
     @property
     def tokens(self) -> float: ...
@@ -70,9 +74,9 @@ def _score(item: Ranked, objective: PlanObjective | None) -> float:
         return per_btok(item.expected_cost_usd, item.tokens)
     return objective.score(
         expected_cost_usd=item.expected_cost_usd,
-        pessimistic_cost_usd=item.pessimistic_cost_usd,
+        worst_cost_usd=item.spot_worst_cost_usd,
         wall_hours=item.finish_hours,
-        pessimistic_wall_hours=item.pessimistic_finish_hours,
+        worst_wall_hours=item.spot_worst_finish_hours,
         tokens=item.tokens,
     )
 
@@ -94,7 +98,7 @@ def rank_key(
     """
     late = not item.meets_deadline
     o = item.offer
-    risky = o.spot and too_risky(_unit(item.pessimistic_cost_usd, item, objective), sure_cost_usd)
+    risky = o.spot and too_risky(_unit(item.spot_worst_cost_usd, item, objective), sure_cost_usd)
     return (
         int(not item.plan.safe),
         int(item.doubtful),
@@ -175,13 +179,13 @@ def spot_risk(priced: Priced, sure: float | None, objective: PlanObjective) -> t
     # Against the sure plan's cost for this plan's work.
     sure_usd = sure * priced.tokens / 1e9 if objective.per_token else sure
     saves = sure_usd - priced.expected_cost_usd
-    worst = priced.pessimistic_cost_usd - priced.expected_cost_usd
-    days = (priced.pessimistic_wall_hours - priced.wall_hours) / 24
+    worst = priced.spot_worst_cost_usd - priced.expected_cost_usd
+    days = (priced.spot_worst_finish_hours - priced.finish_hours) / 24
     head = f"saves ${saves:,.0f} expected" if saves >= 0 else f"costs ${-saves:,.0f} more"
     text = (
         f"spot against the best on-demand plan: {head}; worst case +${worst:,.0f}, +{days:.1f} days"
     )
-    if too_risky(_unit(priced.pessimistic_cost_usd, priced, objective), sure):
+    if too_risky(_unit(priced.spot_worst_cost_usd, priced, objective), sure):
         return (
             Caveat(
                 CaveatKind.SPOT_RISK,
@@ -207,7 +211,7 @@ def fastest_and_cheapest(
     first = chosen[0]
 
     def sensible(p: Priced) -> bool:
-        risky = p.offer.spot and too_risky(_unit(p.pessimistic_cost_usd, p, objective), sure)
+        risky = p.offer.spot and too_risky(_unit(p.spot_worst_cost_usd, p, objective), sure)
         return p.plan.safe and not p.doubtful and p.meets_deadline and not risky
 
     def unit(cost: float, tokens: float) -> float:

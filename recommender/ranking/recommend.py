@@ -206,9 +206,11 @@ def _availability(priced: Priced, source: SourceInfo | None, now: datetime) -> t
     return ()
 
 
-def _owned(workload: Workload, priced_w: Workload, search: LayoutSearch) -> Priced | None:
+def _owned(
+    workload: Workload, priced_w: Workload, search: LayoutSearch, *, ranged: bool
+) -> Priced | None:
     """The team's own GPUs priced at $0, on a plan that may not fit (``None`` unless the
-    question says it has them)."""
+    question says it has them); ``ranged`` as for :func:`economics`."""
     hw = workload.hardware
     if not workload.owned or hw is None or hw.gpu_id is None or hw.count is None:
         return None
@@ -223,6 +225,7 @@ def _owned(workload: Workload, priced_w: Workload, search: LayoutSearch) -> Pric
         tokens_per_hour=rate,
         checkpoint_size_gib=checkpoint_gib(priced_w),
         gpu_id=offer.gpu_id,
+        ranged=ranged,
     )
     return Priced(offer, plan, econ, 0.0)
 
@@ -266,14 +269,21 @@ def recommend(
     if work.tokens is not None and workload.tokens is None:
         priced_w = replace(rented, tokens=work.tokens, duration_hours=None)
         target = work.duration_hours
-    groups = priced_offers(priced_w, fitted, rules, keep=top, objective=objective)
+    # Work a duration buys stops when the duration is up: no time range (economics).
+    ranged = target is None
+    groups = priced_offers(priced_w, fitted, rules, keep=top, objective=objective, ranged=ranged)
     # A plan under the memory safety margin is shown only when nothing safer exists, or
     # when the user fixed the hardware (it then ranks after every safe plan: rank_key).
     any_safe = any(group.best.plan.safe for group in groups)
     if any_safe and rented.hardware is None:
         groups = [group for group in groups if group.best.plan.safe]
     candidates = [p for group in groups for p in group.within]
-    owned = _owned(workload, replace(priced_w, hardware=workload.hardware), LayoutSearch(workload))
+    owned = _owned(
+        workload,
+        replace(priced_w, hardware=workload.hardware),
+        LayoutSearch(workload),
+        ranged=ranged,
+    )
     owned_fits = owned is not None and owned.plan.fits
     if owned is not None and owned_fits:
         if owned.meets_deadline:

@@ -91,6 +91,14 @@ class Priced(NamedTuple):
         return self.econ.pessimistic_cost_usd(self.offer.price_usd_per_hour)
 
     @property
+    def spot_worst_finish_hours(self) -> float:
+        return self.econ.spot_worst_finish_hours
+
+    @property
+    def spot_worst_cost_usd(self) -> float:
+        return self.econ.spot_worst_cost_usd(self.offer.price_usd_per_hour)
+
+    @property
     def price_usd_per_hour(self) -> float:
         """Cluster price per hour (all nodes)."""
         return self.offer.price_usd_per_hour * self.econ.nodes
@@ -207,6 +215,7 @@ def priced_offers(
     *,
     keep: int,
     objective: PlanObjective | None = None,
+    ranged: bool = True,
 ) -> list[PricedGroup]:
     """Per offer group the job fits on (:func:`fitted_groups`), its allowed offers, priced,
     one per (instance, spot, price): of the allowed regions that list it
@@ -221,7 +230,8 @@ def priced_offers(
     and an addition. Only the offers the catalog's sanity checks keep are priced
     (:func:`recommender.pricing.sanity.screen`). A group's offers come in rank order (its price
     points' order), so only its best and its first ``keep`` within the workload's budget
-    can be shown; the rest are counted.
+    can be shown; the rest are counted. ``ranged`` as for
+    :func:`~recommender.pricing.economics.economics`.
     """
     goal = objective or objective_of(workload)
     ckpt = checkpoint_gib(workload)
@@ -242,6 +252,7 @@ def priced_offers(
                 tokens_per_hour=scaled.tokens_per_hour,
                 checkpoint_size_gib=ckpt,
                 gpu_id=shape.gpu_id,
+                ranged=ranged,
             )
 
         points = [
@@ -320,9 +331,9 @@ def choose_nodes(
     def score(econ: Economics) -> float:
         return objective.score(
             expected_cost_usd=cost(econ),
-            pessimistic_cost_usd=econ.pessimistic_cost_usd(price_usd_per_hour),
+            worst_cost_usd=econ.spot_worst_cost_usd(price_usd_per_hour),
             wall_hours=econ.finish_hours,
-            pessimistic_wall_hours=econ.pessimistic_finish_hours,
+            worst_wall_hours=econ.spot_worst_finish_hours,
             tokens=econ.tokens,
         )
 

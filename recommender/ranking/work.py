@@ -152,8 +152,10 @@ def bought_by(
     """The most work ``budget`` buys on ``priced``'s plan, and the plan priced for it.
 
     The budget caps the plan's worst case: a spot plan's pessimistic cost (more preemptions,
-    longer waits) stays within it, so the work it buys is what the team can pay for even in
-    a bad week; an on-demand plan's worst case is its expected cost.
+    longer waits) stays within it, and so does a fine-tune's at its time range's top (the
+    plan's pessimistic hours, :class:`~recommender.pricing.economics.Economics`), so the work
+    it buys is what the team can pay for even in a bad week; a pretraining plan on demand has
+    its expected cost as its worst case.
 
     Cost is nearly linear in tokens, so the work is rescaled by budget ÷ cost a few times;
     billing steps (whole hours), minimum charges and the fixed cost of a run keep that from
@@ -178,11 +180,11 @@ def bought_by(
         return bought, priced._replace(econ=econ, expected_cost_usd=cost)
 
     def worst(candidate: tuple[Workload, Priced]) -> float:
-        return max(candidate[1].expected_cost_usd, candidate[1].pessimistic_cost_usd)
+        return max(candidate[1].expected_cost_usd, candidate[1].spot_worst_cost_usd)
 
     best: tuple[Workload, Priced] | None = None
     low, high = 0.0, MAX_TOKENS  # most tokens within the budget, least over it
-    tokens, cost = priced.tokens, max(priced.expected_cost_usd, priced.pessimistic_cost_usd)
+    tokens, cost = priced.tokens, max(priced.expected_cost_usd, priced.spot_worst_cost_usd)
     for _ in range(_BUDGET_RESCALES):
         tokens = min(tokens * budget / cost, MAX_TOKENS)
         candidate = priced_for(tokens)

@@ -69,8 +69,18 @@ class TestObjectiveEndToEnd:
         budget = doc["objective"]["budget_usd"]
         assert doc["objective"]["kind"] == "most_work_for_budget"
         for option in doc["options"]:
-            worst = max(option["expected_cost_usd"], option["pessimistic_cost_usd"])
+            # the plan's worst case: spot's, at a fine-tune's time-range top
+            worst = max(option["expected_cost_usd"], option["spot_worst_cost_usd"])
             assert 0.9 * budget <= worst <= budget
+
+    def test_a_budgets_slow_end_is_less_work_not_more_money(self) -> None:
+        """A fine-tune's range doubles its worst case; under a budget that means fewer
+        tokens, so the first line must not read "up to 54.7 d, within your $3,000 budget"."""
+        code, text = run_cli("ask", "we have $3k, can we LoRA a 70B?")
+        first = " ".join(text.split("\n")[:3])
+        assert code == 0
+        assert "as few as" in first
+        assert "up to" not in first
 
     def test_a_time_alone_is_the_run_length(self) -> None:
         doc = _ask("13B full finetune 2 days")
@@ -98,6 +108,27 @@ class TestObjectiveEndToEnd:
             if not option["spot"]:
                 assert option["expected_cost_usd"] == pytest.approx(3000, rel=0.05)
             assert option["tokens"] > 1e9
+
+    def test_a_fine_tunes_pessimistic_hours_are_its_ranges_top(self) -> None:
+        """Issue #32 item 4: with no deadline, each option's pessimistic hours take the
+        range's top (DPO: ×2), and the answer says so."""
+        doc = _ask("llama-3-8b dpo on 500M tokens")
+        for option in doc["options"]:
+            assert option["pessimistic_hours"] >= 2 * option["expected_hours"] * 0.99
+            # spot's risk is its own worst case: on demand, none
+            if not option["spot"]:
+                assert option["spot_worst_cost_usd"] == option["expected_cost_usd"]
+                assert option["spot_worst_hours"] == option["expected_hours"]
+        code, text = run_cli("ask", "llama-3-8b dpo on 500M tokens")
+        assert code == 0
+        assert "up to" in text
+
+    def test_work_a_stated_duration_buys_has_no_range(self) -> None:
+        """A run of a stated length stops when it is up: its hours are no estimate."""
+        doc = _ask("13B full finetune 2 days")
+        for option in doc["options"]:
+            if not option["spot"]:
+                assert option["pessimistic_hours"] == option["expected_hours"]
 
     def test_owned_gpus_are_priced_at_zero(self) -> None:
         doc = _ask("llama-3-8b lora on 2B tokens, we already have 4x A100")

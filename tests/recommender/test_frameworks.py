@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 
 from recommender.estimation import fp8
+from recommender.estimation.activations import Kernels
 from recommender.estimation.estimate import estimate
 from recommender.estimation.frameworks import NO_FRAMEWORK, defaults
 from recommender.estimation.memory import GIB, MemoryModel, estimate_memory
@@ -186,6 +187,26 @@ def test_without_a_framework_the_answer_says_which_defaults() -> None:
     assert w.savers.labels == ()
 
 
+@pytest.mark.parametrize("objective", ["dpo", "kto", "orpo", "grpo"])
+def test_post_training_without_a_framework_gets_trls_defaults(objective: str) -> None:
+    """Most users of a post-training method run TRL's trainer: its defaults (gradient
+    checkpointing, max_length 1024, batch 8) apply and the line says why; SFT keeps the plain
+    line; a named RL framework keeps its own."""
+    w = parse_workload(f"llama 3 8b {objective} on 8x H100")
+    (line,) = [a for a in w.assumed if "framework: none named" in a]
+    assert f"most {objective.upper()} runs use TRL" in line
+    assert (w.framework, w.checkpointing, w.micro_batch, w.seq_len) == (
+        Framework.HF,
+        True,
+        8,
+        1024,
+    )
+    assert NO_FRAMEWORK not in w.assumed
+    verl = parse_workload("llama 3 8b grpo with verl on 8x H100")
+    assert NO_FRAMEWORK in verl.assumed
+    assert verl.framework is None
+
+
 @pytest.mark.parametrize("framework", list(Framework))
 @pytest.mark.parametrize("method", list(Method))
 def test_every_default_row_cites_the_frameworks_own_files(
@@ -296,6 +317,65 @@ def test_offload_keeps_the_working_set_on_the_gpu() -> None:
     assert mem.overhead_gib > REDUCE_BUCKET * 2 / GIB
     # pinned host buffers: 18 B/param/N (16-bit params + fp32 master, states, gradients) × 1.5
     assert mem.cpu_offload_gib == pytest.approx(w.model.params * 18 / 8 * 1.5 / GIB, rel=0.01)
+
+
+def test_litgpt_several_gpus_checkpoint_and_every_recipe_chunks_the_loss() -> None:
+    """litgpt finetune/full.py FSDPStrategy(activation_checkpointing_policy={Block}) and
+    lora.py's checkpoint_wrapper per block on several devices; none on one; the loss is
+    litgpt.utils.chunked_cross_entropy (128 tokens a chunk) in every recipe."""
+    one = parse_workload("llama 2 7b lora with litgpt on 1x A100-40GB")
+    many = parse_workload("llama 2 7b full finetune with litgpt on 4x A100-40GB")
+    assert (one.checkpointing, one.savers.loss) == (False, LossKernel.CHUNKED)
+    assert (many.checkpointing, many.sharding) == (True, Sharding.FSDP)
+    assert many.savers.loss is LossKernel.CHUNKED
+    # the answer's line names the unsharded accumulation on several GPUs only
+    assert "accumulate unsharded" in _line("llama 2 7b full finetune with litgpt on 4x A100")
+    assert "accumulate unsharded" not in _line("llama 2 7b lora with litgpt on 1x A100")
+
+
+def test_litgpt_accumulates_unsharded_gradients_under_fsdp() -> None:
+    """LitGPT accumulates under fabric.no_backward_sync = FSDP no_sync: "FSDP will accumulate
+    the full model gradients (instead of gradient shards)". Its full fine-tune on 4 GPUs
+    keeps the whole bf16 gradient on every GPU; torchtune on the same layout a quarter; one
+    GPU and DeepSpeed ZeRO-3 (which reduces every micro-batch) are unchanged."""
+    base = workload(model=model("Llama 2 7B"), precision=Precision.BF16_TRUE)
+    lit = replace(base, framework=Framework.LITGPT)
+    tune = replace(base, framework=Framework.TORCHTUNE)
+    fsdp = Strategy(Sharding.FSDP, Offload.NONE, checkpointing=True)
+    four = {"gpus": 4, "gpus_per_node": 4}
+    whole = base.model.params * 2 / GIB
+    assert estimate_memory(lit, fsdp, **four).gradients_gib == pytest.approx(whole)
+    assert estimate_memory(tune, fsdp, **four).gradients_gib < whole / 4 + 2.0
+    for other, layout in (
+        (fsdp, ONE),
+        (replace(fsdp, sharding=Sharding.ZERO3), four),
+    ):
+        assert estimate_memory(lit, other, **layout).gradients_gib == pytest.approx(
+            estimate_memory(base, other, **layout).gradients_gib
+        )
+
+
+def test_fsdp1_flat_parameters_give_the_frozen_blocks_a_gradient() -> None:
+    """LoRA under FSDP1 with use_orig_params=True and a flat parameter per block (LitGPT
+    before #2086): the flat gradient covers the frozen block weights too ("higher than
+    expected gradient memory usage", torch FSDP docs), unsharded while accumulating; the
+    current recipe (FSDP2, adapters sharded apart) keeps only the adapters' gradients."""
+    m = model("Llama 2 7B")
+    w = workload(
+        model=m,
+        method=Method.LORA,
+        precision=Precision.BF16_TRUE,
+        framework=Framework.LITGPT,
+        lora_rank=8,
+        lora_targets="attention",
+    )
+    fsdp = Strategy(Sharding.FSDP, Offload.NONE, checkpointing=True)
+    two = {"gpus": 2, "gpus_per_node": 2}
+    now = estimate_memory(w, fsdp, **two)
+    flat = estimate_memory(w, fsdp, **two, kernels=Kernels(flat_frozen_grads=True))
+    assert now.gradients_gib < 0.1
+    blocks = block_params(m) * m.layers * 2 / GIB
+    assert flat.gradients_gib - now.gradients_gib == pytest.approx(blocks)
 
 
 # ------------------------------------------------------------------ FP8 and fp32 gradients

@@ -200,8 +200,10 @@ class TestPostTraining:
         assert dpo is not None
         assert dpo.strategy != sft.strategy
         (note,) = [n for n in dpo.notes if n.startswith("DPO on this layout")]
+        # SFT with the DPO run's settings (TRL's defaults, assumed for DPO: seq 1024, batch 8)
+        dpo_w = parse_workload("llama 3 8b dpo full finetune on 8x H100")
         same = estimate_memory(
-            parse_workload("llama 3 8b full finetune on 8x H100"),
+            replace(dpo_w, objective=Objective.SFT, precomputed_reference=False),
             dpo.strategy,
             gpus=8,
             gpus_per_node=8,

@@ -37,9 +37,9 @@ def _score(rec: Recommendation) -> float:
     assert objective is not None
     return objective.score(
         expected_cost_usd=best.expected_cost_usd,
-        pessimistic_cost_usd=best.pessimistic_cost_usd,
+        worst_cost_usd=best.spot_worst_cost_usd,
         wall_hours=best.wall_hours,
-        pessimistic_wall_hours=best.pessimistic_wall_hours,
+        worst_wall_hours=best.spot_worst_wall_hours,
         tokens=best.tokens,
     )
 
@@ -112,8 +112,8 @@ class TestCost:
         best = rec.best
         assert best is not None
         assert rec.hours_basis is HoursBasis.DURATION
-        # plus the run's fixed minutes (start, load, save: recommender.estimation.finetune_speed)
-        assert best.cost_usd == pytest.approx(48 * 55.0, rel=2e-3)
+        # plus the run's fixed minutes (start, load, checkpoints: estimation.finetune_speed)
+        assert best.cost_usd == pytest.approx(48 * 55.0, rel=5e-3)
         assert best.cost_usd >= 48 * 55.0
 
     def test_token_budget_computes_hours(self) -> None:

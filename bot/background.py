@@ -1,11 +1,11 @@
 """Work that outlives the Slack request that started it.
 
-The app runs in Bolt's ``process_before_response`` mode: a listener's return *is* the HTTP
-response (or the Socket Mode envelope ack), so an answer that is ready within the ack budget
-goes out in the ack itself. Anything slower (a thread reply, a button's follow-up, an answer
-past the budget) is handed to :class:`Background`, which keeps a strong reference to each task
-(the event loop only holds weak ones), logs what escapes it, and lets the server wait for the
-work still in flight before it exits.
+The app runs in Bolt's ``process_before_response`` mode: an ack function's return *is* the
+HTTP response (or the Socket Mode envelope ack). The work after it (a command's answer or a
+button's follow-up, in Bolt's lazy listeners, which adopt their own task here; a thread
+reply, spawned here) is held by :class:`Background`, which keeps a strong reference to each
+task (the event loop, and Bolt's lazy-listener runner, hold only weak ones), logs what escapes
+it, and lets the server wait for the work still in flight before it exits.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, TextIO
 
 from bot.envnames import sets_any_setting
@@ -21,6 +22,7 @@ from recommender import (
     all_gpus,
     estimate,
     parse_workload,
+    providers_named,
     recommend,
 )
 from recommender.feeds import utc_now
@@ -90,6 +92,14 @@ def _build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="SRC",
         help="a price source (path or http(s) URL); repeatable; replaces the configured feeds",
+    )
+    ask.add_argument(
+        "--provider",
+        action="append",
+        default=[],
+        metavar="CLOUD",
+        help="only this cloud (aws, gcp, do, cudo, ...); repeatable; as '<cloud> only' in the "
+        "question, which it replaces",
     )
 
     est = sub.add_parser("estimate", help="memory and layout only, no prices")
@@ -165,6 +175,8 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     text = " ".join(args.text)
     now = utc_now()
     workload = parse_workload(text, now=now)
+    if args.provider:
+        workload = replace(workload, providers=providers_named(args.provider))
     if args.top is not None and not 1 <= args.top <= 100:
         raise WorkloadError("--top must be between 1 and 100.", hint="Try: --top 5")
     catalog = _load_catalog(args.catalog)

@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.request.payload_utils import is_event, is_slash_command
 from slack_bolt.response import BoltResponse
 
 from bot.logs import new_request_id, start_request_context
-from bot.services import Services
 
 __all__ = [
     "VERIFIED",
     "bind_log_context",
-    "inject",
     "mark_verified",
 ]
 
@@ -50,48 +48,22 @@ def mark_verified() -> AsyncMiddleware:
     return _MarkVerified()
 
 
-class _Inject(AsyncMiddleware):
-    def __init__(self, services: Services, top: int) -> None:
-        self._services = services
-        self._top = top
-
-    async def async_process(
-        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
-    ) -> BoltResponse | None:
-        req.context["services"] = self._services
-        req.context["top"] = self._top
-        await next()
-        return None
-
-
-def inject(services: Services, *, top: int) -> AsyncMiddleware:
-    """Put the services and the answer size into the context, where listeners find them."""
-    return _Inject(services, top)
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _request_fields(body: dict[str, Any]) -> dict[str, str | None]:
-    """Who and what a request is about, from any Slack payload shape (never its text)."""
-    event, user, team, channel = (_dict(body.get(k)) for k in ("event", "user", "team", "channel"))
-    if "command" in body:
+def _request_fields(req: AsyncBoltRequest) -> dict[str, str | None]:
+    """Who and what a request is about (never its text): the ids Bolt's context already read
+    from the payload, and the kind of request."""
+    body, context = req.body, req.context
+    if is_slash_command(body):
         kind, command = "command", str(body.get("command"))
-    elif body.get("type") == "event_callback":
-        kind, command = "event", str(event.get("type", ""))
+    elif is_event(body):
+        kind, command = "event", str((body.get("event") or {}).get("type", ""))
     else:
         kind, command = "action", str(body.get("type", ""))
-
-    def first(*values: Any) -> str | None:
-        return next((str(v) for v in values if isinstance(v, str) and v), None)
-
     return {
         "kind": kind,
         "command": command or None,
-        "team_id": first(body.get("team_id"), team.get("id")),
-        "channel_id": first(body.get("channel_id"), event.get("channel"), channel.get("id")),
-        "user_id": first(body.get("user_id"), event.get("user"), user.get("id")),
+        "team_id": context.team_id,
+        "channel_id": context.channel_id,
+        "user_id": context.user_id,
     }
 
 
@@ -101,7 +73,7 @@ class _BindLogContext(AsyncMiddleware):
     ) -> BoltResponse | None:
         # Bolt's next() returns before the listeners run, so the context is set for the rest
         # of this request's task rather than scoped to a with-block.
-        start_request_context(request_id=new_request_id(), **_request_fields(req.body))
+        start_request_context(request_id=new_request_id(), **_request_fields(req))
         await next()
         return None
 

@@ -46,7 +46,6 @@ from bot.app import build_app
 from bot.connections import probe_listener, uvicorn_config
 from bot.health import start_metrics_server
 from bot.identity import SlackIdentity
-from bot.listeners.answers import share_the_gil
 from bot.listeners.mentions import run_reply_sweeper
 from bot.metrics import Metrics, RequestKind
 from bot.services import Services
@@ -312,7 +311,6 @@ async def serve(settings: Settings, services: Services, *, socket_mode: bool) ->
     Raises:
         SettingsError: a token or secret the chosen mode needs is not set.
     """
-    share_the_gil()  # the event loop gets the GIL back quickly from the scan thread
     # Prometheus scrapes GPUFIT_METRICS_PORT, never the port Slack (and anyone) can reach.
     scraped = None
     if settings.metrics_enabled:
@@ -334,6 +332,7 @@ async def serve(settings: Settings, services: Services, *, socket_mode: bool) ->
         stop_sweeping.set()  # replies still due are left to the other replicas (or the next start)
         await asyncio.wait([sweeper], timeout=BACKGROUND_GRACE_S)
         await services.background.drain(BACKGROUND_GRACE_S)
+        services.scans.shutdown(wait=False, cancel_futures=True)
         if scraped is not None:
             scraped.close()
 

@@ -7,6 +7,7 @@ production calls :func:`build_services` from ``gpufit serve``. Nothing here runs
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -48,9 +49,14 @@ class Services:
     answers: AnswerCache[Answer] = field(default_factory=AnswerCache)
     #: Work that runs after the ack (see :mod:`bot.background`); drained at shutdown.
     background: Background = field(default_factory=Background)
-    #: The catalog when it can be had without waiting (no I/O), else ``None``: then a
-    #: question is answered without a task (see :func:`bot.listeners.answers.answer_now`).
-    catalog_now: Callable[[], Catalog | None] = field(default=lambda: None)
+    #: The scan thread: passes over a large catalog run here, off the event loop
+    #: (:func:`bot.listeners.answers.off_loop`). One thread, why: each pass holds the GIL, so
+    #: with more threads the event loop gets an ever smaller share of it (six threads, the
+    #: default pool on two cores, delayed a ``help`` as much as scanning on the loop did);
+    #: further passes wait in its queue, not on the loop. Its thread starts on first use.
+    scans: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpufit-scan")
+    )
 
 
 def static_catalog(catalog: Catalog) -> Callable[[], Awaitable[Catalog]]:
@@ -90,5 +96,4 @@ def build_services(settings: Settings) -> Services:
         client=build_web_client(settings),
         metrics=Metrics() if settings.metrics_enabled else None,
         store=store,
-        catalog_now=store.catalog_now,
     )

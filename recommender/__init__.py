@@ -7,7 +7,6 @@ or the clock; callers pass ``now`` in. ``bot/`` uses only the names exported her
 from recommender.errors import (
     CatalogError,
     GpufitError,
-    NoFeasibleOptionError,
     PriceFeedError,
     StoreError,
     UnknownGpuError,
@@ -26,6 +25,8 @@ from recommender.parsing.parse import parse_workload, reads_calendar
 from recommender.pricing.catalog import Catalog
 from recommender.pricing.market import GpuPrices, PriceRow, gpu_prices, split_gpus
 from recommender.pricing.offers import Fabric, Offer, SourceInfo, offers_for_key
+from recommender.providers import described as providers_described
+from recommender.providers import named as providers_named
 from recommender.ranking.caveats import Caveat, CaveatKind, Severity
 from recommender.ranking.objective import ObjectiveKind, PlanObjective
 from recommender.ranking.recommend import (
@@ -72,7 +73,6 @@ __all__ = [
     "LaunchSpec",
     "Method",
     "Network",
-    "NoFeasibleOptionError",
     "Objective",
     "ObjectiveKind",
     "Offer",
@@ -109,6 +109,8 @@ __all__ = [
     "normalize",
     "offers_for_key",
     "parse_workload",
+    "providers_described",
+    "providers_named",
     "reads_calendar",
     "recommend",
     "split_gpus",

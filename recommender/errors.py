@@ -5,7 +5,6 @@
     GpufitError                      anything gpufit itself raises on purpose
     ├── WorkloadError                the user's text could not be understood (exit code 2)
     │   └── UnknownGpuError          a named accelerator is not in the spec table
-    ├── NoFeasibleOptionError        nothing in the catalog can run the workload
     ├── CatalogError                 a price source could not be read or parsed
     │   └── PriceFeedError           an upstream feed failed (network, HTTP status, body)
     └── StoreError                   the Redis store failed in a way we cannot degrade around
@@ -20,7 +19,6 @@ __all__ = [
     "CatalogError",
     "FeedTooLargeError",
     "GpufitError",
-    "NoFeasibleOptionError",
     "PriceFeedError",
     "StoreError",
     "UnknownGpuError",
@@ -73,10 +71,6 @@ class UnknownGpuError(WorkloadError):
             hint = f'Try: "on 8x {suggestions[0]}" (did you mean {", ".join(suggestions)}?)'
         super().__init__(f"Unknown GPU {name!r}.", not_understood=(name,), hint=hint)
         self.name = name
-
-
-class NoFeasibleOptionError(GpufitError):
-    """No offer in the catalog can hold and run the workload."""
 
 
 class CatalogError(GpufitError):

@@ -79,14 +79,19 @@ class Architecture:
         return self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
 
     @property
+    def mlp_matrices(self) -> int:
+        """Weight matrices of one MLP (of each expert): SwiGLU's gate, up and down projections
+        (Shazeer 2020; Llama, Touvron et al. 2023), a GeLU MLP's fc1 and fc2 (GPT-2)."""
+        return 3 if self.block is Block.LLAMA else 2
+
+    @property
     def active_params(self) -> int:
         """Parameters one token passes through (all of them for a dense model)."""
         if self.active:
             return self.active
         if self.experts <= 1:
             return self.params
-        mlp_matrices = 3 if self.block is Block.LLAMA else 2
-        expert = mlp_matrices * self.hidden * self.ffn * self.layers
+        expert = self.mlp_matrices * self.hidden * self.ffn * self.layers
         idle = expert * (self.experts - self.experts_per_token)
         return self.params - idle
 
@@ -94,8 +99,7 @@ class Architecture:
     def largest_layer_params(self) -> int:
         """Parameters of the largest wrapped unit (a decoder block, or the embedding)."""
         attn = self.hidden * self.head_dim * (2 * self.heads + 2 * self.kv_heads)
-        mlp_matrices = 3 if self.block is Block.LLAMA else 2
-        mlp = mlp_matrices * self.hidden * self.ffn * self.experts
+        mlp = self.mlp_matrices * self.hidden * self.ffn * self.experts
         return max(attn + mlp, self.vocab * self.hidden)
 
     @property

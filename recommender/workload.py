@@ -74,6 +74,13 @@ class Precision(StrEnum):
     FP8_MIXED = "fp8-mixed"  # FP8 matmuls (Transformer Engine), bf16/fp32 states
 
     @property
+    def compute_bytes(self) -> float:
+        """Bytes per element of the compute dtype, in which weights, gradients and activations
+        are held: fp32 is 4 bytes, bf16/fp16 2 (IEEE 754 binary32/binary16; bfloat16). FP8
+        training keeps them 16-bit too: FP8 copies and scales are counted apart (fp8.py)."""
+        return 4.0 if self is Precision.FP32 else 2.0
+
+    @property
     def label(self) -> str:
         return {
             Precision.BF16_MIXED: "bf16 mixed",
@@ -103,6 +110,27 @@ class Sharding(StrEnum):
     FSDP = "fsdp"  # FULL_SHARD ≡ ZeRO-3
     FSDP_GRAD_OP = "fsdp-grad-op"  # SHARD_GRAD_OP ≡ ZeRO-2
     HSDP = "hsdp"  # HYBRID_SHARD: ZeRO-3 inside a node, replicated across nodes
+
+    @property
+    def shards_params(self) -> bool:
+        """Partitions the parameters (ZeRO-3, FSDP FULL_SHARD, HSDP inside a node; ZeRO
+        paper §5, P_os+g+p)."""
+        return self in (Sharding.ZERO3, Sharding.FSDP, Sharding.HSDP)
+
+    @property
+    def shards_grads(self) -> bool:
+        """Partitions the gradients (ZeRO-2 and FSDP SHARD_GRAD_OP too: P_os+g)."""
+        return self.shards_params or self in (Sharding.ZERO2, Sharding.FSDP_GRAD_OP)
+
+    @property
+    def shards_optimizer(self) -> bool:
+        """Partitions the optimizer states (ZeRO-1 too: P_os)."""
+        return self.shards_grads or self is Sharding.ZERO1
+
+    @property
+    def pytorch_fsdp(self) -> bool:
+        """Run by PyTorch FSDP (FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD), not DeepSpeed ZeRO."""
+        return self in (Sharding.FSDP, Sharding.FSDP_GRAD_OP, Sharding.HSDP)
 
 
 class Offload(StrEnum):

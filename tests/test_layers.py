@@ -1,4 +1,4 @@
-"""The layer rules of DESIGN.md, enforced by reading the source.
+"""The layer rules of the architecture (docs/architecture.md), enforced by reading the source.
 
 - ``recommender/`` outside ``recommender/feeds/`` does no I/O: it imports no httpx, redis,
   slack or socket-ish module, never reads the environment and never reads the clock.

@@ -3,11 +3,13 @@ channel, launch files.
 
 Each button's value is the question text (the watch button adds the offer key); nothing is
 kept in ``action_id``. Buttons that start work (post, watch) are claimed in Redis per user,
-message and value, so a double click does the work once.
+message and value, so a double click does the work once. A click is acknowledged at once
+(:meth:`ButtonClick.ack`); its work runs in Bolt's lazy listener (:meth:`ButtonClick.work`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -15,6 +17,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -36,7 +39,7 @@ from bot.render.limits import Message
 from bot.services import Services
 from bot.user_zone import zone_for
 
-__all__ = ["ACTIONS", "CLICK_CLAIM_TTL_S", "Click", "claim_click", "on_click"]
+__all__ = ["ACTIONS", "CLICK_CLAIM_TTL_S", "ButtonClick", "Click", "claim_click"]
 
 #: How long a click that started work stays claimed (double clicks come within seconds).
 CLICK_CLAIM_TTL_S = 600  # ours
@@ -58,13 +61,15 @@ def _container(body: dict[str, Any]) -> dict[str, Any]:
     return container if isinstance(container, dict) else {}
 
 
-async def claim_click(redis: aioredis.Redis, body: dict[str, Any], action: dict[str, Any]) -> bool:
+async def claim_click(
+    redis: aioredis.Redis, body: dict[str, Any], action: dict[str, Any], user_id: str | None
+) -> bool:
     """Whether this click is the first of its kind (same user, message, button and value)."""
     container = _container(body)
     digest = hashlib.sha256(str(action.get("value", "")).encode()).hexdigest()[:16]
     parts = (
         str(action.get("action_id", "")),
-        str((body.get("user") or {}).get("id", "")),
+        str(user_id or ""),
         str(container.get("channel_id", "")),
         str(container.get("message_ts", "")),
         digest,
@@ -95,6 +100,8 @@ class Click:
 
     action: dict[str, Any]
     body: dict[str, Any]
+    #: Bolt's context: the ids of the clicker, team and channel, as Bolt read them.
+    context: AsyncBoltContext
     respond: AsyncRespond
     client: AsyncWebClient
     services: Services
@@ -104,30 +111,38 @@ class Click:
     def value(self) -> str:
         return str(self.action.get("value") or "")
 
-
-async def on_click(
-    ack: AsyncAck,
-    action: dict[str, Any],
-    body: dict[str, Any],
-    respond: AsyncRespond,
-    client: AsyncWebClient,
-    services: Services,
-    top: int,
-) -> None:
-    """Any of gpufit's buttons: acknowledged at once (the ack is the response Slack waits
-    for); the button's work runs after it, its failures reported where it was clicked."""
-    await ack()
-    action_id = str(action.get("action_id", ""))
-    click = Click(action, body, respond, client, services, top)
-    services.background.spawn(
-        reporting(_WORK[action_id](click), body, respond, client), name=f"gpufit-{action_id}"
-    )
+    @property
+    def user(self) -> str | None:
+        """The id of the user who clicked."""
+        return self.context.user_id
 
 
-def _user(body: dict[str, Any]) -> str | None:
-    """The id of the user who clicked."""
-    user = (body.get("user") or {}).get("id")
-    return str(user) if user else None
+class ButtonClick:
+    """Any of gpufit's buttons: its ack and its lazy listener."""
+
+    def __init__(self, services: Services, top: int) -> None:
+        self._services = services
+        self._top = top
+
+    async def ack(self, ack: AsyncAck) -> None:
+        """Acknowledged at once: the ack is the response Slack waits for."""
+        await ack()
+
+    async def work(
+        self,
+        action: dict[str, Any],
+        body: dict[str, Any],
+        context: AsyncBoltContext,
+        respond: AsyncRespond,
+        client: AsyncWebClient,
+    ) -> None:
+        """The button's work, after the ack; its failures reported where it was clicked."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._services.background.adopt(task)  # drained at shutdown
+        action_id = str(action.get("action_id", ""))
+        click = Click(action, body, context, respond, client, self._services, self._top)
+        await reporting(_WORK[action_id](click), body, respond, client)
 
 
 async def _refine(click: Click) -> None:
@@ -140,16 +155,16 @@ async def _refine(click: Click) -> None:
         follow_up=_REFINEMENTS[action_id] or None,
         top=min(click.top * MORE_FACTOR, MORE_MAX) if more else click.top,
         ephemeral=bool(_container(click.body).get("is_ephemeral")),
-        zone=await zone_for(click.services, click.value, _user(click.body)),
+        zone=await zone_for(click.services, click.value, click.user),
     )
     await _deliver(click.body, click.respond, click.client, result.message)
 
 
 async def _post(click: Click) -> None:
     """Post the answer to the channel for everyone (once, however often it is clicked)."""
-    if not await claim_click(click.services.redis, click.body, click.action):
+    if not await claim_click(click.services.redis, click.body, click.action, click.user):
         return
-    zone = await zone_for(click.services, click.value, _user(click.body))
+    zone = await zone_for(click.services, click.value, click.user)
     result = await answer(click.services, click.value, top=click.top, ephemeral=False, zone=zone)
     await click.respond(
         response_type="in_channel", replace_original=False, **result.message.kwargs()
@@ -169,13 +184,13 @@ async def _details(click: Click) -> None:
 
 async def _watch(click: Click) -> None:
     """Watch this option's price: routed to the alerts seam (once per click burst)."""
-    if not await claim_click(click.services.redis, click.body, click.action):
+    if not await claim_click(click.services.redis, click.body, click.action, click.user):
         return
     query, offer_key = decode_watch_value(click.value)
     await watches.handle_watch_button(
         query=query,
         offer_key=offer_key,
-        body=click.body,
+        context=click.context,
         respond=click.respond,
         services=click.services,
     )

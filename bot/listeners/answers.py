@@ -11,9 +11,7 @@ import asyncio
 import contextlib
 import functools
 import re
-import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, tzinfo
 from typing import ParamSpec, TypeVar
@@ -36,47 +34,19 @@ from recommender import (
 )
 
 __all__ = [
-    "SWITCH_INTERVAL_S",
     "Answer",
     "answer",
-    "answer_now",
     "off_loop",
     "prices",
     "refine",
-    "share_the_gil",
     "slack_text",
 ]
-
-#: Worker threads for passes over a large catalog; why: each pass holds the GIL, so with more
-#: threads the event loop gets an ever smaller share of it (six threads, the default pool on
-#: two cores, delayed a ``help`` as much as scanning on the loop did); scans beyond these
-#: wait their turn in the pool's queue, not on the loop.
-SCAN_THREADS = 1  # ours: help waited 0.07-0.10 s behind 40 scans with 1, 0.8 s with 2
-_SCANS = ThreadPoolExecutor(max_workers=SCAN_THREADS, thread_name_prefix="gpufit-scan")
-#: The interpreter's thread switch interval while gpufit serves, s; why: the event loop and the
-#: scan thread share the GIL, and the loop gives it up at every socket wait, then waits a whole
-#: interval to take it back from a scan (the convoy effect; CPython's default interval is 5 ms,
-#: ``sys.setswitchinterval``). Behind 40 scans of 200k offers a ``help`` was acked in 1-4.8 s
-#: at 5 ms and 0.08-0.23 s at 0.5 ms (tests/reliability/test_scans.py, 2 vCPUs; ours).
-SWITCH_INTERVAL_S = 0.0005
-
-
-def share_the_gil() -> None:
-    """Let the event loop take the GIL back from the scan thread quickly
-    (:data:`SWITCH_INTERVAL_S`); ``gpufit serve`` calls it once at start-up."""
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
-
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 #: Longest question gpufit accepts (the parser's own limit; also a button value's).
 MAX_QUERY_CHARS = 2000
-#: Catalogs up to this many offers are answered on the event loop; why: a question takes
-#: ~10 ms on the bundled catalog and 15-45 ms at 2,000 offers (docs/benchmarks.md), about
-#: what a hand-off to a worker thread and back costs under load, so larger catalogs go to
-#: the worker thread and keep the loop free (ours).
-ON_LOOP_OFFERS = 2_000
 
 #: Follow-ups whose plain meaning differs from the parser's reading of the same words alone:
 #: "what about spot?" asks to see spot prices, where "spot" alone only allows them.
@@ -157,10 +127,8 @@ async def answer(
     """Parse, recommend and render: the ranked answer to ``question`` (refined by ``follow_up``).
 
     The same question asked of the same catalog within a minute is answered from
-    ``services.answers``. Otherwise the CPU-bound work (parse, recommend, render) runs on the
-    event loop when the catalog is small (:data:`ON_LOOP_OFFERS`), and in the scan thread
-    (:func:`off_loop`) when it is not, so the event loop keeps acknowledging other requests
-    and a caller can give up waiting (the slash command's ack budget) without blocking it.
+    ``services.answers``. Otherwise the CPU-bound work (parse, recommend, render) runs in the
+    scan thread (:func:`off_loop`), so the event loop keeps acknowledging other requests.
 
     Raises:
         WorkloadError: the text (or the merged thread question) cannot be understood.
@@ -173,39 +141,8 @@ async def answer(
     if cached is not None:
         return cached
     args = (query, follow_up, catalog, now, top, ephemeral, services.metrics, details)
-    result = await off_loop(catalog, _compute, *args)
+    result = await off_loop(services, _compute, *args)
     services.answers.put(key, catalog, now, result)
-    return result
-
-
-def answer_now(
-    services: Services,
-    question: str,
-    *,
-    follow_up: str | None = None,
-    top: int,
-    ephemeral: bool,
-    zone: tzinfo | None = None,
-) -> Answer | None:
-    """:func:`answer`, when it needs no waiting: the catalog is at hand
-    (``services.catalog_now``) and small (:data:`ON_LOOP_OFFERS`), so the answer is computed
-    here, or found in the cache.
-    ``None`` otherwise (then :func:`answer` waits for the catalog, or runs the work in a
-    worker thread). The slash command tries this first: no task and no wait for it.
-
-    Raises:
-        WorkloadError: as :func:`answer`.
-    """
-    catalog = services.catalog_now()
-    if catalog is None or len(catalog) > ON_LOOP_OFFERS:
-        return None
-    query = _query(question, follow_up)
-    now = _local(services.now(), zone)
-    key = (question, follow_up, top, ephemeral, str(now.tzinfo), False)
-    result = services.answers.get(key, catalog, now)
-    if result is None:
-        result = _compute(query, follow_up, catalog, now, top, ephemeral, services.metrics)
-        services.answers.put(key, catalog, now, result)
     return result
 
 
@@ -259,7 +196,7 @@ async def prices(services: Services, gpu_text: str) -> Message:
         raise WorkloadError("Which GPU?", hint="Try: /gpufit prices H100 L4")
     gpu_ids = split_gpus(gpu_text.split())
     catalog = await services.catalog()
-    return await off_loop(catalog, _prices, gpu_ids, catalog, services.now())
+    return await off_loop(services, _prices, gpu_ids, catalog, services.now())
 
 
 def _prices(gpu_ids: Sequence[str], catalog: Catalog, now: datetime) -> Message:
@@ -268,13 +205,14 @@ def _prices(gpu_ids: Sequence[str], catalog: Catalog, now: datetime) -> Message:
 
 
 async def off_loop(
-    catalog: Catalog, fn: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs
+    services: Services, fn: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs
 ) -> _R:
-    """``fn(*args)``, a pass over ``catalog``: on the event loop when the catalog is small
-    (:data:`ON_LOOP_OFFERS`), else in the scan thread (:data:`SCAN_THREADS`; more wait in its
-    queue), so that scans of a large catalog (~450 ms for 200k offers) do not hold up every other
-    request (20 ``prices`` scans on the loop delayed a ``help`` by 7.6 s)."""
-    if len(catalog) <= ON_LOOP_OFFERS:
-        return fn(*args, **kwargs)
+    """``fn(*args)``, CPU-bound work (an answer, a pass over the catalog), in
+    ``services.scans``, the one scan thread; further work waits its turn in its queue, not on
+    the event loop. Why: acks come first. Lazy listeners return no backpressure to Slack, so
+    answers can pile up faster than they are computed; on the loop, 1,000 commands at
+    concurrency 32 held it so long that keep-alive connections timed out under their next
+    request (tests/reliability/test_load.py), and 20 ``prices`` scans of 200k offers delayed a
+    ``help`` by 7.6 s."""
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_SCANS, functools.partial(fn, *args, **kwargs))
+    return await loop.run_in_executor(services.scans, functools.partial(fn, *args, **kwargs))

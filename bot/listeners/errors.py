@@ -70,7 +70,8 @@ def error_message(error: Exception) -> tuple[Message, str | None]:
 
 def failure_message(error: Exception) -> Message:
     """The message for ``error``, logged as :func:`handle_error` logs it (a bug with its
-    incident id); for failures answered in the ack rather than delivered later."""
+    incident id); for failures answered where the work runs (a mention's reply), rather than
+    delivered by :func:`handle_error`."""
     message, incident = error_message(error)
     if incident is not None:
         logger.error(

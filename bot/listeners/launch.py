@@ -41,7 +41,7 @@ async def launch_message(services: Services, value: str) -> Message:
     now = services.now()
     workload = parse_workload(query, now=now)
     catalog = await services.catalog()
-    rec = await off_loop(catalog, recommend, workload, catalog, now=now, top=top)
+    rec = await off_loop(services, recommend, workload, catalog, now=now, top=top)
     named = offers_for_key(offer_key, [o.offer for o in rec.options])
     same = [o for o in rec.options if o.offer in named]
     # At another rank only when the key names one offer (an earlier version's key, without

@@ -10,8 +10,7 @@ channel should know why); a listing is shown only to the person who asked.
 
 from __future__ import annotations
 
-from typing import Any
-
+from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
 from bot.alerts import (
@@ -52,15 +51,9 @@ _WATCH_HELP = (
 )
 
 
-def _where(payload: dict[str, Any]) -> tuple[str, str, str]:
-    """(team, channel, user) of a slash command or a block action."""
-    team = payload.get("team_id") or (payload.get("team") or {}).get("id") or ""
-    user_obj = payload.get("user") or {}
-    if not team:
-        team = user_obj.get("team_id", "")
-    channel = payload.get("channel_id") or (payload.get("channel") or {}).get("id") or ""
-    user = payload.get("user_id") or user_obj.get("id") or ""
-    return str(team), str(channel), str(user)
+def _where(context: AsyncBoltContext) -> tuple[str, str, str]:
+    """(team, channel, user) of a slash command or a block action, as Bolt read them."""
+    return context.team_id or "", context.channel_id or "", context.user_id or ""
 
 
 async def _reply(respond: AsyncRespond, message: Message, *, public: bool) -> None:
@@ -75,12 +68,12 @@ async def handle_watch_command(
     subcommand: str,
     args: str,
     *,
-    command: dict[str, Any],
+    context: AsyncBoltContext,
     respond: AsyncRespond,
     services: Services,
 ) -> None:
     """``/gpufit watch|watches|unwatch ARGS`` (already acknowledged)."""
-    team, channel, user = _where(command)
+    team, channel, user = _where(context)
     store = WatchStore(services.redis)
     args = args.strip()
     if subcommand == "watches":
@@ -113,7 +106,7 @@ async def handle_watch_command(
         return
     spec = parse_watch(args)
     catalog = await services.catalog()
-    current = await off_loop(catalog, check_watch, spec, catalog, now=services.now())
+    current = await off_loop(services, check_watch, spec, catalog, now=services.now())
     watch = await store.add(
         team_id=team,
         channel_id=channel,
@@ -136,7 +129,7 @@ async def handle_watch_button(
     *,
     query: str,
     offer_key: str,
-    body: dict[str, Any],
+    context: AsyncBoltContext,
     respond: AsyncRespond,
     services: Services,
 ) -> None:
@@ -146,9 +139,9 @@ async def handle_watch_button(
     Watches that exact shape (GPU, count, provider, region, spot or not) for a price
     :data:`BUTTON_DROP_FRAC` below today's.
     """
-    team, channel, user = _where(body)
+    team, channel, user = _where(context)
     catalog = await services.catalog()
-    found = await off_loop(catalog, _find, catalog, offer_key)
+    found = await off_loop(services, _find, catalog, offer_key)
     if len(found) != 1:
         why = (
             "That offer is no longer in the price list."
@@ -182,7 +175,7 @@ async def handle_watch_button(
             "for another threshold",
         ),
     )
-    current = await off_loop(catalog, check_watch, spec, catalog, now=services.now())
+    current = await off_loop(services, check_watch, spec, catalog, now=services.now())
     watch = await WatchStore(services.redis).add(
         team_id=team,
         channel_id=channel,

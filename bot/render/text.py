@@ -17,6 +17,7 @@ from recommender import (
     Workload,
     get_gpu,
     hours_text,
+    providers_described,
 )
 
 __all__ = [
@@ -110,7 +111,7 @@ def describe_workload(w: Workload) -> str:
     if w.spot.value != "allow":
         parts.append(f"spot: {w.spot.value}")
     if w.providers:
-        parts.append("providers: " + ", ".join(sorted(w.providers)))
+        parts.append("providers: " + providers_described(w.providers))
     if w.regions:
         parts.append("regions: " + ", ".join(w.regions))
     return " · ".join(parts)

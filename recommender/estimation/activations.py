@@ -99,7 +99,7 @@ DEFAULT_KERNELS = Kernels()
 
 def _act_bytes(precision: Precision) -> float:
     """Activations are kept in the compute dtype: 16-bit except in fp32 training."""
-    return 4.0 if precision is Precision.FP32 else 2.0
+    return precision.compute_bytes
 
 
 def _layer_activation_bytes_per_token(m: Architecture, b: float, *, flash: bool, s: int) -> float:
@@ -156,7 +156,7 @@ def _selective_bytes_per_token(m: Architecture, b: float) -> float:
     h, f = m.hidden, m.ffn
     g = m.kv_heads / m.heads
     routed = m.experts_per_token if m.experts > 1 else 1
-    mlp_mm = 2 * f * routed if m.block is Block.LLAMA else f  # gate + up, or fc1
+    mlp_mm = (m.mlp_matrices - 1) * f * routed  # every MLP matrix but down/fc2: gate + up, fc1
     matmuls = 3 * h + 2 * h * g + mlp_mm  # q, o, down/fc2; k, v; the MLP's up-projections
     return b * (h + h + matmuls / 2)
 

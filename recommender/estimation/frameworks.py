@@ -359,12 +359,11 @@ def fp32_main_grads(framework: Framework | None) -> bool:
 #: the conservative side). torchtune and torchtitan reduce-scatter every micro-batch
 #: (FSDP2's default); HF Trainer's default ``gradient_accumulation_steps`` is 1.
 _UNSHARDED_ACCUMULATION = frozenset({Framework.LITGPT})
-#: PyTorch FSDP's shardings; DeepSpeed's engine reduces every micro-batch and refuses
-#: ``no_sync`` under ZeRO-2/3 (deepspeed/runtime/engine.py ``no_sync``).
-_FSDP_SHARDINGS = frozenset({Sharding.FSDP, Sharding.FSDP_GRAD_OP, Sharding.HSDP})
 
 
 def unsharded_accumulation(framework: Framework | None, sharding: Sharding) -> bool:
     """Whether the framework's PyTorch FSDP keeps whole, unsharded gradients on every rank
-    between optimizer steps (on more than one data-parallel GPU)."""
-    return framework in _UNSHARDED_ACCUMULATION and sharding in _FSDP_SHARDINGS
+    between optimizer steps (on more than one data-parallel GPU). Only PyTorch FSDP: DeepSpeed's
+    engine reduces every micro-batch and refuses ``no_sync`` under ZeRO-2/3
+    (deepspeed/runtime/engine.py ``no_sync``)."""
+    return framework in _UNSHARDED_ACCUMULATION and sharding.pytorch_fsdp

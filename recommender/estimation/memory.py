@@ -34,10 +34,6 @@ from recommender.estimation.capacity import (
 )
 from recommender.estimation.frameworks import fp32_main_grads, unsharded_accumulation
 from recommender.estimation.model_states import (
-    FULL_SHARDING,
-    SHARDS_GRADS,
-    SHARDS_OPTIMIZER,
-    Regime,
     block_params,
     frozen_base_bytes,
     lora_params,
@@ -194,7 +190,7 @@ class MemoryModel:
         else:
             trainable = m.params
             frozen_bytes = 0.0
-            block_bytes = 4.0 if reg is Regime.FP32 else 2.0
+            block_bytes = workload.precision.compute_bytes
         fp32_grads = fp32_main_grads(workload.framework) and not peft
         per = trainable_bytes(workload.optimizer, reg, adapters=peft, fp32_grads=fp32_grads)
         # Post-training: frozen reference/reward models and PPO's trained value model
@@ -237,7 +233,7 @@ class MemoryModel:
         # gathered parameters, the unit's unsharded gradient (full training only; adapters'
         # gradients are tiny) and ZeRO-3's reduce bucket.
         unit = m.largest_layer_params
-        dense = 4.0 if reg is Regime.FP32 else 2.0
+        dense = workload.precision.compute_bytes
         self._working = {
             kind: working_set(
                 m,
@@ -305,10 +301,10 @@ class MemoryModel:
         def part(total: float, sharded: bool) -> tuple[float, float]:
             return (0.0, total * own) if sharded else (total * whole, 0.0)
 
-        full = sharding in FULL_SHARDING
-        sharded_opt = sharding in SHARDS_OPTIMIZER
+        full = sharding.shards_params
+        sharded_opt = sharding.shards_optimizer
         weights = part(self._weights_total, full)
-        grads = part(self._grads_total, sharding in SHARDS_GRADS)
+        grads = part(self._grads_total, sharding.shards_grads)
         optimizer = part(self._optimizer_total, sharded_opt)
 
         gathered_w, gathered_g, buckets = (0.0, 0.0), 0.0, 0.0

@@ -12,13 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from recommender.models import Architecture, Block
+from recommender.models import Architecture
 from recommender.workload import Method, Optimizer, Precision, Sharding, Workload
 
 __all__ = [
-    "FULL_SHARDING",
-    "SHARDS_GRADS",
-    "SHARDS_OPTIMIZER",
     "Regime",
     "block_params",
     "frozen_base_bytes",
@@ -114,12 +111,6 @@ def trainable_bytes(
 # ------------------------------------------------------------------ sharding
 
 
-#: Shardings that partition parameters (ZeRO-3 / FSDP FULL_SHARD / HYBRID_SHARD in a node).
-FULL_SHARDING = frozenset({Sharding.ZERO3, Sharding.FSDP, Sharding.HSDP})
-SHARDS_GRADS = FULL_SHARDING | {Sharding.ZERO2, Sharding.FSDP_GRAD_OP}
-SHARDS_OPTIMIZER = SHARDS_GRADS | {Sharding.ZERO1}
-
-
 def shard_degree(sharding: Sharding, *, gpus: int, gpus_per_node: int) -> int:
     """Ranks a state is split over: the world for ZeRO/FSDP, the node for HSDP, 1 for DDP."""
     if sharding is Sharding.DDP:
@@ -136,13 +127,9 @@ def _attention_params(m: Architecture) -> int:
     return m.hidden * m.head_dim * (2 * m.heads + 2 * m.kv_heads)
 
 
-def _mlp_matrices(m: Architecture) -> int:
-    return 3 if m.block is Block.LLAMA else 2
-
-
 def block_params(m: Architecture) -> int:
     """Parameters of one transformer block with every expert (norms are negligible)."""
-    return _attention_params(m) + _mlp_matrices(m) * m.hidden * m.ffn * m.experts
+    return _attention_params(m) + m.mlp_matrices * m.hidden * m.ffn * m.experts
 
 
 def lora_params(m: Architecture, rank: int, targets: str) -> int:
@@ -154,7 +141,7 @@ def lora_params(m: Architecture, rank: int, targets: str) -> int:
     kv = m.head_dim * m.kv_heads
     q_heads = m.head_dim * m.heads
     attention = rank * ((m.hidden + q_heads) * 2 + (m.hidden + kv) * 2)
-    mlp = rank * (m.hidden + m.ffn) * _mlp_matrices(m) * m.experts
+    mlp = rank * (m.hidden + m.ffn) * m.mlp_matrices * m.experts
     per_layer = attention + (mlp if targets == "all" else 0)
     return per_layer * m.layers
 
@@ -171,7 +158,7 @@ def frozen_base_bytes(workload: Workload) -> tuple[float, float]:
     embedding/head parameters stay 16-bit).
     """
     m = workload.model
-    dense = 4.0 if workload.precision is Precision.FP32 else 2.0
+    dense = workload.precision.compute_bytes
     if workload.method is Method.LORA:
         return m.params * dense, dense
     nf4 = NF4_DOUBLE_QUANT_BYTES if workload.nf4_double_quant else NF4_BYTES

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from recommender.estimation.parallelism import Parallel
-from recommender.models import Architecture, Block
-from recommender.workload import Precision, Workload
+from recommender.models import Architecture
+from recommender.workload import Workload
 
 __all__ = [
     "CAPACITY_FACTOR",
@@ -68,8 +68,7 @@ def routed_params(m: Architecture) -> float:
     """Active parameters a token passes through in routed experts (0 for a dense model)."""
     if m.experts <= 1:
         return 0.0
-    mlp_matrices = 3 if m.block is Block.LLAMA else 2
-    return float(mlp_matrices * m.hidden * m.ffn * m.layers * m.experts_per_token)
+    return float(m.mlp_matrices * m.hidden * m.ffn * m.layers * m.experts_per_token)
 
 
 def split_traffic(
@@ -87,7 +86,7 @@ def split_traffic(
     one GPU's share of a ring that crosses nodes; ``nic_bw``: one GPU's own NIC, for the
     expert all-to-all, ``span_bw`` when not given)."""
     m = workload.model
-    act = 4.0 if workload.precision is Precision.FP32 else 2.0
+    act = workload.precision.compute_bytes
     tokens = workload.seq_len * workload.micro_batch / par.cp  # this GPU's sequence share
     layers = m.layers / par.pp
     layer_bytes = tokens * m.hidden * act  # one s·b·h tensor

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from recommender.models import Architecture, Block
+from recommender.models import Architecture
 from recommender.workload import Workload
 
 __all__ = [
@@ -142,7 +142,7 @@ def requested(workload: Workload) -> dict[str, int]:
 def _stage_params(m: Architecture, pp: int) -> tuple[float, float]:
     """(parameters, of which experts) of the heaviest pipeline stage: ⌈L/pp⌉ blocks plus the
     embedding or the LM head (vocab·h each); the whole model without pipelining."""
-    mlp = (3 if m.block is Block.LLAMA else 2) * m.hidden * m.ffn
+    mlp = m.mlp_matrices * m.hidden * m.ffn
     experts_per_layer = float(mlp * m.experts) if m.experts > 1 else 0.0
     if pp == 1:
         return float(m.params), experts_per_layer * m.layers

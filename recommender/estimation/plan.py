@@ -16,7 +16,6 @@ from recommender.estimation.memory import (
     estimate_memory,
     safety_margin_gib,
 )
-from recommender.estimation.model_states import FULL_SHARDING
 from recommender.estimation.parallelism import parallel_notes
 from recommender.estimation.posttrain import SPECS
 from recommender.estimation.strategies import MAX_GPUS_PER_NODE, Strategy
@@ -81,7 +80,7 @@ def offload_hint(
     workload: Workload, memory: MemoryModel, *, gpus: int, gpus_per_node: int, usable: float
 ) -> tuple[str, ...]:
     """Would parameter + optimizer offload make it fit? Say so with the host RAM it needs."""
-    if workload.sharding is not None and workload.sharding not in FULL_SHARDING:
+    if workload.sharding is not None and not Strategy.compatible(workload.sharding, Offload.PARAMS):
         return ()
     sharding = workload.sharding or (Sharding.ZERO3 if gpus == 1 else Sharding.FSDP)
     ckpt = True if workload.checkpointing is None else workload.checkpointing

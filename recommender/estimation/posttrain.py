@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from recommender.workload import Objective, Precision, Workload
+from recommender.workload import Objective, Workload
 
 __all__ = [
     "SPECS",
@@ -70,7 +70,7 @@ ADAPTER_TRAIN_FLOPS = 4.0
 
 def _dense_bytes(workload: Workload) -> float:
     """A frozen model is held in the compute dtype: 16-bit, or fp32 in fp32 training."""
-    return 4.0 if workload.precision is Precision.FP32 else 2.0
+    return workload.precision.compute_bytes
 
 
 def extra_models(workload: Workload, frozen_base: float) -> tuple[float, float]:

@@ -232,7 +232,6 @@ def goodput_failures(goodput_: float) -> float:
 
 
 _ADAPTERS = (Method.LORA, Method.QLORA)
-_FULL_SHARD = (Sharding.FSDP, Sharding.ZERO3)
 
 
 def _matmul_params(m: Architecture) -> float:
@@ -300,7 +299,7 @@ def step_time(
 
     # HBM: every pass (forward, recompute, backward) reads all the weights it multiplies
     hbm = gpu.mem_bandwidth_tbps * 1e12 * HBM_EFFICIENCY
-    w_bytes = 4.0 if precision is Precision.FP32 else 2.0
+    w_bytes = precision.compute_bytes
     n_active = float(m.active_params)
     frozen_q = _block_linear_params(m) * n_active / m.params if method is Method.QLORA else 0.0
     stored = (n_active - frozen_q) * w_bytes + frozen_q * 0.5
@@ -314,7 +313,7 @@ def step_time(
     intra_bw, span_bw = intra_gbs * 1e9, span_gbs * 1e9
     params = float(m.params)
     trained = params if method.trains_all_weights else params * 0.01  # adapters: ~1 % (ours)
-    grad_bytes = 4.0 if precision is Precision.FP32 else 2.0
+    grad_bytes = precision.compute_bytes
     w_store = (params - _block_linear_params(m)) * w_bytes + _block_linear_params(m) * (
         0.5 if method is Method.QLORA else w_bytes
     )
@@ -350,7 +349,8 @@ def step_time(
     span_bw *= cross_pod_factor(fabric, gpus=gpus, ranks=ranks)
     if ranks > 1:
         ring = (ranks - 1) / ranks
-        if sharding in _FULL_SHARD:  # all-gather fwd + bwd, reduce-scatter grads
+        if sharding.shards_params and sharding is not Sharding.HSDP:
+            # all-gather fwd + bwd, reduce-scatter grads
             dp_s = (2 * w_store + trained * grad_bytes) * ring / span_bw
         elif sharding is Sharding.FSDP_GRAD_OP:  # gather once, reduce-scatter each micro-step
             dp_s = (w_store + trained * grad_bytes) * ring / span_bw

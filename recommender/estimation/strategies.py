@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from recommender.estimation.model_states import FULL_SHARDING
 from recommender.estimation.parallelism import (
     NO_PARALLEL,
     Parallel,
@@ -56,8 +55,15 @@ class Strategy:
     parallel: Parallel = NO_PARALLEL
 
     def __post_init__(self) -> None:
-        if self.offload is Offload.PARAMS and self.sharding not in FULL_SHARDING:
+        if not self.compatible(self.sharding, self.offload):
             raise ValueError("parameter offload needs ZeRO-3 or FSDP full sharding")
+
+    @staticmethod
+    def compatible(sharding: Sharding, offload: Offload) -> bool:
+        """Whether ``offload`` can run with ``sharding``: parameter offload needs the
+        parameters sharded (DeepSpeed's ``offload_param`` is a ZeRO stage 3 setting; FSDP's
+        ``CPUOffload(offload_params=True)``)."""
+        return offload is not Offload.PARAMS or sharding.shards_params
 
     def describe(self, gpus: int | None = None) -> str:
         """Plain words, e.g. ``FSDP full shard + activation checkpointing``.
@@ -145,7 +151,7 @@ def _split_rungs(workload: Workload, splits: list[Parallel]) -> list[Strategy]:
         # micro-step over the fabric, so any split with ZeRO-1 comes before FSDP
         for sharding in shardings:
             for par in splits:
-                if offload is Offload.PARAMS and sharding not in FULL_SHARDING:
+                if not Strategy.compatible(sharding, offload):
                     continue
                 out.append(Strategy(sharding, offload, ckpt, par))
     return out
@@ -193,7 +199,7 @@ def _plain_strategies(
             continue
         if offload is None and rung_offload is not Offload.NONE and not allow_offload:
             continue
-        if rung_offload is Offload.PARAMS and chosen not in FULL_SHARDING:
+        if not Strategy.compatible(chosen, rung_offload):
             continue
         if checkpointing is not None and ckpt is not checkpointing:
             continue
@@ -204,7 +210,7 @@ def _plain_strategies(
         # A fixed offload our ladder does not list for this layout (e.g. optimizer offload
         # with DDP): take the fixed sharding (or FSDP) with it.
         fixed = sharding or Sharding.FSDP
-        if offload is Offload.PARAMS and fixed not in FULL_SHARDING:
+        if not Strategy.compatible(fixed, offload):
             fixed = Sharding.FSDP
         choices = (checkpointing,) if checkpointing is not None else (False, True)
         out = [Strategy(fixed, offload, c) for c in choices]

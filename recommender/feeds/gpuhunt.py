@@ -34,8 +34,8 @@ from recommender.feeds._rows import (
     whole_count,
 )
 from recommender.feeds.base import ParsedFeed, RowError, resolve_gpu
-from recommender.feeds.fabrics import fabric_for
 from recommender.pricing.offers import Offer
+from recommender.providers import GPUHUNT, canonical, catalog_names, fabric_for, from_catalog
 
 __all__ = [
     "GPUHUNT_COLUMNS",
@@ -64,18 +64,10 @@ GPUHUNT_COLUMNS = (
 )
 _REQUIRED = ("instance_name", "location", "price", "gpu_count", "gpu_name", "spot")
 
-#: gpuhunt provider names that gpufit spells differently (billing rules use these ids).
-_PROVIDER_IDS: Mapping[str, str] = {"lambdalabs": "lambda", "vastai": "vast"}
-
-#: Provider names gpuhunt publishes catalogs under; source: gpuhunt README (offline and online
-#: providers) and ``src/gpuhunt/providers/``. A file named otherwise needs an explicit provider.
-GPUHUNT_PROVIDERS = frozenset(
-    {
-        "aws", "azure", "cloudrift", "crusoe", "cudo", "datacrunch", "digitalocean", "gcp",
-        "hotaisle", "jarvislabs", "lambdalabs", "nebius", "oci", "runpod", "seeweb",
-        "tensordock", "vastai", "verda", "vultr",
-    }
-)  # fmt: skip
+#: Provider names gpuhunt publishes catalogs under (the registry's ``catalogs[GPUHUNT]``);
+#: source: gpuhunt README (offline and online providers) and ``src/gpuhunt/providers/``. A
+#: file named otherwise needs an explicit provider.
+GPUHUNT_PROVIDERS = frozenset(catalog_names(GPUHUNT))
 
 #: A GCP zone name (``us-central1-a``); gpuhunt puts zones in ``location`` for GCP.
 _GCP_ZONE = re.compile(r"^([a-z]+-[a-z]+\d+)-[a-z]$")
@@ -97,9 +89,7 @@ def provider_from_location(location: str) -> str | None:
     """The provider id in a catalog file name or URL (``…/aws.csv`` → ``aws``)."""
     path = urlsplit(location).path if "://" in location else location
     stem = PurePosixPath(path.replace("\\", "/")).name.split(".", 1)[0].lower()
-    if stem not in GPUHUNT_PROVIDERS:
-        return None
-    return _PROVIDER_IDS.get(stem, stem)
+    return from_catalog(GPUHUNT, stem)
 
 
 def parse_gpuhunt(
@@ -122,7 +112,7 @@ def parse_gpuhunt(
         CatalogError: not a gpuhunt catalog, no provider, or no row could be read.
     """
     provider = (provider or provider_from_location(source) or "").lower()
-    provider = _PROVIDER_IDS.get(provider, provider)
+    provider = canonical(provider) or provider
     if not provider:
         raise CatalogError(
             f"{source}: cannot tell which provider this gpuhunt catalog is for.",

@@ -21,7 +21,7 @@ in different orders, so every row is read by column name. Facts the adapter reli
 This module tells the format and the cloud and drives the reading; rows become offers in
 :mod:`recommender.feeds.skypilot_builder`, GCP's host + accelerator pairing is in
 :mod:`recommender.feeds.skypilot_gcp`, and the inter-node fabric of known instance types in
-:mod:`recommender.feeds.fabrics`.
+each cloud's module of the provider registry (:mod:`recommender.providers`).
 """
 
 from __future__ import annotations
@@ -37,42 +37,17 @@ from recommender.feeds._rows import RowLog, decode, read_csv
 from recommender.feeds.base import MAX_REPORTED_ERRORS, ParsedFeed
 from recommender.feeds.skypilot_builder import Builder, Row
 from recommender.feeds.skypilot_gcp import add_gcp
+from recommender.providers import SKYPILOT, canonical, catalog_names, from_catalog
 
 __all__ = ["CLOUDS", "cloud_from_location", "looks_like_skypilot", "parse_skypilot"]
 
-#: Clouds of SkyPilot's catalog layout whose ``vms.csv`` lists GPU rows (the provider ids the
-#: adapter sets); source: github.com/skypilot-org/skypilot-catalog ``catalogs/v8/`` (and the
-#: v5-v7 folders for clouds without a v8 one there: do, fluidstack, paperspace, ibm, scp;
-#: azure's v8 file was read from a fork of that repository).
-#: They share the column names; the per-cloud quirks are in :mod:`skypilot_builder`.
-CLOUDS = (
-    "aws",
-    "azure",
-    "gcp",
-    "lambda",
-    "nebius",
-    "runpod",
-    "vast",
-    "oci",
-    "cudo",
-    "fluidstack",
-    "paperspace",
-    "do",
-    "ibm",
-    "scp",
-    "hyperbolic",
-    "hyperstack",
-    "jarvislabs",
-    "lium",
-    "mithril",
-    "primeintellect",
-    "seeweb",
-    "shadeform",
-    "spheron",
-    "verda",
-    "yotta",
-    "daytona",
-)
+#: Clouds of SkyPilot's catalog layout whose ``vms.csv`` lists GPU rows: SkyPilot's names for
+#: them, from the provider registry (each cloud's ``catalogs[SKYPILOT]``); source:
+#: github.com/skypilot-org/skypilot-catalog ``catalogs/v8/`` (and the v5-v7 folders for clouds
+#: without a v8 one there: do, fluidstack, paperspace, ibm, scp; azure's v8 file was read from
+#: a fork of that repository). They share the column names; the per-cloud quirks are in
+#: :mod:`skypilot_builder`.
+CLOUDS = catalog_names(SKYPILOT)
 
 #: ``…/catalogs/v8/<cloud>/vms.csv`` (the published layout) or a local ``<cloud>_….csv`` copy.
 _LAYOUT = re.compile(r"(?:^|/)catalogs/v\d+/([a-z0-9_-]+)/vms\.csv$")
@@ -87,9 +62,9 @@ def cloud_from_location(location: str) -> str | None:
     match = _LAYOUT.search(path)
     if match is None:
         match = _LOCAL_COPY.match(PurePosixPath(path).name)
-    if match is None or match.group(1) not in CLOUDS:
+    if match is None:
         return None
-    return match.group(1)
+    return from_catalog(SKYPILOT, match.group(1))
 
 
 _REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
@@ -135,7 +110,7 @@ def parse_skypilot(
     # reported first (as when every document was read before any row was built).
     read_log = RowLog()
     tables: list[tuple[str, Iterable[tuple[int, Row]]]] = []
-    cloud = provider.lower() if provider else None
+    cloud = (canonical(provider) or provider.lower()) if provider else None
     for index, part in enumerate(texts):
         header, rows = read_csv(decode(part, source), read_log)
         missing = [name for name in _REQUIRED if name not in header]

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from recommender import providers
 from recommender.feeds._rows import RowLog, check_price, optional_float, price_cell, whole_count
 from recommender.feeds.base import RowError, resolve_gpu
-from recommender.feeds.fabrics import fabric_for
 from recommender.pricing.offers import MAX_OFFER_USD_PER_HOUR, Offer
+from recommender.providers import fabric_for
+from recommender.providers.base import SkyPilotMemory
 
 __all__ = [
-    "GB_MEMORY_CLOUDS",
-    "TOTAL_MEMORY_CLOUDS",
     "Builder",
     "GpuRow",
     "Row",
@@ -48,18 +48,6 @@ _GPU_INFO_CACHE_SIZE = 4096
 def cell(row: Row, column: str) -> str:
     """A row's cell; a column the document lacks reads as empty."""
     return row.get(column, "")
-
-
-#: Clouds whose ``MemoryInfo.SizeInMiB`` is the machine's total over all its GPUs; source:
-#: SkyPilot catalog v8 ``vast/vms.csv`` (``2x-A100_SXM4`` lists 81920 MiB: two 40 GB cards;
-#: ``8x-RTX_4090`` 196512 MiB: eight 24 GB cards) and ``primeintellect/vms.csv``
-#: (``lambdalabs__8xA100_80GB__240__1800`` lists 655360 MiB: eight 80 GB cards).
-TOTAL_MEMORY_CLOUDS = frozenset({"vast", "primeintellect"})
-
-#: Clouds whose ``MemoryInfo.SizeInMiB`` holds GB; source: SkyPilot catalog v8
-#: ``runpod/vms.csv`` (80 for an A100-80GB) and ``shadeform/vms.csv`` (48 for an A6000, 141
-#: for an H200).
-GB_MEMORY_CLOUDS = frozenset({"runpod", "shadeform"})
 
 
 #: A JSON ``null`` where a value stands (after ``:``, ``[`` or ``,``): Hyperstack's cells mix
@@ -96,9 +84,11 @@ def gpu_card(cloud: str, gpu_info: str, count: int = 1) -> tuple[str, float | No
     card = str(gpu.get("Name", ""))
     if isinstance(size, bool) or not isinstance(size, int | float) or size <= 0:
         return card, None
-    if cloud in GB_MEMORY_CLOUDS:
+    # What the column holds differs by cloud (each cloud's ``skypilot_memory``).
+    unit = providers.get(cloud).skypilot_memory
+    if unit is SkyPilotMemory.GB_PER_GPU:
         return card, float(size) * 1e9 / 2**30
-    if cloud in TOTAL_MEMORY_CLOUDS:
+    if unit is SkyPilotMemory.MIB_ALL_GPUS:
         return card, float(size) / 1024 / count
     return card, float(size) / 1024
 

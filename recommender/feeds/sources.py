@@ -9,8 +9,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from recommender.errors import CatalogError
-from recommender.feeds.gpuhunt import GPUHUNT_PROVIDERS
-from recommender.feeds.skypilot import CLOUDS
+from recommender.providers import canonical
 
 __all__ = [
     "FeedSource",
@@ -20,9 +19,6 @@ __all__ = [
     "SourceStatus",
     "parse_sources",
 ]
-
-#: Names that double as the provider id of a CSV source (``aws=https://…/vms.csv``).
-_PROVIDER_NAMES = frozenset(CLOUDS) | GPUHUNT_PROVIDERS
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +53,8 @@ class FeedSource:
                 hint="Try: --catalog https://example.com/prices.json or --catalog aws=./vms.csv",
             )
         name = name or locations[0]
-        provider = name.lower() if name.lower() in _PROVIDER_NAMES else None
+        # A name that is a cloud's id or catalog name tells the CSV adapters the cloud.
+        provider = canonical(name)
         return cls(name=name, locations=locations, provider=provider)
 
 

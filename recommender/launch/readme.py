@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from recommender import providers
 from recommender.launch.spec import LaunchSpec
 from recommender.pricing.offers import OWNED_PROVIDER
 
@@ -50,39 +51,22 @@ def launch_command(spec: LaunchSpec) -> str:
     return f"{verb} task.yaml --env DATA_PATH=s3://your-bucket/data"
 
 
-#: The fabric each SkyPilot cloud's ``network_tier: best`` turns on (SkyPilot's docs).
-_FABRIC_BY_CLOUD = {
-    "aws": "EFA (Elastic Fabric Adapter)",
-    "gcp": "GPUDirect-TCPX (A3 VMs)",
-    "nebius": "InfiniBand",
-    "coreweave": "InfiniBand",
-}
-
-
 def fabric_text(spec: LaunchSpec) -> str:
-    """What a multi-node plan needs between its nodes, and how task.yaml asks for it."""
-    wanted = _FABRIC_BY_CLOUD.get(spec.cloud or "", "InfiniBand")
+    """What a multi-node plan needs between its nodes, and how task.yaml asks for it (the
+    fabric ``network_tier: best`` provisions on each cloud is in its provider module)."""
+    provider = providers.get(spec.provider)
     text = (
-        f"{spec.nodes} nodes exchange gradients every step, so they need {wanted} between "
-        f"them (the priced offer's fabric: {spec.fabric}). task.yaml sets "
-        "`resources.network_tier: best`, with which SkyPilot provisions it"
+        f"{spec.nodes} nodes exchange gradients every step, so they need "
+        f"{provider.network_tier or 'InfiniBand'} between them (the priced offer's fabric: "
+        f"{spec.fabric}). task.yaml sets `resources.network_tier: best`, with which SkyPilot "
+        "provisions it"
     )
-    if spec.cloud == "aws":
-        return text + (
-            " on AWS VMs (a Deep Learning AMI with the EFA drivers). An instance with several "
-            "EFA interfaces (p4d: 4, p5: 32) uses them all only with `aws: use_internal_ips: "
-            "true` (and `use_ssm: true` or an `ssh_proxy_command`) in `~/.sky/config.yaml`."
-        )
-    if spec.cloud == "gcp":
-        return text + (
-            " on A3 VMs (`a3-highgpu-8g`, `a3-edgegpu-8g`); see SkyPilot's "
-            "`examples/gcp_gpu_direct_tcpx` for the NCCL settings it documents."
-        )
-    if spec.cloud in ("nebius", "coreweave"):
-        return text + f" on {spec.cloud.title()} (VMs or its Kubernetes clusters)."
+    if provider.network_tier is not None:
+        return text + provider.network_note
+    tiered = [p.name for p in providers.PROVIDERS.values() if p.network_tier is not None]
     return text + (
-        f" on AWS, GCP, Nebius and CoreWeave; SkyPilot documents no such setting for "
-        f"{one_line(spec.provider)}: choose nodes on one InfiniBand fabric there."
+        f" on {', '.join(tiered[:-1])} and {tiered[-1]}; SkyPilot documents no such setting "
+        f"for {one_line(spec.provider)}: choose nodes on one InfiniBand fabric there."
     )
 
 

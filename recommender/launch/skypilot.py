@@ -1,6 +1,7 @@
-"""SkyPilot's side of a launch: its names for clouds and GPUs, and the disk a node needs.
+"""SkyPilot's side of a launch: its names for GPUs, and the disk a node needs.
 
-Cloud names are SkyPilot's (``sky/clouds``), accelerator names those of its catalogs
+Its names for clouds (``sky/clouds``) are in the provider registry (``skypilot_cloud`` of
+each cloud's module in recommender/providers/); accelerator names those of its catalogs
 (``AcceleratorName``, as ``sky show-gpus`` lists them); ``disk_size`` is the task's
 ``resources.disk_size`` in GiB (docs.skypilot.co/en/latest/reference/yaml-spec.html).
 """
@@ -18,21 +19,9 @@ __all__ = [
     "MIN_DISK_GIB",
     "disk_size_gib",
     "skypilot_accelerator",
-    "skypilot_cloud",
 ]
 
 # ------------------------------------------------------------------ SkyPilot names
-
-#: gpufit provider id → SkyPilot cloud name (``sky/clouds``); others get no cloud pin.
-_SKY_CLOUDS: Mapping[str, str] = MappingProxyType(
-    {
-        p: p
-        for p in (
-            "aws", "gcp", "azure", "lambda", "runpod", "nebius", "vast", "fluidstack", "cudo",
-            "paperspace", "oci", "ibm", "scp", "do", "hyperbolic", "coreweave",
-        )
-    }
-)  # fmt: skip
 
 #: Canonical GPU id → SkyPilot accelerator name (``AcceleratorName`` in SkyPilot's catalogs,
 #: as ``sky show-gpus`` lists them). SkyPilot checks it against the instance type.
@@ -73,11 +62,6 @@ _SKY_ACCELERATORS: Mapping[str, str] = MappingProxyType(
         "GAUDI3": "Gaudi3",
     }
 )
-
-
-def skypilot_cloud(provider: str) -> str | None:
-    """SkyPilot's name for a provider, or ``None`` when SkyPilot has no such cloud."""
-    return _SKY_CLOUDS.get(provider.lower())
 
 
 def skypilot_accelerator(gpu_id: str, instance_type: str = "") -> str:

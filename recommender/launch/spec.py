@@ -36,14 +36,14 @@ from typing import Any
 
 from recommender.estimation.global_batch import default_batch_tokens
 from recommender.estimation.hardware import precision_on
-from recommender.estimation.model_states import FULL_SHARDING
 from recommender.estimation.plan import Plan
 from recommender.estimation.strategies import Strategy
 from recommender.gpus import get_gpu
 from recommender.launch.setup import requirements
-from recommender.launch.skypilot import disk_size_gib, skypilot_accelerator, skypilot_cloud
+from recommender.launch.skypilot import disk_size_gib, skypilot_accelerator
 from recommender.pricing.costing import Option
 from recommender.pricing.economics import checkpoint_gib
+from recommender.providers import skypilot_cloud
 from recommender.workload import Method, Objective, Offload, Precision, Sharding, Workload
 
 __all__ = [
@@ -165,8 +165,6 @@ _FSDP_STRATEGY = {
 _ZERO_STAGE = {Sharding.ZERO1: 1, Sharding.ZERO2: 2, Sharding.ZERO3: 3}
 #: Sharding FSDP2 expresses beside tensor/context parallelism: fully sharded (ZeRO-3, HSDP
 #: inside each node) or parameters kept after forward (grad-op, ZeRO-2).
-_FSDP2_FULL = frozenset({Sharding.FSDP, Sharding.ZERO3, Sharding.HSDP})
-_FSDP2_KEEP = frozenset({Sharding.FSDP_GRAD_OP, Sharding.ZERO2})
 
 
 def _distributed(
@@ -175,7 +173,7 @@ def _distributed(
     """(distributed_type, fsdp strategy, fsdp param offload, zero stage, optimizer offload
     device, parameter offload device) for a plan's strategy; see the module docstring."""
     if offload is Offload.OPTIMIZER:
-        stage = 3 if sharding in FULL_SHARDING else 2
+        stage = 3 if sharding.shards_params else 2
         return "DEEPSPEED", None, False, stage, "cpu", "none"
     if offload is Offload.PARAMS:
         if sharding in _FSDP_STRATEGY and gpus > 1:
@@ -231,7 +229,7 @@ def unsupported_reason(workload: Workload, plan: Plan) -> str:
             "release ships). Run this layout with Megatron-LM, NeMo or torchtitan at these "
             "degrees."
         )
-    if strategy.sharding not in _FSDP2_FULL | _FSDP2_KEEP:
+    if not strategy.sharding.shards_grads:
         kept = "the whole model states" if strategy.sharding is Sharding.DDP else "the weights"
         return (
             f"This plan runs {degrees} with {strategy.describe().split(' with ')[-1]} over "
@@ -341,7 +339,7 @@ def launch_spec(workload: Workload, option: Option) -> LaunchSpec:
         dist, fsdp, fsdp_version, stage, opt_dev, param_dev = "FSDP", None, 2, None, "none", "none"
         fsdp_off = s.offload is Offload.PARAMS
         engine = (
-            f"FSDP2 {'full shard' if s.sharding in _FSDP2_FULL else 'grad-op shard'} over "
+            f"FSDP2 {'full shard' if s.sharding.shards_params else 'grad-op shard'} over "
             f"{replicate} × {shard} data-parallel ranks (replicated × sharded) with "
             f"{par.describe_degrees()}" + (", parameters on the CPU" if fsdp_off else "")
         )
@@ -393,7 +391,7 @@ def launch_spec(workload: Workload, option: Option) -> LaunchSpec:
         model_split="" if par.trivial else par.describe_degrees(),
         engine=engine,
         fsdp_version=fsdp_version,
-        fsdp_reshard_after_forward=s.sharding not in _FSDP2_KEEP,
+        fsdp_reshard_after_forward=s.sharding.shards_params or not s.sharding.shards_grads,
         tp=par.tp,
         pp=par.pp,
         cp=par.cp,

@@ -7,7 +7,9 @@ region, and the multipliers behind unit suffixes. The rules that use them live i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+
+from recommender import providers
 
 #: Words consumed silently: chat noise, pronouns, glue. Negations ("no", "not") are
 #: deliberately absent, so a negation that no rule understood is always reported.
@@ -51,38 +53,11 @@ ACCELERATOR_WORDS: frozenset[str] = frozenset(
     {"tpu", "tpus", "trainium", "trn1", "trn2", "inferentia", "ipu", "gaudi", "wse"}
 )
 
-#: Provider spellings → canonical provider ids (the ids billing rules and offers use).
-#: DataCrunch renamed itself Verda in 2025 and feeds use both ids, so both are stored.
-PROVIDERS: dict[str, tuple[str, ...]] = {
-    "aws": ("aws",),
-    "amazon": ("aws",),
-    "ec2": ("aws",),
-    "gcp": ("gcp",),
-    "google cloud": ("gcp",),
-    "google": ("gcp",),
-    "gce": ("gcp",),
-    "azure": ("azure",),
-    "lambda labs": ("lambda",),
-    "lambdalabs": ("lambda",),
-    "lambda": ("lambda",),
-    "runpod": ("runpod",),
-    "nebius": ("nebius",),
-    "vast.ai": ("vast",),
-    "vastai": ("vast",),
-    "vast": ("vast",),
-    "coreweave": ("coreweave",),
-    "oracle cloud": ("oci",),
-    "oracle": ("oci",),
-    "oci": ("oci",),
-    "paperspace": ("paperspace",),
-    "fluidstack": ("fluidstack",),
-    "datacrunch": ("datacrunch", "verda"),
-    "verda": ("datacrunch", "verda"),
-    "tensordock": ("tensordock",),
-    "crusoe": ("crusoe",),
-}
+#: Provider spellings → canonical provider ids (the ids billing rules and offers use): each
+#: cloud's ``words`` in the provider registry (recommender/providers/).
+PROVIDERS: Mapping[str, tuple[str, ...]] = providers.text_words()
 
-ALL_PROVIDERS: frozenset[str] = frozenset(p for ids in PROVIDERS.values() for p in ids)
+ALL_PROVIDERS: frozenset[str] = frozenset(providers.PROVIDERS)
 
 # Region convention: ``Workload.regions`` holds lower-case *prefixes* of provider region ids,
 # matched with ``str.startswith``. Providers spell the same area differently (AWS

@@ -1,8 +1,8 @@
 """Whole-run cost and spot economics on top of the provider billing rules.
 
-What a team pays depends on how the provider meters time and its minimum charge (the rules,
-with their sources, are in recommender/pricing/billing_rules.py) and, on spot, the work lost to
-preemptions.
+What a team pays depends on how the provider meters time and its minimum charge (each
+cloud's rule, with its sources, is in its module of recommender/providers/) and, on spot, the
+work lost to preemptions.
 """
 
 from __future__ import annotations
@@ -10,18 +10,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-# The rules themselves live in billing_rules.py; they are re-exported here for callers.
+from recommender import providers
+
+# The rule's type lives in billing_rules.py and each cloud's rule in its provider module;
+# they are re-exported here for callers.
 from recommender.pricing.billing_rules import (
     DEFAULT_RULE,
     HOUR_S,
     HOURS_PER_MONTH,
-    RULES,
     BillingRule,
     billed_hours,
-    rule_for,
 )
 from recommender.pricing.spot import SpotRange, capacity_wait
 from recommender.pricing.spot import interruption_range as _interruption_range
+from recommender.providers import RULES, rule_for
 
 __all__ = [
     "DEFAULT_RULE",
@@ -45,7 +47,8 @@ def interruption_range(rule: BillingRule, nodes: int, gpu_id: str | None = None)
     by the node count (independent nodes: the minimum of n exponential lifetimes has n × the
     rate).
     """
-    per_node = _interruption_range(rule.provider, gpu_id, rule.spot_interruptions_per_hour)
+    terms = providers.get(rule.provider).spot
+    per_node = _interruption_range(terms, gpu_id, rule.spot_interruptions_per_hour)
     return per_node.scaled(max(1, nodes))
 
 

@@ -1,8 +1,10 @@
-"""Pricing one option and its caveats.
+"""The priced offer and its caveats.
 
-An :class:`Option` is an offer (an instance shape at a price), how many nodes of it the job
-needs, and what the whole run costs under the provider's billing rules
-(:mod:`recommender.pricing.economics` works out the hours and what they cost per unit of price).
+An :class:`Option` is an offer (an instance shape at a price), the plan the job runs on with
+it, and what the whole run costs under the provider's billing rules
+(:mod:`recommender.pricing.economics` works out the hours and what they cost per unit of
+price). Ranking sorts options and the answer shows them: one type from the catalog to the
+answer.
 """
 
 from __future__ import annotations
@@ -45,55 +47,105 @@ OVER_DURATION_TOLERANCE = 0.05  # ours: a twentieth, under the 0.1 d a duration 
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """One way to run the job: an offer, how many of it, and what it costs."""
+    """A priced offer, the one type from the catalog to the answer: an offer, the plan it runs
+    on (how many nodes, how laid out), and what the run costs on it under the provider's
+    billing rule (:attr:`econ`). Ranking sorts these; the answer shows them with caveats."""
 
     offer: Offer
     plan: Plan
-    nodes: int
-    #: Hours of training compute, before preemption overhead.
-    hours: float
-    #: Expected wall-clock hours: with a token budget, spot preemptions stretch the run; with a
-    #: stated duration the run is that long and preemptions cost progress instead.
-    wall_hours: float
-    #: Hours the provider bills (granularity and minimum applied to ``wall_hours``).
-    billed_hours: float
-    cost_usd: float
-    expected_cost_usd: float
-    storage_usd: float
-    spot: SpotEconomics | None
-    caveats: tuple[Caveat, ...]
-    meets_deadline: bool = True
-    #: Tokens the run processes: the work every option is priced for (a token budget, or
-    #: what a stated duration buys on the reference layout), else throughput × hours.
-    tokens: float = 0.0
-    rank: int = 0
-    #: The plan's pessimistic wall-clock hours and cost: spot's pessimistic end (see
-    #: billing.SpotEconomics) times a fine-tune's time-range top (equal to ``wall_hours`` /
-    #: ``expected_cost_usd`` for pretraining on demand). See economics.Economics.
-    pessimistic_wall_hours: float = 0.0
-    pessimistic_cost_usd: float = 0.0
-    #: Spot's worst case at the estimate, without a fine-tune's range: what its risk is
-    #: judged on (:class:`~recommender.pricing.economics.Economics`); the expected figures
-    #: on demand.
-    spot_worst_wall_hours: float = 0.0
-    spot_worst_cost_usd: float = 0.0
-    #: The duration the user stated when the work was defined from it: the option is
-    #: marked (:attr:`over_duration`) when it takes longer.
-    target_hours: float | None = None
+    #: The hours and what they cost per unit of instance price (economics.economics).
+    econ: Economics
+    #: What is worth knowing about it: the region choice's note while it is being ranked;
+    #: everything (:func:`price_option`) once it is shown.
+    caveats: tuple[Caveat, ...] = ()
     #: The catalog's sanity checks doubt its price (:func:`recommender.pricing.sanity.doubtful`):
     #: it ranks after every option with a sound price.
     doubtful: bool = False
-    #: Hours before the run can start (a reservation: economics.reservation_lead_hours).
-    lead_hours: float = 0.0
+    rank: int = 0
+    #: The duration the user stated when the work was defined from it: the option is
+    #: marked (:attr:`over_duration`) when it takes longer.
+    target_hours: float | None = None
+
+    @property
+    def nodes(self) -> int:
+        return self.econ.nodes
+
+    @property
+    def hours(self) -> float:
+        """Hours of training compute, before preemption overhead."""
+        return self.econ.hours
+
+    @property
+    def wall_hours(self) -> float:
+        """Expected wall-clock hours: with a token budget, spot preemptions stretch the run;
+        with a stated duration the run is that long and preemptions cost progress instead."""
+        return self.econ.wall_hours
+
+    @property
+    def billed_hours(self) -> float:
+        """Hours the provider bills (granularity and minimum applied to ``wall_hours``)."""
+        return self.econ.billed_hours
+
+    @property
+    def cost_usd(self) -> float:
+        return self.econ.cost_usd(self.offer.price_usd_per_hour)
+
+    @property
+    def expected_cost_usd(self) -> float:
+        return self.econ.expected_cost_usd(self.offer.price_usd_per_hour)
+
+    @property
+    def storage_usd(self) -> float:
+        return self.econ.storage_usd
+
+    @property
+    def spot(self) -> SpotEconomics | None:
+        return self.econ.spot
+
+    @property
+    def meets_deadline(self) -> bool:
+        return self.econ.meets_deadline
+
+    @property
+    def tokens(self) -> float:
+        """Tokens the run processes: the work every option is priced for (a token budget, or
+        what a stated duration buys on the reference layout), else throughput × hours."""
+        return self.econ.tokens
+
+    @property
+    def pessimistic_wall_hours(self) -> float:
+        """The plan's pessimistic wall-clock hours: spot's pessimistic end (billing.SpotEconomics)
+        times a fine-tune's time-range top (equal to ``wall_hours`` for pretraining on
+        demand). See economics.Economics."""
+        return self.econ.pessimistic_wall_hours
+
+    @property
+    def pessimistic_cost_usd(self) -> float:
+        return self.econ.pessimistic_cost_usd(self.offer.price_usd_per_hour)
+
+    @property
+    def spot_worst_wall_hours(self) -> float:
+        """Spot's worst case at the estimate, without a fine-tune's range: what its risk is
+        judged on (the expected hours on demand)."""
+        return self.econ.spot_worst_wall_hours
+
+    @property
+    def spot_worst_cost_usd(self) -> float:
+        return self.econ.spot_worst_cost_usd(self.offer.price_usd_per_hour)
+
+    @property
+    def lead_hours(self) -> float:
+        """Hours before the run can start (a reservation: economics.reservation_lead_hours)."""
+        return self.econ.lead_hours
 
     @property
     def finish_hours(self) -> float:
         """Hours from now until the run is done: the lead, then the run."""
-        return self.lead_hours + self.wall_hours
+        return self.econ.finish_hours
 
     @property
     def pessimistic_finish_hours(self) -> float:
-        return self.lead_hours + self.pessimistic_wall_hours
+        return self.econ.pessimistic_finish_hours
 
     @property
     def spot_worst_finish_hours(self) -> float:
@@ -171,31 +223,8 @@ def price_option(
             tokens_per_hour=tokens_per_hour(workload, plan, Network.of(offer)),
             gpu_id=offer.gpu_id,
         )
-    cost = econ.cost_usd(offer.price_usd_per_hour)
     caveats = _caveats(workload, offer, plan, econ, gpu, rule, target_hours) + extra_caveats
-    return Option(
-        offer=offer,
-        plan=plan,
-        nodes=econ.nodes,
-        hours=econ.hours,
-        wall_hours=econ.wall_hours,
-        billed_hours=econ.billed_hours,
-        cost_usd=cost,
-        expected_cost_usd=econ.expected_cost_usd(offer.price_usd_per_hour),
-        storage_usd=econ.storage_usd,
-        spot=econ.spot,
-        caveats=caveats,
-        meets_deadline=econ.meets_deadline,
-        tokens=econ.tokens,
-        rank=rank,
-        pessimistic_wall_hours=econ.pessimistic_wall_hours,
-        pessimistic_cost_usd=econ.pessimistic_cost_usd(offer.price_usd_per_hour),
-        spot_worst_wall_hours=econ.spot_worst_wall_hours,
-        spot_worst_cost_usd=econ.spot_worst_cost_usd(offer.price_usd_per_hour),
-        target_hours=target_hours,
-        doubtful=doubtful,
-        lead_hours=econ.lead_hours,
-    )
+    return Option(offer, plan, econ, caveats, doubtful, rank, target_hours)
 
 
 def _caveats(

@@ -8,11 +8,10 @@ storage.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from recommender.estimation.finetune_speed import eval_tokens, run_overhead_s, time_range
-from recommender.estimation.model_states import lora_params
+from recommender.estimation.model_states import lora_params, regime, trainable_bytes
 from recommender.estimation.topology import Plan
 from recommender.pricing.billing import (
     HOURS_PER_MONTH,
@@ -22,7 +21,7 @@ from recommender.pricing.billing import (
     spot_economics,
 )
 from recommender.pricing.offers import OWNED_PROVIDER
-from recommender.workload import Method, Optimizer, Precision, Workload
+from recommender.workload import Method, Workload
 
 __all__ = [
     "DEFAULT_HOURS",
@@ -56,38 +55,26 @@ def reservation_lead_hours(nodes: int, *, spot: bool, provider: str) -> float:
 # With no duration and no token budget, options are compared on one day of running.
 DEFAULT_HOURS = 24.0  # ours: a day is the natural unit a team budgets a trial run in
 
-# Optimizer state bytes per trainable parameter saved in a checkpoint (fp32 states; pure bf16
-# halves them). Gradients are never saved. Sources as in memory.md §1.2.
-_CKPT_STATE_BYTES: Mapping[Optimizer, float] = {
-    Optimizer.ADAMW: 8.0,  # m and v, fp32 (Kingma & Ba; ZeRO §3.1)
-    Optimizer.ADAMW_8BIT: 2.0,  # bitsandbytes 8-bit m and v (Dettmers et al. 2021)
-    Optimizer.SGD: 0.0,  # plain SGD keeps no state
-    Optimizer.SGD_MOMENTUM: 4.0,  # one fp32 momentum buffer
-    Optimizer.ADAFACTOR: 4.0,  # fp32 first moment; factored second moment ≈ 0 (Shazeer & Stern)
-    Optimizer.LION: 4.0,  # one fp32 momentum buffer (Chen et al. 2023)
-}
-
 
 def checkpoint_gib(workload: Workload) -> float:
     """Size of one resumable training checkpoint for the whole job, GiB.
 
     Full training saves the weights as trained (bf16 weights plus the fp32 master under mixed
     precision, as DeepSpeed/FSDP checkpoints do) and the optimizer states; LoRA and QLoRA save
-    only the adapters (fp32 under PEFT) and their states, a few hundred MB at most.
+    only the adapters (in the dtype they train in: fp32 under PEFT's mixed precision, bf16 in
+    pure bf16) and their states, a few hundred MB at most.
     """
-    states = _CKPT_STATE_BYTES[workload.optimizer]
-    if workload.precision is Precision.BF16_TRUE and workload.optimizer is not Optimizer.ADAMW_8BIT:
-        states /= 2
-    if workload.method.trains_all_weights:
-        if workload.precision is Precision.FP32:
-            weights = 4.0
-        elif workload.precision is Precision.BF16_TRUE:
-            weights = 2.0
-        else:
-            weights = 2.0 + 4.0  # bf16 model + fp32 master copy
-        return workload.model.params * (weights + states) / 2**30
-    adapters = lora_params(workload.model, workload.lora_rank, workload.lora_targets)
-    return adapters * (4.0 + states) / 2**30
+    # What a checkpoint holds per trained parameter is what the step keeps in memory less the
+    # gradients (never saved): the weights as trained, the fp32 master copy under mixed
+    # precision and the optimizer states (model_states.trainable_bytes, memory.md §1.2).
+    adapters = not workload.method.trains_all_weights
+    per = trainable_bytes(workload.optimizer, regime(workload.precision), adapters=adapters)
+    trained = (
+        lora_params(workload.model, workload.lora_rank, workload.lora_targets)
+        if adapters
+        else workload.model.params
+    )
+    return trained * (per.weights + per.optimizer) / 2**30
 
 
 @dataclass(frozen=True, slots=True)

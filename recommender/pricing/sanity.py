@@ -20,23 +20,25 @@ docs/feed-format.md ("Sanity checks"):
   with an ``outlier`` caveat; below :data:`GPU_DROP_FRAC`: *dropped* as a placeholder (Mithril
   lists 8x A100 80GB at 0.08 USD/h, 0.01 per GPU-hour). This catches a placeholder the
   per-instance check cannot see: an instance listed in one place has no median of its own.
-* **Opt-in zones** (AWS Local Zones and Wavelength Zones, told apart from the zone name or
-  zone ID): *kept*, with a ``zone`` caveat, since an account must opt in before launching there.
+* **Opt-in zones** (each cloud's, in its provider module: AWS Local Zones and Wavelength
+  Zones, told apart from the zone name or zone ID): *kept*, with a ``zone`` caveat, since an
+  account must opt in before launching there.
 * An offer kept with an ``outlier`` or ``zone`` caveat has a *doubtful* price: it is shown,
   but ranks after every offer with a sound price (:func:`doubtful`).
-* **AWS P-family on demand** (p4d, p4de, p5, p5e, p5en, p6-*): *kept*, with a ``capacity``
-  caveat: the default On-Demand P-instance vCPU quota is far below one such instance, so it
-  needs a quota increase or an EC2 Capacity Block.
+* **Quota-bound families on demand** (each cloud's, in its provider module: AWS's p4d, p4de,
+  p5, p5e, p5en, p6-*): *kept*, with a ``capacity`` caveat: the default On-Demand
+  P-instance vCPU quota is far below one such instance, so it needs a quota increase or an
+  EC2 Capacity Block.
 """
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from recommender import providers
 from recommender.pricing.offers import Offer
 from recommender.ranking.caveats import Caveat, CaveatKind, Severity
 
@@ -50,7 +52,6 @@ __all__ = [
     "OUTLIER_MIN_PLACES",
     "Screened",
     "doubtful",
-    "is_opt_in_zone",
     "screen",
 ]
 
@@ -77,23 +78,6 @@ GPU_DROP_FRAC = 0.04  # ours: under a 25th, below every genuine price seen, see 
 #: Providers listing a GPU (on demand or spot) before its median means anything.
 GPU_MIN_PROVIDERS = 3  # ours
 
-# AWS Local Zones: names like us-west-2-lax-1a, zone IDs like usw2-lax1-az1 (the IDs are
-# what SkyPilot's catalog lists, e.g. use1-atl2-az1). Wavelength Zones: names like
-# us-east-1-wl1-bos-wlz-1, IDs like use1-wl1-bos-wlz1. Both are opt-in; sources:
-# https://docs.aws.amazon.com/local-zones/latest/ug/getting-started.html ("opt in"),
-# https://docs.aws.amazon.com/wavelength/latest/developerguide/get-started-wavelength.html,
-# https://docs.aws.amazon.com/ram/latest/userguide/working-with-az-ids.html (zone IDs).
-_LOCAL_ZONE = re.compile(
-    r"^(?:[a-z]{2}(?:-gov)?-[a-z]+-\d+-[a-z]{3}-\d+[a-z]|[a-z]+\d+-[a-z]{3}\d+-az\d+)$"
-)
-_WAVELENGTH = re.compile(r"-wl\d+-")
-
-# On-demand P instances need a quota (the "Running On-Demand P instances" vCPU limit) or a
-# Capacity Block; sources:
-# https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-resource-limits.html,
-# https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-capacity-blocks.html
-_AWS_P_FAMILY = re.compile(r"^p(?:4d|4de|5|5e|5en|6[a-z0-9-]*)\.")
-
 _Shape = tuple[str, str, str, int, bool]  # provider, instance type, GPU, GPUs, spot
 
 
@@ -110,12 +94,6 @@ class Screened:
     #: Keys of kept offers whose price is doubtful (an ``outlier`` or opt-in ``zone``
     #: caveat): the ranking puts them after every sound price (:func:`doubtful`).
     doubtful: frozenset[str] = frozenset()
-
-
-def is_opt_in_zone(zone: str) -> bool:
-    """Whether an AWS zone name or zone ID is a Local Zone or a Wavelength Zone."""
-    zone = zone.strip().lower()
-    return bool(zone) and (bool(_LOCAL_ZONE.match(zone)) or bool(_WAVELENGTH.search(zone)))
 
 
 def _shape(offer: Offer) -> _Shape:
@@ -228,23 +206,25 @@ def _caveats(
                 "unusually deep, such capacity is scarce and reclaimed first",
             )
         )
-    if offer.provider == "aws" and is_opt_in_zone(offer.zone):
-        kind = "Wavelength" if _WAVELENGTH.search(offer.zone.lower()) else "Local"
+    # The cloud's own opt-in zones and quota-bound families (its provider module).
+    cloud = providers.get(offer.provider)
+    zone_kind = cloud.opt_in_zone(offer.zone)
+    if zone_kind is not None:
         out.append(
             Caveat(
                 CaveatKind.ZONE,
                 Severity.WARN,
-                f"{offer.zone} is an opt-in AWS {kind} Zone: the account must opt in first, "
-                "and it has fewer services and less capacity",
+                f"{offer.zone} is an opt-in {cloud.name} {zone_kind} Zone: the account must opt in "
+                "first, and it has fewer services and less capacity",
             )
         )
-    if offer.provider == "aws" and not offer.spot and _AWS_P_FAMILY.match(offer.instance_type):
+    needs = None if offer.spot else cloud.quota_needed(offer.instance_type)
+    if needs is not None:
         out.append(
             Caveat(
                 CaveatKind.CAPACITY,
                 Severity.WARN,
-                f"{offer.instance_type} on demand needs a raised 'Running On-Demand P instances' "
-                "vCPU quota or an EC2 Capacity Block",
+                f"{offer.instance_type} on demand needs {needs}",
             )
         )
     return tuple(out)

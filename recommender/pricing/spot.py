@@ -26,14 +26,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 
 __all__ = [
     "BAND_LIFETIME_HOURS",
     "GpuClass",
+    "SpotModel",
     "SpotRange",
+    "SpotTerms",
     "band_to_hourly",
     "capacity_wait",
     "gpu_class",
@@ -121,25 +123,6 @@ _BANDS: Mapping[str, tuple[float, float, float]] = MappingProxyType(
     }
 )
 
-# AWS Spot Instance Advisor band of the instance family carrying each GPU. Ours: typical
-# readings of the advisor for us-east-1/us-west-2, not a live value (the feed
-# spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json should override them).
-_AWS_BAND_BY_GPU: Mapping[str, str] = MappingProxyType(
-    {
-        "H100-SXM-80GB": ">20%",  # p5
-        "H200-SXM-141GB": ">20%",  # p5e / p5en
-        "B200-180GB": ">20%",  # p6-b200
-        "B300-288GB": ">20%",  # p6-b300
-        "A100-SXM-80GB": ">20%",  # p4de
-        "A100-SXM-40GB": ">20%",  # p4d
-        "V100-SXM-16GB": "10-15%",  # p3
-        "V100-SXM-32GB": "10-15%",  # p3dn
-        "L40S": "5-10%",  # g6e
-        "L4": "5-10%",  # g6
-        "A10G": "5-10%",  # g5
-        "T4": "<5%",  # g4dn
-    }
-)
 #: Band assumed by GPU class where a provider publishes no per-GPU figure (ours).
 _BAND_BY_CLASS: Mapping[GpuClass, str] = MappingProxyType(
     {GpuClass.SCARCE: ">20%", GpuClass.MID: "5-10%", GpuClass.COMMON: "<5%"}
@@ -165,7 +148,36 @@ def _band_range(band: str, source: str) -> SpotRange:
     )
 
 
-# ----------------------------------------------------------------- marketplaces
+# ----------------------------------------------------------------- each provider's terms
+
+
+class SpotModel(StrEnum):
+    """How a provider's spot interruptions are estimated."""
+
+    #: A monthly band per instance family, as the AWS Spot Instance Advisor publishes it.
+    BAND = "band"
+    #: A bid-priced marketplace: a higher bid or an on-demand renter takes the machine.
+    MARKET = "market"
+    #: No published figure: the provider rule's own rate, widened into a market-shaped range.
+    DEFAULT = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class SpotTerms:
+    """A provider's spot terms: how its interruptions are estimated, and its notice."""
+
+    model: SpotModel = SpotModel.DEFAULT
+    #: How a band figure is labelled (its source).
+    label: str = ""
+    #: Published band per canonical GPU id (AWS); other GPUs take their class's band.
+    band_by_gpu: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: The label of a class band where ``band_by_gpu`` is published but lacks the GPU.
+    class_label: str = ""
+    #: Seconds of warning before a spot node is reclaimed; ``None`` when none is published.
+    notice_s: int | None = None
+    #: Where the notice figure comes from.
+    notice_source: str = ""
+
 
 # RunPod interruptible pods and Vast.ai interruptible instances are bid-priced: an on-demand
 # renter or a higher bid takes the machine ("Lower priority instances are paused until they
@@ -179,39 +191,24 @@ _MARKET = SpotRange(
     1 / 4,
     "ours: bid-priced marketplace (RunPod/Vast publish no rate); 1 per 48 h / 12 h / 4 h",
 )
-#: Providers whose spot is a monthly-band market, and how their figure is labelled.
-_BAND_PROVIDERS: Mapping[str, str] = MappingProxyType(
-    {
-        "aws": "AWS Spot Instance Advisor",
-        # Azure publishes per-size bands (portal, Resource Graph) but only as live data.
-        "azure": "ours: Azure eviction-rate",
-        # GCP publishes no rate for GPU VMs ("You can't view the preemption rate … for N1
-        # machine types that have GPUs attached"); the class band is a proxy.
-        "gcp": "ours: GCP (no published GPU rate), as an AWS-style",
-        "nebius": "ours: Nebius preemptible (no published rate), as an AWS-style",
-    }
-)
-_MARKETS = frozenset({"runpod", "vast"})
 
 
-def interruption_range(provider: str, gpu_id: str | None, default_per_hour: float) -> SpotRange:
+def interruption_range(terms: SpotTerms, gpu_id: str | None, default_per_hour: float) -> SpotRange:
     """Interruptions per instance-hour of one spot node, as a range with its source.
 
     ``default_per_hour`` is the provider rule's own figure: 0 means the provider sells no
-    spot, and an unknown provider gets a marketplace-shaped range around it.
+    spot; a provider without a published figure gets a marketplace-shaped range around it.
     """
     if default_per_hour <= 0:
         return SpotRange(0.0, 0.0, 0.0, "provider sells no spot capacity")
-    name = provider.lower()
-    label = _BAND_PROVIDERS.get(name)
-    if label is not None:
-        band = _AWS_BAND_BY_GPU.get(gpu_id or "") if name == "aws" else None
+    if terms.model is SpotModel.BAND:
+        band = terms.band_by_gpu.get(gpu_id or "")
+        label = terms.label
         if band is None:
             band = _BAND_BY_CLASS[gpu_class(gpu_id)]
-            if name == "aws":
-                label = "ours: AWS-style"
+            label = terms.class_label or label
         return _band_range(band, label)
-    if name in _MARKETS:
+    if terms.model is SpotModel.MARKET:
         return _MARKET
     return SpotRange(
         default_per_hour / 4,

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from recommender import providers
 from recommender.estimation.memory import HEADROOM_FRAC, HEADROOM_MIN_GIB
 from recommender.estimation.topology import Plan
 from recommender.gpus import get_gpu
 from recommender.pricing.catalog import Catalog
 from recommender.pricing.costing import Option
 from recommender.ranking.objective import ObjectiveKind, PlanObjective
-from recommender.ranking.selection import Fitted, Priced, allows_shape, in_regions
+from recommender.ranking.selection import Fitted, allows_shape, in_regions
 from recommender.ranking.work import HoursBasis, Work
 from recommender.units import hours_text
 from recommender.workload import SpotPolicy, Workload
@@ -120,7 +121,7 @@ def why_empty(
     workload: Workload,
     catalog: Catalog,
     fitted: Sequence[Fitted],
-    bests: Sequence[Priced],
+    bests: Sequence[Option],
     holding: Sequence[Plan],
     objective: PlanObjective,
 ) -> tuple[str, ...]:
@@ -139,8 +140,9 @@ def why_empty(
     sold = {o.provider.lower() for o in offers}
     missing = sorted(p for p in workload.providers if p not in sold)
     if missing and not sold & set(workload.providers):
+        names = ", ".join(_cloud_name(p) for p in missing)
         reasons.append(
-            f"no loaded catalog has prices from {', '.join(missing)} (catalogs: {loaded}; "
+            f"no loaded catalog has prices from {names} (catalogs: {loaded}; "
             f"clouds priced: {', '.join(sorted(sold)) or 'none'}); " + _ADD_CATALOG
         )
     allowed = [
@@ -174,6 +176,13 @@ def why_empty(
     if not reasons:
         reasons.append("no offer in the catalog can run this job as asked")
     return tuple(reasons)
+
+
+def _cloud_name(provider_id: str) -> str:
+    """A cloud as the user may know it: ``DigitalOcean`` for ``do``; the id where the name
+    only capitalises it (``aws``), as the list of clouds priced spells them."""
+    name = providers.get(provider_id).name
+    return provider_id if name.lower() == provider_id else name
 
 
 def _filters(workload: Workload) -> str:

@@ -6,17 +6,14 @@ sensible and cheapest plans named beside the first."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol, TypeVar
 
-from recommender.estimation.topology import Plan
 from recommender.pricing.costing import Option, per_btok
-from recommender.pricing.offers import OWNED_PROVIDER, Offer
+from recommender.pricing.offers import OWNED_PROVIDER
 from recommender.ranking.caveats import Caveat, CaveatKind, Severity
 from recommender.ranking.objective import PlanObjective, too_risky
-from recommender.ranking.selection import FASTEST_COST_FACTOR, Priced
+from recommender.ranking.selection import FASTEST_COST_FACTOR
 
 __all__ = [
-    "Ranked",
     "diversify",
     "fastest_and_cheapest",
     "rank",
@@ -25,7 +22,6 @@ __all__ = [
     "sure_cost",
 ]
 
-_R = TypeVar("_R", bound="Ranked")
 
 #: The fastest sensible plan is named beside the first when it takes at most this share of
 #: the first's hours; the cheapest when it costs at most this share of the first's cost
@@ -34,40 +30,7 @@ _FASTER_SHARE = 0.8
 _CHEAPER_SHARE = 0.9
 
 
-class Ranked(Protocol):
-    """What ranking reads of a priced offer or an option."""
-
-    @property
-    def offer(self) -> Offer: ...
-    @property
-    def plan(self) -> Plan: ...
-    @property
-    def meets_deadline(self) -> bool: ...
-    @property
-    def wall_hours(self) -> float: ...
-    @property
-    def pessimistic_wall_hours(self) -> float: ...
-    @property
-    def finish_hours(self) -> float: ...
-    @property
-    def pessimistic_finish_hours(self) -> float: ...
-    @property
-    def expected_cost_usd(self) -> float: ...
-    @property
-    def pessimistic_cost_usd(self) -> float: ...
-    @property
-    def spot_worst_finish_hours(self) -> float: ...
-    @property
-    def spot_worst_cost_usd(self) -> float: ...
-    @property
-    def price_usd_per_hour(self) -> float: ...
-    @property
-    def tokens(self) -> float: ...
-    @property
-    def doubtful(self) -> bool: ...
-
-
-def _score(item: Ranked, objective: PlanObjective | None) -> float:
+def _score(item: Option, objective: PlanObjective | None) -> float:
     """The objective's score (:meth:`PlanObjective.score`); without an objective, the
     expected cost per billion tokens."""
     if objective is None:
@@ -82,7 +45,7 @@ def _score(item: Ranked, objective: PlanObjective | None) -> float:
 
 
 def rank_key(
-    item: Ranked, objective: PlanObjective | None = None, sure_cost_usd: float | None = None
+    item: Option, objective: PlanObjective | None = None, sure_cost_usd: float | None = None
 ) -> tuple[float | str | int, ...]:
     """The rank order: plans that keep the memory safety margin before those that do not;
     then offers whose price the catalog's sanity checks do not doubt (an outlier or an
@@ -120,15 +83,15 @@ def rank_key(
 
 
 def rank(
-    options: Iterable[_R],
+    options: Iterable[Option],
     objective: PlanObjective | None = None,
     sure_cost_usd: float | None = None,
-) -> list[_R]:
+) -> list[Option]:
     """Options (or priced offers) in rank order (see :func:`rank_key`)."""
     return sorted(options, key=lambda item: rank_key(item, objective, sure_cost_usd))
 
 
-def _unit(cost_usd: float, item: Ranked, objective: PlanObjective | None) -> float:
+def _unit(cost_usd: float, item: Option, objective: PlanObjective | None) -> float:
     """A cost in the unit options are compared in: per billion tokens when they train
     different amounts (:attr:`PlanObjective.per_token`), else the total."""
     if objective is None or objective.per_token:
@@ -136,7 +99,7 @@ def _unit(cost_usd: float, item: Ranked, objective: PlanObjective | None) -> flo
     return cost_usd
 
 
-def sure_cost(items: Iterable[Ranked], objective: PlanObjective | None = None) -> float | None:
+def sure_cost(items: Iterable[Option], objective: PlanObjective | None = None) -> float | None:
     """The expected cost (in the objective's unit, :func:`_unit`) of the cheapest sure plan:
     on demand, keeping the memory margin, with a sound price, meeting the deadline; ``None``
     when there is none."""
@@ -148,7 +111,7 @@ def sure_cost(items: Iterable[Ranked], objective: PlanObjective | None = None) -
     return min(costs) if costs else None
 
 
-def diversify(ranked: list[_R], top: int) -> list[_R]:
+def diversify(ranked: list[Option], top: int) -> list[Option]:
     """Pick ``top`` of the ``ranked``, preferring a new (GPU type, provider) pair over a
     better price: the best of each pair first, in rank order; what is left is filled in rank
     order. Five regions of one instance never crowd out a different GPU or a different cloud.
@@ -170,7 +133,7 @@ def diversify(ranked: list[_R], top: int) -> list[_R]:
     return [ranked[i] for i in sorted(chosen)]
 
 
-def spot_risk(priced: Priced, sure: float | None, objective: PlanObjective) -> tuple[Caveat, ...]:
+def spot_risk(priced: Option, sure: float | None, objective: PlanObjective) -> tuple[Caveat, ...]:
     """What a spot plan's risk buys, against the sure on-demand plan (its expected cost
     ``sure``, in the objective's unit): one line, high severity when its worst case costs
     far more."""
@@ -198,11 +161,11 @@ def spot_risk(priced: Priced, sure: float | None, objective: PlanObjective) -> t
 
 def fastest_and_cheapest(
     chosen: list[Option],
-    scaled: list[Priced],
-    ranked: list[Priced],
+    scaled: list[Option],
+    ranked: list[Option],
     objective: PlanObjective,
     sure: float | None,
-) -> tuple[Priced | None, Priced | None]:
+) -> tuple[Option | None, Option | None]:
     """The fastest sensible plan (costing at most FASTEST_COST_FACTOR × the first, meeting
     the deadline, sound, with the memory margin, spot only within its worst-case limit) and
     the cheapest, each when it differs enough from the first to be worth a line."""
@@ -210,7 +173,7 @@ def fastest_and_cheapest(
         return None, None
     first = chosen[0]
 
-    def sensible(p: Priced) -> bool:
+    def sensible(p: Option) -> bool:
         risky = p.offer.spot and too_risky(_unit(p.spot_worst_cost_usd, p, objective), sure)
         return p.plan.safe and not p.doubtful and p.meets_deadline and not risky
 

@@ -36,7 +36,6 @@ from recommender.ranking.objective import (
     objective_of,
 )
 from recommender.ranking.order import (
-    Ranked,
     diversify,
     fastest_and_cheapest,
     rank,
@@ -46,7 +45,6 @@ from recommender.ranking.order import (
 )
 from recommender.ranking.selection import (
     MAX_NODES,
-    Priced,
     PricedGroup,
     fitted_groups,
     priced_offers,
@@ -60,7 +58,6 @@ __all__ = [
     "BudgetGap",
     "HoursBasis",
     "Option",
-    "Ranked",
     "Recommendation",
     "Reference",
     "Work",
@@ -154,7 +151,7 @@ def _alternative(
 
 def _option(
     workload: Workload,
-    priced: Priced,
+    priced: Option,
     catalog: Catalog,
     rules: Mapping[str, BillingRule],
     now: datetime,
@@ -185,7 +182,7 @@ def _option(
     )
 
 
-def _availability(priced: Priced, source: SourceInfo | None, now: datetime) -> tuple[Caveat, ...]:
+def _availability(priced: Option, source: SourceInfo | None, now: datetime) -> tuple[Caveat, ...]:
     """How reliably the offer's shape was listed this week, from its source's listings; a
     multi-node plan without such a signal says its capacity is unknown."""
     offer, nodes = priced.offer, priced.plan.nodes
@@ -208,7 +205,7 @@ def _availability(priced: Priced, source: SourceInfo | None, now: datetime) -> t
 
 def _owned(
     workload: Workload, priced_w: Workload, search: LayoutSearch, *, ranged: bool
-) -> Priced | None:
+) -> Option | None:
     """The team's own GPUs priced at $0, on a plan that may not fit (``None`` unless the
     question says it has them); ``ranged`` as for :func:`economics`."""
     hw = workload.hardware
@@ -227,7 +224,7 @@ def _owned(
         gpu_id=offer.gpu_id,
         ranged=ranged,
     )
-    return Priced(offer, plan, econ, 0.0)
+    return Option(offer, plan, econ)
 
 
 def recommend(
@@ -383,7 +380,7 @@ def _unbounded(
 
 def _build(
     workload: Workload,
-    priced: Priced,
+    priced: Option,
     objective: PlanObjective,
     sure: float | None,
     catalog: Catalog,

@@ -20,6 +20,7 @@ from recommender.estimation.topology import LayoutSearch, Plan
 from recommender.gpus import IntraNode
 from recommender.pricing.billing import BillingRule, rule_for
 from recommender.pricing.catalog import Catalog, OfferGroup
+from recommender.pricing.costing import Option
 from recommender.pricing.economics import RESERVE_FROM_NODES, Economics, checkpoint_gib, economics
 from recommender.pricing.offers import Offer
 from recommender.ranking.caveats import Caveat, CaveatKind, Severity
@@ -30,7 +31,6 @@ __all__ = [
     "FASTEST_COST_FACTOR",
     "MAX_NODES",
     "Fitted",
-    "Priced",
     "PricedGroup",
     "Runs",
     "allowed",
@@ -52,60 +52,6 @@ NEAR_FINISH = 1.05
 
 #: What an offer's plan depends on: GPU, GPUs per instance, link, fast fabric, host RAM.
 _Shape = tuple[str, int, IntraNode, bool, float | None]
-
-
-class Priced(NamedTuple):
-    """An offer the job fits on, with its plan and what the run costs on it."""
-
-    offer: Offer
-    plan: Plan
-    econ: Economics
-    expected_cost_usd: float
-    #: What the region choice says of it (the sanity checks' caveats are the catalog's).
-    caveats: tuple[Caveat, ...] = ()
-    #: The sanity checks doubt its price (:func:`recommender.pricing.sanity.doubtful`).
-    doubtful: bool = False
-
-    @property
-    def meets_deadline(self) -> bool:
-        return self.econ.meets_deadline
-
-    @property
-    def wall_hours(self) -> float:
-        return self.econ.wall_hours
-
-    @property
-    def pessimistic_wall_hours(self) -> float:
-        return self.econ.pessimistic_wall_hours
-
-    @property
-    def finish_hours(self) -> float:
-        return self.econ.finish_hours
-
-    @property
-    def pessimistic_finish_hours(self) -> float:
-        return self.econ.pessimistic_finish_hours
-
-    @property
-    def pessimistic_cost_usd(self) -> float:
-        return self.econ.pessimistic_cost_usd(self.offer.price_usd_per_hour)
-
-    @property
-    def spot_worst_finish_hours(self) -> float:
-        return self.econ.spot_worst_finish_hours
-
-    @property
-    def spot_worst_cost_usd(self) -> float:
-        return self.econ.spot_worst_cost_usd(self.offer.price_usd_per_hour)
-
-    @property
-    def price_usd_per_hour(self) -> float:
-        """Cluster price per hour (all nodes)."""
-        return self.offer.price_usd_per_hour * self.econ.nodes
-
-    @property
-    def tokens(self) -> float:
-        return self.econ.tokens
 
 
 def allowed(workload: Workload, offer: Offer) -> bool:
@@ -197,15 +143,15 @@ class PricedGroup(NamedTuple):
     """One offer group's priced offers (:func:`priced_offers`)."""
 
     #: Its best offer, within the budget or not.
-    best: Priced
+    best: Option
     #: Its first offers within the budget (all of them without one), in rank order, as
     #: many as were asked for.
-    within: list[Priced]
+    within: list[Option]
     #: How many of its offers are within the budget.
     feasible: int
     #: Its best offer on every node count priced, fewest nodes first (the chosen one
     #: among them): what the answer's fastest sensible plan is picked from.
-    scaled: list[Priced]
+    scaled: list[Option]
 
 
 def priced_offers(
@@ -235,7 +181,7 @@ def priced_offers(
     """
     goal = objective or objective_of(workload)
     ckpt = checkpoint_gib(workload)
-    # A budget alone buys work: every offer is priced for what it buys (ranking._build), so
+    # A budget alone buys work: every offer is priced for what it buys (work.bought_work), so
     # none is over it; with set work, offers over the budget are counted out.
     budget = None if goal.kind is ObjectiveKind.MOST_WORK_FOR_BUDGET else workload.budget_usd
     out: list[PricedGroup] = []
@@ -265,25 +211,20 @@ def priced_offers(
         first = points[0][1][0]
         runs = choose_nodes(scaling, econ_of, goal, first.price_usd_per_hour, budget)
         plan, econ = runs.chosen
-        best: Priced | None = None
-        within: list[Priced] = []
+        best: Option | None = None
+        within: list[Option] = []
         feasible = 0
         for point, places in points:
             expected = econ.expected_cost_usd(places[0].price_usd_per_hour)
             fits_budget = budget is None or expected <= budget
             feasible += fits_budget
             if best is None or (fits_budget and len(within) < keep):
-                priced = Priced(
-                    places[0], plan, econ, expected, _regions_note(places), point.doubtful
-                )
+                priced = Option(places[0], plan, econ, _regions_note(places), point.doubtful)
                 best = best or priced
                 if fits_budget and len(within) < keep:
                     within.append(priced)
         assert best is not None  # points is not empty
-        scaled = [
-            Priced(first, p, e, e.expected_cost_usd(first.price_usd_per_hour), (), best.doubtful)
-            for p, e in runs.priced
-        ]
+        scaled = [Option(first, p, e, doubtful=best.doubtful) for p, e in runs.priced]
         out.append(PricedGroup(best, within, feasible, scaled))
     return out
 

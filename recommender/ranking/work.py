@@ -23,11 +23,12 @@ from enum import StrEnum
 
 from recommender.estimation.throughput import Network, tokens_per_hour
 from recommender.estimation.topology import Plan
-from recommender.pricing.billing_rules import BillingRule, rule_for
+from recommender.pricing.billing import BillingRule, rule_for
 from recommender.pricing.catalog import Catalog
+from recommender.pricing.costing import Option
 from recommender.pricing.economics import economics
 from recommender.pricing.offers import Offer
-from recommender.ranking.selection import Fitted, Priced, allowed, in_regions, shape_of
+from recommender.ranking.selection import Fitted, allowed, in_regions, shape_of
 from recommender.workload import MAX_TOKENS, Workload
 
 __all__ = [
@@ -147,8 +148,8 @@ _BUDGET_HALVINGS = 20  # ours: 2^-20 of the range, far below a billing step
 
 
 def bought_by(
-    budget: float, workload: Workload, priced: Priced, rules: Mapping[str, BillingRule]
-) -> tuple[Workload, Priced]:
+    budget: float, workload: Workload, priced: Option, rules: Mapping[str, BillingRule]
+) -> tuple[Workload, Option]:
     """The most work ``budget`` buys on ``priced``'s plan, and the plan priced for it.
 
     The budget caps the plan's worst case: a spot plan's pessimistic cost (more preemptions,
@@ -166,7 +167,7 @@ def bought_by(
     rule = rules.get(priced.offer.provider.lower(), rule_for(priced.offer.provider))
     network = Network.of(priced.offer)
 
-    def priced_for(tokens: float) -> tuple[Workload, Priced]:
+    def priced_for(tokens: float) -> tuple[Workload, Option]:
         bought = replace(workload, tokens=tokens, budget_usd=None)
         econ = economics(
             bought,
@@ -176,13 +177,12 @@ def bought_by(
             tokens_per_hour=tokens_per_hour(bought, priced.plan, network),
             gpu_id=priced.offer.gpu_id,
         )
-        cost = econ.expected_cost_usd(priced.offer.price_usd_per_hour)
-        return bought, priced._replace(econ=econ, expected_cost_usd=cost)
+        return bought, replace(priced, econ=econ)
 
-    def worst(candidate: tuple[Workload, Priced]) -> float:
+    def worst(candidate: tuple[Workload, Option]) -> float:
         return max(candidate[1].expected_cost_usd, candidate[1].spot_worst_cost_usd)
 
-    best: tuple[Workload, Priced] | None = None
+    best: tuple[Workload, Option] | None = None
     low, high = 0.0, MAX_TOKENS  # most tokens within the budget, least over it
     tokens, cost = priced.tokens, max(priced.expected_cost_usd, priced.spot_worst_cost_usd)
     for _ in range(_BUDGET_RESCALES):

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
 from bot.alerts import ImpossibleWatchError, WatchNotFoundError, WatchStore, WatchSyntaxError
@@ -28,6 +29,10 @@ def services(redis: aioredis.Redis, slack: FakeSlack, prices: Catalog = PRICES) 
     )
 
 
+#: A click's ids, as Bolt's context carries them.
+CONTEXT = AsyncBoltContext(team_id="T1", channel_id="C1", user_id="U1")
+
+
 async def command(
     redis: aioredis.Redis,
     slack: FakeSlack,
@@ -39,12 +44,13 @@ async def command(
 ) -> dict[str, Any]:
     """Run `/gpufit <text>` through the watches seam; returns what was posted to respond()."""
     sub, _, rest = text.partition(" ")
-    payload = {"team_id": team, "channel_id": channel, "user_id": "U1", "text": text}
+    # The ids as Bolt's context carries them (it reads them from the payload).
+    context = AsyncBoltContext(team_id=team, channel_id=channel, user_id="U1")
     before = len(slack.hooks())
     await handle_watch_command(
         sub,
         rest,
-        command=payload,
+        context=context,
         respond=AsyncRespond(response_url=slack.hook_url()),
         services=services(redis, slack, prices),
     )
@@ -136,11 +142,10 @@ class TestButton:
     ) -> None:
         """The button watches that offer's exact shape 10 % below today; a drop then alerts."""
         offer = h100x8(25.0)
-        body = {"team": {"id": "T1"}, "channel": {"id": "C1"}, "user": {"id": "U1"}}
         await handle_watch_button(
             query="13B full finetune 2 days",
             offer_key=offer.key,
-            body=body,
+            context=CONTEXT,
             respond=AsyncRespond(response_url=slack.hook_url("button")),
             services=services(redis, slack),
         )
@@ -161,7 +166,7 @@ class TestButton:
         await handle_watch_button(
             query="q",
             offer_key="nope/none/x//od",
-            body={"team": {"id": "T1"}, "channel": {"id": "C1"}, "user": {"id": "U1"}},
+            context=CONTEXT,
             respond=AsyncRespond(response_url=slack.hook_url("button")),
             services=services(redis, slack),
         )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 from dataclasses import replace
 from datetime import timedelta
 
@@ -13,10 +12,9 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.answer_cache import ANSWER_TTL_S, AnswerCache
 from bot.catalog import bundled_catalog
-from bot.listeners import answers
-from bot.listeners.answers import answer, answer_now
+from bot.listeners.answers import answer
 from bot.services import Services, static_catalog
-from recommender import Catalog, WorkloadError
+from recommender import Catalog
 from tests.bot.slack_requests import FORM, JSON, action_body, command_body, mention_body, request
 from tests.factories import NOW
 from tests.fake_slack import FakeSlack
@@ -86,20 +84,22 @@ class TestSharedBlocks:
     async def test_a_cached_answer_is_unchanged_by_every_way_it_is_sent(
         self, app: AsyncApp, fake_slack: FakeSlack, services: Services
     ) -> None:
-        """Cached messages share their block dicts with every send (no copies), so the ack,
-        ``respond`` and ``chat.postMessage`` must leave them as they were."""
+        """Cached messages share their block dicts with every send (no copies), so
+        ``respond`` (the command's and the button's) and ``chat.postMessage`` must leave them
+        as they were."""
         query = "13B lora 1 day"
         ephemeral = await answer(services, query, top=5, ephemeral=True)
         public = await answer(services, query, top=5, ephemeral=False)
         before = copy.deepcopy((ephemeral.message, public.message))
         command = command_body(query, response_url=fake_slack.hook_url("cmd"))
-        ack = await app.async_dispatch(request(command, FORM))  # the ack
-        assert json.loads(ack.body)["blocks"] == list(ephemeral.message.blocks)
+        await app.async_dispatch(request(command, FORM))  # respond(ephemeral)
+        [answered] = await fake_slack.wait_for("hook:cmd")
+        assert answered.body["blocks"] == list(ephemeral.message.blocks)
         click = action_body("gpufit_post", query, response_url=fake_slack.hook_url("post"))
         await app.async_dispatch(request(click, FORM))  # respond(in_channel)
         mention = mention_body(query, event_id="EvShared", ts="1700000000.000700")
         await app.async_dispatch(request(mention, JSON))  # chat.postMessage
-        [hook] = await fake_slack.wait_for("hook")
+        [hook] = await fake_slack.wait_for("hook:post")
         [post] = await fake_slack.wait_for("chat.postMessage")
         assert hook.body["blocks"] == post.body["blocks"] == list(public.message.blocks)
         assert await answer(services, query, top=5, ephemeral=False) is public  # still cached
@@ -134,43 +134,3 @@ class TestConcurrentAnswers:
                 client=services.client,
             )
             assert got == await answer(alone, q, top=5, ephemeral=True), q
-
-    async def test_answers_on_the_loop_equal_answers_computed_in_threads(
-        self, services: Services, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        """A small catalog's answers are computed on the event loop; each equals the answer
-        a worker thread computes for a catalog over the limit."""
-        offers, sources = bundled_catalog().offers, bundled_catalog().sources
-        services = replace(services, catalog=static_catalog(Catalog.of(offers, sources)))
-        for q in self.QUESTIONS:
-            fresh = Catalog.of(offers, sources)
-            alone = Services(
-                redis=services.redis,
-                catalog=static_catalog(fresh),
-                now=services.now,
-                client=services.client,
-            )
-            on_loop = await answer(services, q, top=5, ephemeral=True)
-            with monkeypatch.context() as m:
-                m.setattr(answers, "ON_LOOP_OFFERS", 0)
-                assert on_loop == await answer(alone, q, top=5, ephemeral=True), q
-
-    async def test_an_answer_now_equals_the_awaited_answer(self, services: Services) -> None:
-        """With the catalog at hand, answer_now gives the answer that answer awaits; without
-        it it gives none, and bad input is refused as answer refuses it."""
-        offers, sources = bundled_catalog().offers, bundled_catalog().sources
-        at_hand = Catalog.of(offers, sources)
-        services = replace(services, catalog_now=lambda: at_hand)
-        for q in self.QUESTIONS:
-            alone = Services(
-                redis=services.redis,
-                catalog=static_catalog(Catalog.of(offers, sources)),
-                now=services.now,
-                client=services.client,
-            )
-            got = answer_now(services, q, top=5, ephemeral=True)
-            assert got == await answer(alone, q, top=5, ephemeral=True), q
-        with pytest.raises(WorkloadError):
-            answer_now(services, "make it fast please", top=5, ephemeral=True)
-        services = replace(services, catalog_now=lambda: None)
-        assert answer_now(services, self.QUESTIONS[0], top=5, ephemeral=True) is None

@@ -17,6 +17,7 @@ from datetime import timedelta
 
 import pytest
 import redis.asyncio as aioredis
+from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
 from bot.alerts import WatchStore
@@ -38,7 +39,8 @@ __all__ = ["redis", "redis_server", "slack"]  # fixtures used by name below
 #: The host, place and kind of the pair these tests follow: spot n1-highmem-8 in asia-east1-a
 #: carries a P100 (1x, 0.6 USD/h: two outlier caveats) and two T4s (no caveat).
 SHARED = "gcp/n1-highmem-8/asia-east1/asia-east1-a/spot"
-BODY = {"team": {"id": "T1"}, "channel": {"id": "C1"}, "user": {"id": "U1"}}
+#: The clicker's ids, as Bolt's context carries them.
+CONTEXT = AsyncBoltContext(team_id="T1", channel_id="C1", user_id="U1")
 
 
 def real_rows() -> ParsedFeed:
@@ -70,7 +72,7 @@ async def click_watch(redis: aioredis.Redis, slack: FakeSlack, prices: Catalog, 
     await handle_watch_button(
         query="6B LoRA 10 hours",
         offer_key=key,
-        body=BODY,
+        context=CONTEXT,
         respond=AsyncRespond(response_url=slack.hook_url("button")),
         services=services(redis, slack, prices),
     )

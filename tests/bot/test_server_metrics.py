@@ -86,7 +86,9 @@ class TestMetricsEndpoint:
                 headers=signed_headers(mention, content_type=JSON),
             )
             assert r1.status_code == r2.status_code == 200
-            assert r1.json()["text"].startswith("gpufit: ")  # the answer is the ack
+            assert "Working on it" in r1.json()["text"]  # the answer follows at response_url
+            [answered] = await fake_slack.wait_for("hook")
+            assert answered.body["text"].startswith("gpufit: ")
             await fake_slack.wait_for("chat.postMessage")
             text = (await http.get(scrape_url + "/metrics")).text
         assert 'gpufit_slack_requests_total{kind="command"} 1.0' in text

@@ -1,21 +1,20 @@
-"""``/gpufit``: the answer in the ack when it is ready in time, else through ``response_url``."""
+"""``/gpufit``: ``help`` and ``gpus`` in the ack; anything else acked "Working on it…" at
+once and answered through ``response_url`` by Bolt's lazy listener."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from dataclasses import replace
 from typing import Any
 
-import pytest
 from slack_bolt.async_app import AsyncApp
 
 from bot.app import build_app
-from bot.listeners import commands
 from bot.render.short import SHORT_CHARS
 from bot.services import Services
 from bot.settings import Settings
-from recommender import Catalog
 from tests.bot.slack_requests import (
     FORM,
     USER_ID,
@@ -25,15 +24,6 @@ from tests.bot.slack_requests import (
     visible_chars,
 )
 from tests.fake_slack import FakeSlack
-
-
-@pytest.fixture(params=["catalog awaited", "catalog at hand"])
-def services(request: pytest.FixtureRequest, services: Services, catalog: Catalog) -> Services:
-    """Both ways a question gets its catalog: awaited (in a task, within the ack budget), and
-    at hand (answered without a task, as ``gpufit serve`` does between two price checks)."""
-    if request.param == "catalog at hand":
-        return replace(services, catalog_now=lambda: catalog)
-    return services
 
 
 def _app_with(settings: Settings, services: Services, **changes: Any) -> AsyncApp:
@@ -52,31 +42,48 @@ def _all_text(message: dict[str, Any]) -> str:
     return json.dumps(message.get("blocks", []), ensure_ascii=False) + message.get("text", "")
 
 
+_HOOKS = itertools.count()
+
+
+async def _ack_of(app: AsyncApp, fake: FakeSlack, text: str) -> tuple[dict[str, Any], str]:
+    """The ack of ``/gpufit text``, and the name of the response_url its reply goes to."""
+    name = f"cmd{next(_HOOKS)}"
+    body = command_body(text, response_url=fake.hook_url(name))
+    return _ack(await app.async_dispatch(request(body, FORM))), name
+
+
 async def _command(app: AsyncApp, fake: FakeSlack, text: str) -> dict[str, Any]:
-    body = command_body(text, response_url=fake.hook_url("cmd"))
-    return _ack(await app.async_dispatch(request(body, FORM)))
+    """What the user is answered: the ack says "Working on it…", and the lazy listener's
+    reply arrives at the command's response_url."""
+    ack, name = await _ack_of(app, fake, text)
+    assert ack["response_type"] == "ephemeral"
+    assert "Working on it" in ack["text"]
+    [hook] = await fake.wait_for(f"hook:{name}")
+    return hook.body
 
 
 class TestAsk:
-    async def test_the_ack_is_the_ephemeral_answer(
+    async def test_a_question_is_acked_at_once_then_answered_at_response_url(
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
-        """The short answer goes out in the ack itself; nothing is posted afterwards. Its first
-        block is the answer, then what was read, the table and the prices' source; it stays
-        under 1,500 characters (issue #39), the rest behind Details."""
-        ack = await _command(app, fake_slack, "llama-3-70b qlora on 2B tokens under $3k")
-        assert ack["response_type"] == "ephemeral"
-        assert ack["text"].startswith("gpufit: ")
-        first = ack["blocks"][0]["text"]["text"]
+        """The ack is "Working on it…"; the short answer follows at response_url, ephemeral,
+        as a new message. Its first block is the answer, then what was read, the table and
+        the prices' source; it stays under 1,500 characters (issue #39), the rest behind
+        Details."""
+        reply = await _command(app, fake_slack, "llama-3-70b qlora on 2B tokens under $3k")
+        assert reply["response_type"] == "ephemeral"
+        assert reply["replace_original"] is False
+        assert reply["text"].startswith("gpufit: ")
+        first = reply["blocks"][0]["text"]["text"]
         assert first.startswith("*Best: ")
         assert "in total" in first
         assert "$3,000 budget" in first
-        text = _all_text(ack)
+        text = _all_text(reply)
         for part in ("Llama 3 70B", "budget $3,000", "$/h", "total", "Prices:", "Details"):
             assert part in text, part
-        assert visible_chars(ack) <= SHORT_CHARS
+        assert visible_chars(reply) <= SHORT_CHARS
         await asyncio.sleep(0.05)
-        assert fake_slack.calls("hook") == []
+        assert len(fake_slack.calls("hook")) == 1
 
     async def test_the_answer_shows_three_to_five_ranked_options(
         self, app: AsyncApp, fake_slack: FakeSlack
@@ -109,51 +116,24 @@ class TestAsk:
         assert services.answers.misses == misses
         assert services.answers.hits >= 1
 
-    async def test_with_the_catalog_at_hand_nothing_is_awaited_for_it(
-        self,
-        settings: Settings,
-        fake_slack: FakeSlack,
-        services: Services,
-        catalog: Catalog,
+    async def test_a_slow_catalog_does_not_hold_the_ack(
+        self, settings: Settings, fake_slack: FakeSlack, services: Services
     ) -> None:
-        """Between two price checks a question is answered from the catalog at hand: the
-        catalog source (a Redis read when the window has passed) is not called."""
-        awaited: list[str] = []
-
-        async def counted() -> Catalog:
-            awaited.append("catalog")
-            return catalog
-
-        at_hand = _app_with(settings, services, catalog=counted, catalog_now=lambda: catalog)
-        ack = await _command(at_hand, fake_slack, "7B lora 3 days")
-        assert ack["text"].startswith("gpufit: ")
-        assert awaited == []
-        loading = _app_with(settings, services, catalog=counted, catalog_now=lambda: None)
-        assert (await _command(loading, fake_slack, "7B lora 4 days"))["text"].startswith("gpufit")
-        assert awaited == ["catalog"]
-
-    async def test_an_answer_past_the_ack_budget_is_acked_then_posted(
-        self,
-        settings: Settings,
-        fake_slack: FakeSlack,
-        services: Services,
-        monkeypatch: pytest.MonkeyPatch,
-    ) -> None:
-        """A slow answer (here: a catalog that takes longer than the budget to load) is acked
-        as "Working on it…" inside Slack's window and follows at response_url."""
-        monkeypatch.setattr(commands, "ACK_BUDGET_S", 0.05)
+        """The ack goes out before the catalog has loaded (here it takes 0.3 s); the answer
+        follows at response_url, and the work after the ack is drained at shutdown."""
         current = services.catalog
+        loaded = asyncio.Event()
 
         async def slow() -> Any:
             await asyncio.sleep(0.3)
+            loaded.set()
             return await current()
 
-        # Not at hand: to be loaded, slowly.
-        slow_app = _app_with(settings, services, catalog=slow, catalog_now=lambda: None)
-        ack = await _command(slow_app, fake_slack, "13B full finetune 2 days")
-        assert ack["response_type"] == "ephemeral"
+        slow_app = _app_with(settings, services, catalog=slow)
+        ack, name = await _ack_of(slow_app, fake_slack, "13B full finetune 2 days")
         assert "Working on it" in ack["text"]
-        [hook] = await fake_slack.wait_for("hook")
+        assert not loaded.is_set()
+        [hook] = await fake_slack.wait_for(f"hook:{name}")
         assert hook.body["response_type"] == "ephemeral"
         assert hook.body["replace_original"] is False
         assert hook.body["text"].startswith("gpufit: ")
@@ -164,15 +144,17 @@ class TestSubcommands:
     async def test_help_is_answered_in_the_ack(self, app: AsyncApp, fake_slack: FakeSlack) -> None:
         """``help`` (and an empty command) answer at once, with examples."""
         for text in ("help", ""):
-            ack = await _command(app, fake_slack, text)
+            ack, _ = await _ack_of(app, fake_slack, text)
             assert ack["response_type"] == "ephemeral"
             assert "/gpufit 13B full finetune 2 days" in _all_text(ack)
         assert fake_slack.calls("hook") == []
 
     async def test_gpus_lists_the_gpu_table(self, app: AsyncApp, fake_slack: FakeSlack) -> None:
         """``gpus`` answers at once with the GPUs gpufit knows."""
-        ack = await _command(app, fake_slack, "gpus")
+        ack, _ = await _ack_of(app, fake_slack, "gpus")
         text = _all_text(ack)
+        await asyncio.sleep(0.05)
+        assert fake_slack.calls("hook") == []
         assert "H100" in text
         assert "A100" in text
 
@@ -239,10 +221,7 @@ class TestBadInput:
         async def broken() -> Any:
             raise RuntimeError("catalog exploded")
 
-        def broken_now() -> Any:
-            raise RuntimeError("catalog exploded")
-
-        broken_app = _app_with(settings, services, catalog=broken, catalog_now=broken_now)
+        broken_app = _app_with(settings, services, catalog=broken)
         with caplog.at_level("ERROR"):
             text = _all_text(await _command(broken_app, fake_slack, "13B full finetune 2 days"))
         assert "Sorry, something went wrong" in text

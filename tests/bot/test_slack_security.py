@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Iterator
@@ -125,6 +126,20 @@ def _assert_defused(message: dict[str, Any]) -> None:
     assert not set("<>") & set(fallback), fallback
 
 
+async def _answered(app: AsyncApp, fake: FakeSlack, text: str) -> dict[str, Any]:
+    """``/gpufit text``: its ack (defused too), then the reply at its response_url."""
+    name = f"inj{next(_HOOKS)}"
+    body = command_body(text, response_url=fake.hook_url(name))
+    ack = json.loads((await app.async_dispatch(request(body, FORM))).body)
+    _assert_defused(ack)
+    [reply] = await fake.wait_for(f"hook:{name}")
+    reply_body: dict[str, Any] = reply.body
+    return reply_body
+
+
+_HOOKS = itertools.count()
+
+
 class TestInjection:
     @pytest.fixture
     def catalog(self) -> Catalog:
@@ -144,12 +159,11 @@ class TestInjection:
     ) -> None:
         """The user's own words come back as plain text or escaped, verbatim mrkdwn."""
         text = f"{payload} 7B lora 1 day {payload}"
-        body = command_body(text, response_url=fake_slack.hook_url())
-        ack = json.loads((await app.async_dispatch(request(body, FORM))).body)
-        _assert_defused(ack)
+        reply = await _answered(app, fake_slack, text)
+        _assert_defused(reply)
         echoes = [
             e["text"]
-            for b in ack["blocks"]
+            for b in reply["blocks"]
             if b["type"] == "context"
             for e in b["elements"]
             if e["type"] == "plain_text"
@@ -160,10 +174,9 @@ class TestInjection:
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
         """Provider, instance and region names from a feed are escaped in every mrkdwn text."""
-        body = command_body("7B lora 1 day", response_url=fake_slack.hook_url())
-        ack = json.loads((await app.async_dispatch(request(body, FORM))).body)
-        _assert_defused(ack)
-        assert "&lt;!channel&gt;" in json.dumps(ack["blocks"])
+        reply = await _answered(app, fake_slack, "7B lora 1 day")
+        _assert_defused(reply)
+        assert "&lt;!channel&gt;" in json.dumps(reply["blocks"])
 
     async def test_feed_fields_in_a_thread_reply_cannot_ping(
         self, app: AsyncApp, fake_slack: FakeSlack
@@ -178,9 +191,8 @@ class TestInjection:
         self, app: AsyncApp, fake_slack: FakeSlack
     ) -> None:
         """``prices`` shows feed names escaped too."""
-        body = command_body("prices H100", response_url=fake_slack.hook_url())
-        ack = json.loads((await app.async_dispatch(request(body, FORM))).body)
-        _assert_defused(ack)
+        reply = await _answered(app, fake_slack, "prices H100")
+        _assert_defused(reply)
 
 
 class TestEscapeMrkdwn:

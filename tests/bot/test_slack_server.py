@@ -44,10 +44,11 @@ async def base_url(app: AsyncApp, services: Services) -> AsyncIterator[str]:
 
 
 class TestEventsOverHttp:
-    async def test_a_slash_command_is_answered_in_the_ack(
+    async def test_a_slash_command_is_acked_then_answered(
         self, base_url: str, fake_slack: FakeSlack
     ) -> None:
-        """A signed command POSTed to /slack/events gets the ephemeral answer as its response."""
+        """A signed command POSTed to /slack/events is acked "Working on it…"; the ephemeral
+        answer follows at its response_url."""
         body = command_body("13B full finetune 2 days", response_url=fake_slack.hook_url())
         async with httpx.AsyncClient() as http:
             response = await http.post(
@@ -57,8 +58,9 @@ class TestEventsOverHttp:
             )
         assert response.status_code == 200
         assert response.json()["response_type"] == "ephemeral"
-        assert response.json()["text"].startswith("gpufit: ")
-        assert fake_slack.calls("hook") == []
+        assert "Working on it" in response.json()["text"]
+        [answered] = await fake_slack.wait_for("hook")
+        assert answered.body["text"].startswith("gpufit: ")
 
     async def test_a_mention_event_is_acked_and_answered_in_thread(
         self, base_url: str, fake_slack: FakeSlack
@@ -207,7 +209,9 @@ class TestServeProcess:
                     headers=signed_headers(body, content_type=FORM),
                 )
             assert response.status_code == 200
-            assert response.json()["text"].startswith("gpufit: ")
+            assert "Working on it" in response.json()["text"]
+            [answered] = await fake_slack.wait_for("hook", within_s=30)
+            assert answered.body["text"].startswith("gpufit: ")
             served_at = base.removeprefix("http://") + EVENTS_PATH
             assert f"serving Slack over HTTP on {served_at}" in log.read_text()
         finally:
@@ -285,7 +289,9 @@ class TestDraining:
                     headers=signed_headers(body, content_type=FORM),
                 )
                 assert response.status_code == 200
-                assert response.json()["text"].startswith("gpufit: ")
+                assert "Working on it" in response.json()["text"]
+                [answered] = await fake_slack.wait_for("hook")
+                assert answered.body["text"].startswith("gpufit: ")  # while draining
                 assert not task.done()
             signal.raise_signal(signal.SIGTERM)
             await asyncio.wait_for(task, 15)

@@ -7,11 +7,12 @@ from dataclasses import replace
 
 import pytest
 
+from recommender import providers
 from recommender.feeds.detect import parse_any
 from recommender.parsing.parse import parse_workload
 from recommender.pricing.catalog import Catalog
 from recommender.pricing.offers import Offer
-from recommender.pricing.sanity import is_opt_in_zone, screen
+from recommender.pricing.sanity import screen
 from recommender.ranking.caveats import CaveatKind, Severity
 from recommender.ranking.recommend import recommend
 from tests.factories import NOW, offer, workload
@@ -137,7 +138,10 @@ class TestMedianOutliers:
     ],
 )
 def test_opt_in_zone_names(zone: str, opt_in: bool) -> None:
-    assert is_opt_in_zone(zone) is opt_in
+    kind = providers.get("aws").opt_in_zone(zone)
+    assert (kind is not None) is opt_in
+    if opt_in:
+        assert kind == ("Wavelength" if "wl1" in zone else "Local")
 
 
 class TestOneRegionPerPrice:

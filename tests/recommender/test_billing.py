@@ -30,7 +30,9 @@ class TestRules:
     def test_unknown_provider_gets_the_conservative_default(self) -> None:
         """A provider without a rule is billed hourly with a one-hour minimum."""
         rule = rule_for("some-new-cloud")
-        assert rule is DEFAULT_RULE
+        assert rule.provider == "some-new-cloud"
+        assert rule.known is False
+        assert rule.source == DEFAULT_RULE.source
         assert rule.granularity_s == 3600
         assert rule.minimum_s == 3600
 
@@ -48,8 +50,8 @@ class TestRules:
     @pytest.mark.parametrize(
         ("provider", "said"),
         [
-            # The clouds whose own pages state no metering unit (billing_rules.py says what was
-            # searched for each); a cloud moves out of this list only with a sourced rule.
+            # The clouds whose own pages state no metering unit (each one's provider module
+            # says what was searched); a cloud moves out of this list only with a sourced rule.
             *(
                 (cloud, True)
                 for cloud in (

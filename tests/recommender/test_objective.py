@@ -261,7 +261,7 @@ class TestZeroOptionsSayWhy:
 
     def test_a_cloud_the_catalog_lacks(self) -> None:
         rec = recommend(workload(providers=frozenset({"cudo"})), catalog(H100_OD), now=NOW)
-        assert any("prices from cudo" in r for r in rec.empty_reasons)
+        assert any("prices from Cudo Compute" in r for r in rec.empty_reasons)
 
     def test_filters_that_leave_nothing(self) -> None:
         w = workload(regions=("eu",), duration_hours=10)

@@ -156,7 +156,7 @@ class TestSpotProvidersRegions:
             ("oracle", {"oci"}),
             ("paperspace", {"paperspace"}),
             ("fluidstack", {"fluidstack"}),
-            ("datacrunch", {"datacrunch", "verda"}),
+            ("datacrunch", {"verda"}),  # Verda was DataCrunch: one cloud, one id
             ("tensordock", {"tensordock"}),
             ("crusoe", {"crusoe"}),
             ("aws or gcp", {"aws", "gcp"}),

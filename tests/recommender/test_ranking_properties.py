@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from recommender.estimation.layouts import evaluate
 from recommender.gpus import get_gpu
+from recommender.pricing.costing import Option
 from recommender.pricing.economics import Economics
 from recommender.pricing.offers import Offer
 from recommender.ranking.recommend import rank_key, recommend
-from recommender.ranking.selection import Priced
 from recommender.workload import Method, Precision, SpotPolicy, Workload
 from tests.factories import (
     A100_GCP,
@@ -65,7 +65,7 @@ class TestHeadroom:
         plan = evaluate(workload(), get_gpu("H100-SXM-80GB"), gpus=8)
         base = plan.memory.total_gib - plan.memory.activations_gib
 
-        def with_use(frac: float) -> Priced:
+        def with_use(frac: float) -> Option:
             # Per-GPU use from the fixed states up to the whole usable memory.
             act = (plan.usable_gib - base) * frac
             p = replace(plan, memory=replace(plan.memory, activations_gib=act))
@@ -83,7 +83,8 @@ class TestHeadroom:
                 spot_worst_billed_hours=10.0,
                 tokens=tokens,
             )
-            return Priced(offer(), p, econ, cost)
+            # One node billed 10 h, no storage: the offer's price makes the expected cost.
+            return Option(offer(price_usd_per_hour=cost / 10), p, econ)
 
         lean, fat = sorted((low, high))
         lean_item, fat_item = with_use(lean), with_use(fat)

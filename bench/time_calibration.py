@@ -10,7 +10,8 @@ Figures only: nothing here is timed or asserted.
 
 ``--product`` costs each pretraining case as the product answers it instead: the layout search
 picks the strategy for the case's GPU and count (not the published TP/PP/EP), and the global
-batch comes from the rule of ``recommender/estimation/global_batch.py`` (not the published one).
+batch comes from the rule of ``recommender/estimation/global_batch.py`` (not the published one);
+the run's attention kernel is stated as a user would ("eager attention").
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from recommender.estimation.activations import Kernels
 from recommender.estimation.layouts import evaluate
 from recommender.estimation.parallelism import NO_PARALLEL, Parallel
 from recommender.estimation.steptime import step_time
@@ -30,7 +32,15 @@ from recommender.estimation.throughput import Network, peak_tflops, plan_step
 from recommender.gpus import IntraNode, get_gpu
 from recommender.models import Architecture, Block, lookup_model
 from recommender.pricing.offers import Fabric
-from recommender.workload import Method, Offload, Optimizer, Precision, Sharding, Workload
+from recommender.workload import (
+    MemorySavers,
+    Method,
+    Offload,
+    Optimizer,
+    Precision,
+    Sharding,
+    Workload,
+)
 
 CASES = Path(__file__).resolve().parent.parent / "tests/recommender/data/time_calibration.csv"
 
@@ -51,6 +61,8 @@ class Case:
     end_to_end: bool  # a whole run's wall-clock (else a steady-state benchmark)
     note: str
     high_confidence: bool = True  # the figure and the layout rest on no named assumption
+    flash: bool = True  # a fused attention kernel (``attention`` column: ``standard`` if not)
+    dropout: bool = False  # attention dropout on the unfused path (``standard+dropout``)
 
     @property
     def validation(self) -> bool:
@@ -64,7 +76,7 @@ def _arch(row: dict[str, str]) -> Architecture:
         assert arch is not None, row["model"]
         return arch
     hidden = int(row["hidden"])
-    heads = max(hidden // 128, 1)
+    heads = int(row.get("heads") or 0) or max(hidden // 128, 1)  # the stated heads, else 128-wide
     return Architecture(
         name=row["model"],
         params=round(float(row["params"])),
@@ -99,6 +111,12 @@ def load_cases(path: Path = CASES) -> list[Case]:
             optimizer=Optimizer.ADAMW,
             seq_len=int(row["seq_len"]),
             micro_batch=int(row["micro_batch"]),
+            # the run's attention kernel, as a user states it ("eager attention")
+            savers=MemorySavers(
+                flash_attention=False
+                if (row.get("attention") or "").startswith("standard")
+                else None
+            ),
         )
         strategy = Strategy(
             sharding=Sharding(row["sharding"]),
@@ -122,6 +140,8 @@ def load_cases(path: Path = CASES) -> list[Case]:
                 note=row["note"],
                 end_to_end=row["kind"] == "end-to-end",
                 high_confidence=row.get("confidence") != "low",
+                flash=not (row.get("attention") or "flash").startswith("standard"),
+                dropout=row.get("attention") == "standard+dropout",
             )
         )
     return cases
@@ -155,6 +175,7 @@ def estimate(case: Case) -> float:
         link=gpu.intra_node,
         fabric=case.fabric,
         global_batch_tokens=case.global_batch_tokens or None,
+        kernels=Kernels(flash_attention=case.flash, attention_dropout=case.dropout),
     )
     rate = step.tokens_per_second if case.end_to_end else step.steady_tokens_per_second
     return rate / case.gpus

@@ -216,6 +216,10 @@ class MemorySavers:
     compile: bool = False
     #: Saved activations move to host RAM during forward (torchtune OffloadActivations).
     activation_offload: bool = False
+    #: The attention kernel the user named: ``True`` a fused one (flash attention, SDPA),
+    #: ``False`` eager attention (s² scores kept and moved through HBM); ``None``: the
+    #: model's default (:class:`recommender.estimation.activations.Kernels`).
+    flash_attention: bool | None = None
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -235,6 +239,8 @@ class MemorySavers:
             out.append("torch.compile")
         if self.activation_offload:
             out.append("activation offloading")
+        if self.flash_attention is False:
+            out.append("eager attention (no fused kernel)")
         return tuple(out)
 
 

@@ -33,6 +33,7 @@ from bot.render.text import (
     money,
     per_btok_text,
     scaling_lines,
+    time_text,
     training_text,
 )
 from recommender import (
@@ -258,6 +259,7 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
         lines = ["*Memory (option 1):* " + e(memory_text(best))]
         lines.extend("• " + e(note) for note in best.notes)
         blocks.append(_section("\n".join(lines)))
+        blocks.append(_section("*Time (option 1):* " + e(time_text(rec.options[0], w))))
         blocks.append({"type": "divider"})
         for option in rec.options:
             watch = encode_watch_value(query, option.offer.key)

@@ -162,6 +162,7 @@ def time_doc(o: Option, workload: Workload) -> JSON:
             "offload": _r(b.offload_s, 5),
             "pipeline_bubble": _r(b.bubble_s, 5),
             "optimizer": _r(b.optimizer_s, 5),
+            "generation_and_host": _r(b.posttrain_s, 5),
         },
         "failures_frac": _r(b.failures_frac, 4),
         "checkpoint_eval_stalls_frac": _r(b.stalls_frac, 4),

@@ -23,6 +23,7 @@ from bot.render.text import (
     memory_text,
     money,
     scaling_lines,
+    time_text,
     tokens_text,
 )
 from recommender import (
@@ -152,7 +153,7 @@ def render_recommendation(rec: Recommendation) -> RenderableType:
         out.append(Text(note, style="dim"))
     more = rec.feasible - len(rec.options)
     hint = f"{more} more options: --top N; " if more > 0 else ""
-    out.append(Text(hint + "memory, layouts and reasons: --details", style="dim"))
+    out.append(Text(hint + "memory, time breakdown, layouts and reasons: --details", style="dim"))
     sources = _sources(rec.sources, rec.generated_at)
     if stale_prices(rec):
         sources.stylize("yellow")
@@ -178,6 +179,7 @@ def render_details(rec: Recommendation) -> RenderableType:
         out.append(Text(f"memory: {memory_text(best.plan)}"))
         for note in best.plan.notes:
             out.append(Text(f"  • {note}", style="dim"))
+        out.append(Text(f"time (option 1), {time_text(best, w)}"))
         work = _work_line(rec)
         if work is not None:
             out.append(work)

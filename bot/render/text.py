@@ -9,8 +9,12 @@ from __future__ import annotations
 import math
 
 from recommender import (
+    Fabric,
     HoursBasis,
+    IntraNode,
+    Network,
     Objective,
+    Offload,
     Option,
     Plan,
     Recommendation,
@@ -18,6 +22,7 @@ from recommender import (
     get_gpu,
     hours_text,
     providers_described,
+    time_breakdown,
 )
 
 __all__ = [
@@ -29,6 +34,7 @@ __all__ = [
     "money",
     "per_btok_text",
     "scaling_lines",
+    "time_text",
     "tokens_text",
     "training_text",
     "up_to_text",
@@ -147,3 +153,62 @@ def scaling_lines(rec: Recommendation) -> list[str]:
             f"{hours_text(option.wall_hours)} for {money(option.expected_cost_usd)}"
         )
     return out
+
+
+_LINK_NAMES = {IntraNode.NVLINK: "NVLink", IntraNode.BRIDGE: "NVLink bridges/PCIe"}
+_FABRIC_NAMES = {
+    Fabric.INFINIBAND: "InfiniBand",
+    Fabric.EFA: "EFA",
+    Fabric.ROCE: "RoCE",
+    Fabric.ETHERNET: "Ethernet",
+}
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.2f} s" if s >= 1 else f"{s * 1000:.0f} ms" if s >= 0.001 else f"{s * 1e6:.0f} µs"
+
+
+def _share(frac: float) -> str:
+    return f"{frac * 100:.1f} %" if frac >= 0.001 else "under 0.1 %"
+
+
+def time_text(option: Option, workload: Workload) -> str:
+    """Where the option's step time goes on its layout (compute, each kind of exposed
+    communication on the link or fabric it crosses, the pipeline bubble, the optimizer), the
+    run's stalls, and the global batch and efficiency the estimate assumed."""
+    plan, offer = option.plan, option.offer
+    b = time_breakdown(workload, plan, Network.of(offer))
+    par = plan.strategy.parallel
+    link = _LINK_NAMES.get(offer.link, "PCIe")
+    fabric = _FABRIC_NAMES.get(offer.fabric, link) if plan.nodes > 1 else link
+
+    def on(span: int) -> str:  # ranks within one node talk over its link, else the fabric
+        return link if span <= plan.gpus_per_node else fabric
+
+    parts = [f"compute {_seconds(b.compute_s)}"]
+    for label, degree, span, seconds in (
+        ("TP", par.tp, par.tp, b.tp_s),
+        ("CP", par.cp, par.tp * par.cp, b.cp_s),
+        ("EP", par.ep, par.ep, b.ep_s),
+        ("PP", par.pp, plan.gpus, b.pp_s),
+        ("DP", par.dp(plan.gpus), plan.gpus, b.dp_s),
+    ):
+        if degree > 1:
+            parts.append(f"{label} {_seconds(seconds)} on {on(span)}")
+    if plan.strategy.offload is not Offload.NONE:
+        parts.append(f"offload copies {_seconds(b.offload_s)} over PCIe")
+    if par.pp > 1:
+        parts.append(f"bubble {_seconds(b.bubble_s)}")
+    parts.append(f"optimizer {_seconds(b.optimizer_s)}")
+    if b.posttrain_s > 0.001 * b.compute_s:  # not float noise
+        parts.append(f"rollouts and host overhead {_seconds(b.posttrain_s)}")
+    total = b.compute_s + b.tp_s + b.cp_s + b.ep_s + b.pp_s + b.dp_s + b.offload_s
+    total += b.bubble_s + b.optimizer_s + b.posttrain_s
+    return (
+        f"a micro-step takes {_seconds(total)}: "
+        + ", ".join(parts)
+        + f"; checkpoints, evaluation and data stalls {b.stalls_frac * 100:.0f} % and failures "
+        f"{_share(b.failures_frac)} of the run; global batch "
+        f"{tokens_text(b.global_batch_tokens)} tokens ({b.micro_batches:.0f} micro-batches per "
+        f"step), matmuls at {b.efficiency * 100:.0f} % of the dense peak"
+    )

@@ -79,9 +79,14 @@ class Kernels:
     prevent higher than expected gradient memory usage"). LitGPT's LoRA recipe ran so until
     litgpt #2086 (2025-08), which shards the adapters apart under FSDP2; the default is the
     current behaviour (adapters' gradients only).
+
+    ``attention_dropout``: the unfused attention drops out its probabilities (Megatron-LM's
+    default ``--attention-dropout 0.1``), which costs step time
+    (:func:`recommender.estimation.efficiency.unfused_score_bytes`); current LLM recipes set 0.
     """
 
     flash_attention: bool | None = None
+    attention_dropout: bool = False
     chunked_loss: bool = False
     nf4_keeps_input: bool = False
     flat_frozen_grads: bool = False
@@ -90,6 +95,13 @@ class Kernels:
         if self.flash_attention is not None:
             return self.flash_attention
         return block is not Block.T5
+
+    def fused_for(self, workload: Workload) -> bool:
+        """Whether ``workload``'s attention runs in a fused kernel: the caller's choice, else
+        what the user said ("eager attention", "flash attention 2"), else the block's."""
+        if self.flash_attention is None and workload.savers.flash_attention is not None:
+            return workload.savers.flash_attention
+        return self.flash_for(workload.model.block)
 
 
 DEFAULT_KERNELS = Kernels()
@@ -201,7 +213,7 @@ def activations(workload: Workload, checkpointing: bool, kernels: Kernels) -> Ac
     s = workload.seq_len
     tokens = s * workload.micro_batch * SPECS[workload.objective].sequences
     b = _act_bytes(workload.precision)
-    full_layer = _layer_activation_bytes_per_token(m, b, flash=kernels.flash_for(m.block), s=s)
+    full_layer = _layer_activation_bytes_per_token(m, b, flash=kernels.fused_for(workload), s=s)
     if workload.precision is Precision.FP8_MIXED:  # TE keeps linear inputs in FP8 (fp8.py)
         full_layer -= fp8.activation_saving_per_token(fp8.recipe(workload.framework), m, b)
     if savers.compile:

@@ -4,8 +4,9 @@ By accelerator generation (inferred from the spec's id) and GEMM width: large ma
 an asymptotic share of the dense bf16 peak, narrower models less (memory-bound element-wise
 work and kernel overheads grow relative to the GEMMs as h shrinks); FP8 linears add an end-to-end
 speed-up measured by published runs, not the spec sheet's 2×; flash attention runs at about
-half the GEMM rate. The shares are HFU-style (executed FLOPs, recompute included), fitted on
-the pretraining rows of ``tests/recommender/data/time_calibration.csv`` (calibration set).
+half the GEMM rate, and attention without a fused kernel adds its scores' trips through HBM.
+The shares are HFU-style (executed FLOPs, recompute included), fitted on the pretraining rows
+of ``tests/recommender/data/time_calibration.csv`` (calibration set).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "dense_tflops",
     "fp8_speedup",
     "generation",
+    "unfused_score_bytes",
 ]
 
 
@@ -111,6 +113,27 @@ FP8_KNEE = 5800
 # fitted on llm-foundry rows at seq 8192 vs 2048
 ATTENTION_RELATIVE_RATE = 0.5
 FP8_GENERATIONS = frozenset({Generation.HOPPER, Generation.ADA, Generation.BLACKWELL})
+# Attention without a fused (flash) kernel — Megatron-LM before 2022, GPT-NeoX's "global"
+# attention, HF ``attn_implementation="eager"`` — runs QK^T and PV as batched GEMMs over the
+# whole s×s square (PaLM's 12·L·h·s, App. B: at the GEMM rate it costs what flash's causal half
+# costs at ``ATTENTION_RELATIVE_RATE``) and moves every score through HBM between kernels.
+# 16-bit bytes per score and layer, counted on Megatron-LM's path (fused scale-mask-softmax,
+# Korthikanti et al. 2022 §4.1 for the tensors kept): forward, QK^T writes the scores, the
+# softmax reads them and writes P, PV reads P (8); backward, dP is written, the softmax
+# backward reads P and dP and writes dS, the dQ and dK GEMMs read dS, the dV GEMM reads P (14).
+# Attention dropout (GPT-style blocks; Megatron-LM's default 0.1) reads and writes the scores
+# and writes or reads a 1-byte mask, in each pass (5).
+SCORE_BYTES_FORWARD = 8.0
+SCORE_BYTES_BACKWARD = 14.0
+SCORE_BYTES_DROPOUT = 5.0
+
+
+def unfused_score_bytes(*, checkpointing: bool, dropout: bool) -> float:
+    """HBM bytes per attention score and layer of one training step without a fused kernel
+    (recomputation runs the forward twice)."""
+    forward = SCORE_BYTES_FORWARD + (SCORE_BYTES_DROPOUT if dropout else 0.0)
+    backward = SCORE_BYTES_BACKWARD + (SCORE_BYTES_DROPOUT if dropout else 0.0)
+    return forward * (2 if checkpointing else 1) + backward
 
 
 def fp8_speedup(hidden: int) -> float:

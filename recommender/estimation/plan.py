@@ -183,7 +183,7 @@ def plan_notes(
         notes.append("counted with the memory savers stated: " + ", ".join(workload.savers.labels))
     if workload.objective is not Objective.SFT:
         notes.append(_against_sft(workload, strategy, mem, gpus=gpus, kernels=kernels))
-    if not kernels.flash_for(workload.model.block):
+    if not kernels.fused_for(workload):
         notes.append(
             "attention scores are materialised (no fused flash kernel): the s² term counts"
         )

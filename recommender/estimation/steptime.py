@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from recommender.estimation import finetune_speed
+from recommender.estimation.activations import DEFAULT_KERNELS, Kernels
 from recommender.estimation.efficiency import (
     ATTENTION_RELATIVE_RATE,
     FP8_GENERATIONS,
@@ -31,6 +32,7 @@ from recommender.estimation.efficiency import (
     dense_tflops,
     fp8_speedup,
     generation,
+    unfused_score_bytes,
 )
 from recommender.estimation.global_batch import FINETUNE_BATCH_TOKENS, default_batch_tokens
 from recommender.estimation.links import cross_pod_factor, link_gbs, node_nic_gbs
@@ -134,6 +136,7 @@ class TimeBreakdown:
     offload_s: float  # exposed host↔GPU copies of CPU offload
     bubble_s: float  # pipeline bubble, amortised per micro-step
     optimizer_s: float  # optimizer step (and CPU work), amortised per micro-step
+    posttrain_s: float  # rollout generation, GPUs set aside for it, an eager stack's CPU pace
     failures_frac: float  # wall-clock lost to failures and restarts
     stalls_frac: float  # wall-clock lost to checkpoint saves, evaluation and data stalls
     global_batch_tokens: float  # the batch assumed (stated, or the rule's)
@@ -217,6 +220,7 @@ class StepTime:
             offload_s=self.offload_s * share,
             bubble_s=self.bubble_s,
             optimizer_s=self.serial_s,
+            posttrain_s=max(self._step_s - self.busy_s - self.serial_s, 0.0),
             failures_frac=failures,
             stalls_frac=(1.0 - failures) * (1.0 - RUN_EFFICIENCY),
             global_batch_tokens=self.global_batch_tokens,
@@ -268,10 +272,13 @@ def step_time(
     fabric: Fabric,
     fabric_gbps: float | None = None,
     global_batch_tokens: float | None = None,
+    kernels: Kernels = DEFAULT_KERNELS,
 ) -> StepTime:
     """The micro-step of ``workload`` on ``gpus`` × ``gpu`` laid out as ``strategy``; a
     pretraining run without a stated ``global_batch_tokens`` gets the published-runs rule
-    (:func:`recommender.estimation.global_batch.pretrain_batch_tokens`)."""
+    (:func:`recommender.estimation.global_batch.pretrain_batch_tokens`); ``kernels`` says whether
+    the attention is fused (the memory model's rule,
+    :class:`recommender.estimation.activations.Kernels`)."""
     m = workload.model
     method, precision = workload.method, workload.precision
     ckpt = strategy.checkpointing
@@ -296,9 +303,13 @@ def step_time(
     compute_s = flops / (peak * efficiency) / replica
     passes = 3.0 if ckpt else 2.0
     launch_s = KERNEL_LAUNCH_S * KERNELS_PER_LAYER_PASS * (passes + 1) * m.layers / par.pp
+    hbm = gpu.mem_bandwidth_tbps * 1e12 * HBM_EFFICIENCY
+    if not kernels.fused_for(workload):  # every s×s score through HBM (efficiency.py)
+        scores = per_gpu_tokens * m.layers * m.heads * workload.seq_len
+        traffic = unfused_score_bytes(checkpointing=ckpt, dropout=kernels.attention_dropout)
+        compute_s += scores * traffic / hbm / replica
 
     # HBM: every pass (forward, recompute, backward) reads all the weights it multiplies
-    hbm = gpu.mem_bandwidth_tbps * 1e12 * HBM_EFFICIENCY
     w_bytes = precision.compute_bytes
     n_active = float(m.active_params)
     frozen_q = _block_linear_params(m) * n_active / m.params if method is Method.QLORA else 0.0

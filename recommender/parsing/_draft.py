@@ -78,6 +78,7 @@ class Draft:
     paged_optimizer: bool = False
     compile: bool | None = None
     activation_offload: bool | None = None
+    flash_attention: bool | None = None
     objective: Objective | None = None
     group_size: int | None = None
     precomputed_reference: bool | None = None
@@ -195,6 +196,7 @@ def _savers(st: Draft) -> MemorySavers:
         paged_optimizer=st.paged_optimizer,
         compile=bool(st.compile),
         activation_offload=bool(st.activation_offload),
+        flash_attention=st.flash_attention,
     )
 
 

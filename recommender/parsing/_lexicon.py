@@ -320,6 +320,21 @@ OPTIMIZER_IN_BACKWARD = _either(
 )
 PAGED = r"paged(?:[- ]optimi[sz]ers?)?"
 COMPILE = r"(?:with[- ])?torch[.-]?compiled?|compiled?"
+#: The attention kernel: fused ("flash attention 2", "flash_attention_2", "sdpa",
+#: "xformers") or not ("eager attention", "attn_implementation eager", "no flash attention").
+_ATTN = r"(?:attention|attn)"
+#: "flash attention 2", but not the 2 of "flash attention 2 days"
+_VERSION = r"(?:[-_]?v?[123]|[ ]v?[123](?! (?:days?|d|hours?|hrs?|h|weeks?|months?|epochs?)\b))"
+_FLASH = rf"flash[-_ ]?{_ATTN}{_VERSION}?|flash[-_ ]?attn{_VERSION}|fa[23]"
+FLASH_ATTENTION = _either(
+    rf"(?:with[- ]|using[- ])?(?:{_FLASH})",
+    rf"(?:with[- ]|using[- ])?(?:sdpa|xformers|memory[- ]efficient[- ]{_ATTN})(?:[- ]{_ATTN})?",
+)
+EAGER_ATTENTION = _either(
+    rf"(?:with[- ]|using[- ])?(?:eager|standard|vanilla|naive|unfused)[-_ ]{_ATTN}",
+    rf"{_ATTN}[-_ ]?implementation[-_ =]+eager",
+    rf"(?:no|without)[- ](?:{_FLASH}|flash)",
+)
 ACTIVATION_OFFLOAD = _either(
     r"(?:cpu[- ])?activations?[- ]offload(?:ing|ed)?(?:[- ]to[- ](?:the[- ])?cpu)?",
     r"offload(?:ing)?(?:[- ]the)?[- ]activations?(?:[- ]to[- ](?:the[- ])?cpu)?",

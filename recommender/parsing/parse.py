@@ -326,6 +326,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("fused loss", _rx(lex.FUSED_LOSS, _sets("loss", LossKernel.FUSED))),
     _Rule("optimizer in bwd", _rx(lex.OPTIMIZER_IN_BACKWARD, _sets("optimizer_in_backward", True))),
     _Rule("compile", _rx(lex.COMPILE, _sets("compile", True))),
+    _Rule("eager attention", _rx(lex.EAGER_ATTENTION, _sets("flash_attention", False))),
+    _Rule("flash attention", _rx(lex.FLASH_ATTENTION, _sets("flash_attention", True))),
     _Rule("activation offload", _rx(lex.ACTIVATION_OFFLOAD, _sets("activation_offload", True))),
     _Rule("objective", _rx(lex.OBJECTIVE, _objective)),
     *FRAMEWORK_RULES,

@@ -141,6 +141,20 @@ class TestRenderers:
         _ok(message)
         assert message.text.startswith("gpufit: ")
 
+    def test_details_show_the_time_breakdown_of_option_1(self) -> None:
+        """Issue #33 item 3 in Slack: the details (behind the short answer's Details button)
+        carry option 1's step by cause, each exposed communication on its link or fabric,
+        the bubble, the stalls, the global batch and the efficiency assumed."""
+        w = parse_workload("pretrain llama 3 70b on 256x H100 on 1T tokens", now=NOW)
+        rec = recommend(w, catalog(offer()), now=NOW)
+        message = render_recommendation(rec, query="pretrain llama 3 70b on 256x H100")
+        _ok(message)
+        texts = [b["text"]["text"] for b in message.blocks if b["type"] == "section"]
+        line = next(t for t in texts if t.startswith("*Time (option 1):*"))
+        for part in ("compute ", "TP ", "on NVLink", "on EFA", "optimizer ", "stalls ", "global"):
+            assert part in line, part
+        assert "% of the dense peak" in line
+
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(
         provider=NAMES,

@@ -91,6 +91,29 @@ class TestAsk:
             assert parts["pipeline_bubble"] >= 0
             assert 0 < t["checkpoint_eval_stalls_frac"] < 0.25
 
+    def test_details_show_the_time_breakdown_of_option_1(self) -> None:
+        """Issue #33 item 3, in the human answer: compute, each exposed communication on the
+        link or fabric it crosses, the bubble, the run's stalls, the global batch and the
+        efficiency assumed, for the chosen layout (TP8 × PP here, across nodes)."""
+        code, text = run_cli(
+            "ask", "pretrain llama 3.1 405b on 1024x H100 on 1T tokens", "--details"
+        )
+        assert code == EXIT_OK
+        flat = " ".join(text.split())
+        line = flat[flat.index("time (option 1)") :]
+        for part in ("compute ", "TP ", " on NVLink", "PP ", "DP ", "bubble ", "optimizer "):
+            assert part in line, part
+        for part in (
+            "stalls 20 %",
+            "failures ",
+            "global batch ",
+            "micro-batches",
+            "% of the dense",
+        ):
+            assert part in line, part
+        _, short = run_cli("ask", "pretrain llama 3.1 405b on 1024x H100 on 1T tokens")
+        assert "time breakdown" in short  # the short answer says where to find it
+
     def test_top_limits_the_options(self) -> None:
         """`--top 2` returns at most two options."""
         doc = _json("ask", "7B lora 10 hours", "--top", "2")

@@ -12,10 +12,11 @@ from recommender.estimation.estimate import estimate
 from recommender.estimation.layouts import evaluate, fit_on_nodes
 from recommender.estimation.memory import GIB, MemoryModel, estimate_memory
 from recommender.estimation.posttrain import SPECS, flops_multiplier, generation_bytes
-from recommender.estimation.steptime import hw_flops_per_token
+from recommender.estimation.steptime import hw_flops_per_token, step_time
 from recommender.estimation.strategies import Strategy, candidate_strategies
-from recommender.gpus import get_gpu
+from recommender.gpus import IntraNode, get_gpu
 from recommender.parsing.parse import parse_workload
+from recommender.pricing.offers import Fabric
 from recommender.workload import (
     LossKernel,
     MemorySavers,
@@ -99,6 +100,38 @@ class TestSavers:
         assert b.activations_gib < a.activations_gib
         assert b.cpu_offload_gib > 0
         assert a.activations_gib - b.activations_gib == pytest.approx(b.cpu_offload_gib)
+
+    @pytest.mark.parametrize(
+        ("phrase", "fused"),
+        [
+            ("eager attention", False),
+            ("attn_implementation=eager", False),
+            ("without flash attention", False),
+            ("flash attention 2", True),
+            ("flash_attention_2", True),
+            ("sdpa", True),
+        ],
+    )
+    def test_the_attention_kernel_is_read_from_the_text(self, phrase: str, fused: bool) -> None:
+        """A named kernel is understood (not ignored, not read as LoRA on attention)."""
+        w = parse_workload(f"gpt2 xl full finetune {phrase} 2 days")
+        assert w.savers.flash_attention is fused
+        assert w.ignored == ()
+        assert Kernels().fused_for(w) is fused
+
+    def test_eager_attention_keeps_the_scores_and_slows_the_step(self) -> None:
+        """Eager attention: the s² scores in memory (Korthikanti §4.1) and their trips
+        through HBM in the step; "flash attention 2" is the default's estimate."""
+        eager = parse_workload("pretrain gpt2 xl on 10B tokens eager attention")
+        flash = parse_workload("pretrain gpt2 xl on 10B tokens flash attention 2")
+        plain = parse_workload("pretrain gpt2 xl on 10B tokens")
+        assert one(eager) > one(flash) == one(plain)
+        kw = {"gpus": 1, "nodes": 1, "link": IntraNode.NVLINK, "fabric": Fabric.NONE}
+        gpu = get_gpu("A100-SXM-80GB")
+        slow = step_time(eager, gpu, PLAIN, **kw).seconds  # type: ignore[arg-type]
+        fast = step_time(flash, gpu, PLAIN, **kw).seconds  # type: ignore[arg-type]
+        assert slow > 1.2 * fast
+        assert fast == step_time(plain, gpu, PLAIN, **kw).seconds  # type: ignore[arg-type]
 
 
 class TestOffload:

@@ -30,6 +30,7 @@ from recommender.feeds import utc_now
 if TYPE_CHECKING:
     from bot.render.limits import Message
     from bot.settings import Settings
+    from recommender import Workload
 
 __all__ = ["main"]
 
@@ -44,6 +45,9 @@ TEXT_WIDTH = 80  # ours: the classic terminal width
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_BAD_INPUT = 2
+#: Answered, but a number or an amount of the question was not understood (listed under
+#: "ignored" and, in --json, the workload's "unread"): a script must not trust the answer.
+EXIT_UNREAD = 3
 
 EXAMPLES = """examples:
   gpufit ask "13B full finetune 2 days"
@@ -157,6 +161,18 @@ def _print_rich(out: TextIO, renderable: object) -> None:
     Console(file=out, width=width).print(renderable)
 
 
+def _exit_for(workload: Workload) -> int:
+    """0, or 3 when the answer was given without a number of the question (listed)."""
+    if workload.unread:
+        sys.stderr.write(
+            "gpufit: answered without these words, not understood: "
+            + ", ".join(workload.unread)
+            + '\n  say what each number is, as in "2 days", "$500", "on 2B tokens"\n'
+        )
+        return EXIT_UNREAD
+    return EXIT_OK
+
+
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     now = utc_now()
     text, workload = parse_question(args.text, args.model_config, now)
@@ -177,7 +193,7 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         from bot.render.terminal import render_details, render_recommendation
 
         _print_rich(out, (render_details if args.details else render_recommendation)(rec))
-    return EXIT_OK
+    return _exit_for(workload)
 
 
 def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
@@ -195,7 +211,7 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
         from bot.render.terminal import render_estimate
 
         _print_rich(out, render_estimate(est))
-    return EXIT_OK
+    return _exit_for(workload)
 
 
 def _cmd_launch(args: argparse.Namespace, out: TextIO) -> int:

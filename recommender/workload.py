@@ -26,6 +26,7 @@ __all__ = [
     "Objective",
     "Offload",
     "Optimizer",
+    "Phrase",
     "Precision",
     "Sharding",
     "SpotPolicy",
@@ -246,6 +247,23 @@ class MemorySavers:
 NO_SAVERS = MemorySavers()
 
 
+#: A value a phrase set: a number, a word, a flag.
+Value = str | float | bool
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """Words of the question that one rule read, and what they set: ``("2B tokens",
+    (("tokens", 2e9),))``. Every number of the question is in a phrase that set something,
+    or in :attr:`Workload.ignored` (issue #35 item 5: never a silent drop). ``sets`` names
+    the parser's fields (``tokens``, ``budget_usd``, ``examples``, ``steps``, ``objective``,
+    ...); ``note`` is the line a phrase that changes nothing added to ``assumed``;
+    ``restated`` marks a phrase that repeats a value already read."""
+
+    text: str
+    sets: tuple[tuple[str, Value], ...]
+
+
 class Urgency(StrEnum):
     """How the user weighed time against money in words (``cheapest``, ``asap``); the
     objective (:mod:`recommender.ranking.objective`) turns it into a value of a day."""
@@ -366,6 +384,11 @@ class Workload:
     #: exchange-rate table over :data:`recommender.pricing.fx.STALE_AFTER_DAYS` old.
     warnings: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
+    #: Each phrase a rule read and what it set, in the order of the question.
+    phrases: tuple[Phrase, ...] = ()
+    #: The words of :attr:`ignored` that hold a number or a currency: the answer was given
+    #: without them, so the CLI exits 3 (``bot.cli.EXIT_UNREAD``) and every face lists them.
+    unread: tuple[str, ...] = ()
     text: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:

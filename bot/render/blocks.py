@@ -34,6 +34,7 @@ from bot.render.text import (
     per_btok_text,
     scaling_lines,
     time_text,
+    training_text,
 )
 from recommender import (
     Caveat,
@@ -242,7 +243,7 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
     """
     w = rec.workload
     e = escape_mrkdwn
-    blocks: list[Block] = [_header(f"{w.model.name} · {w.method.label}"), _echo(query)]
+    blocks: list[Block] = [_header(f"{w.model.name} · {training_text(w)}"), _echo(query)]
     blocks.append(_section("*Workload:* " + e(describe_workload(w))))
     if w.assumed:
         blocks.append(_context("Assumed: " + e("; ".join(w.assumed))))
@@ -332,7 +333,7 @@ def render_recommendation(rec: Recommendation, *, query: str, ephemeral: bool = 
 
 def _fallback(rec: Recommendation) -> str:
     w = rec.workload
-    what = escape_mrkdwn(f"{w.model.name} {w.method.label}")
+    what = escape_mrkdwn(f"{w.model.name} {training_text(w)}")
     best = rec.best
     if best is None:
         return f"gpufit: no offer can run {what} as asked"

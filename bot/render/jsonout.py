@@ -65,6 +65,7 @@ def workload_doc(w: Workload) -> JSON:
             "tokens_per_audio_second": m.tokens_per_audio_second,
         },
         "method": w.method.value,
+        "algorithm": w.objective.value,
         "precision": w.precision.value,
         "optimizer": w.optimizer.value,
         "seq_len": w.seq_len,
@@ -98,6 +99,11 @@ def workload_doc(w: Workload) -> JSON:
         "assumed": list(w.assumed),
         "warnings": list(w.warnings),
         "ignored": list(w.ignored),
+        "unread": list(w.unread),
+        "phrases": [
+            {"text": p.text, "sets": [{"field": k, "value": v} for k, v in p.sets]}
+            for p in w.phrases
+        ],
     }
 
 

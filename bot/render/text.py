@@ -13,6 +13,7 @@ from recommender import (
     HoursBasis,
     IntraNode,
     Network,
+    Objective,
     Offload,
     Option,
     Plan,
@@ -35,6 +36,7 @@ __all__ = [
     "scaling_lines",
     "time_text",
     "tokens_text",
+    "training_text",
     "up_to_text",
 ]
 
@@ -87,8 +89,16 @@ def free_text(plan: Plan) -> str:
     return f"only {free:.1f} GiB free, under the {plan.margin_gib:.1f} GiB safety margin"
 
 
+def training_text(w: Workload) -> str:
+    """Which weights train, and with which algorithm when it is not plain SFT: ``LoRA``,
+    ``DPO · QLoRA`` (issue #35: the algorithm is its own field, shown beside the method)."""
+    if w.objective is Objective.SFT:
+        return w.method.label
+    return f"{w.objective.label} · {w.method.label}"
+
+
 def describe_workload(w: Workload) -> str:
-    parts = [w.model.name, w.method.label, w.precision.label, w.optimizer.value]
+    parts = [w.model.name, training_text(w), w.precision.label, w.optimizer.value]
     parts.append(f"seq {w.seq_len}, micro-batch {w.micro_batch}")
     if w.hardware is not None:
         count = w.hardware.count

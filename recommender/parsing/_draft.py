@@ -23,6 +23,7 @@ from recommender.estimation.frameworks import defaults as framework_defaults
 from recommender.estimation.posttrain import SPECS
 from recommender.models import Architecture
 from recommender.parsing import _lexicon as lex
+from recommender.parsing._scan import holds_quantity
 from recommender.workload import (
     Framework,
     HardwareRequest,
@@ -32,6 +33,7 @@ from recommender.workload import (
     Objective,
     Offload,
     Optimizer,
+    Phrase,
     Precision,
     Sharding,
     SpotPolicy,
@@ -123,6 +125,16 @@ class Draft:
     global_batch: int | None = None
     grad_accum: int | None = None
     steps: int | None = None
+    #: Work units (issue #35 item 3; recommender.parsing._rules_work): tokens per optimizer step,
+    #: hours of audio, an image's side in pixels, a named public dataset, and whether a
+    #: bare "batch 64" was said (the global batch when steps are given).
+    step_tokens: float | None = None
+    audio_hours: float | None = None
+    image_px: tuple[int, int] | None = None
+    dataset: str | None = None
+    bare_batch: bool = False
+    #: What each phrase a rule read set (Workload.phrases).
+    phrases: list[Phrase] = field(default_factory=list)
 
 
 _DEFAULT_PRECISION = {
@@ -412,6 +424,8 @@ def finish(st: Draft, text: str) -> Workload:
             readings=tuple(dict.fromkeys(st.notes)),
             warnings=tuple(dict.fromkeys(st.warnings)),
             ignored=ignored,
+            phrases=tuple(st.phrases),
+            unread=tuple(word for word in ignored if holds_quantity(word)),
             text=text,
         )
     except ValueError as exc:

@@ -35,9 +35,31 @@ _METHODS: dict[str, str] = {
     "samples": "samples",
     "examples": "examples",
     "conversations": "conversations",
+    # units and magnitudes (issue #35: "5 bilion tokns", "3 dayz"); a word and its plural
+    # read the same, so "weks" is not "as close to two names"
+    "tokens": "tokens",
+    "billion": "billion",
+    "million": "million",
+    "thousand": "thousand",
+    "trillion": "trillion",
+    "hours": "hours",
+    "days": "days",
+    "weeks": "weeks",
+    "week": "weeks",
+    "months": "months",
+    "month": "months",
+    "minutes": "minutes",
+    "epoch": "epochs",
+    "steps": "steps",
+    "pairs": "pairs",
+    "prompts": "prompts",
+    "images": "images",
 }
 #: Words that are never corrected: real words a few edits from a name.
-_KEEP: frozenset[str] = frozenset({"lord", "flora", "gamma", "glora", "full", "fully", "mini"})
+_KEEP: frozenset[str] = frozenset(
+    {"lord", "flora", "gamma", "glora", "full", "fully", "mini"}
+    | {"ours", "says", "ways", "pays", "dads", "stops", "sheets", "token", "pages", "times"}
+)
 
 
 _DIGITS = re.compile(r"[^0-9]")

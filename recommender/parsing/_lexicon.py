@@ -103,6 +103,7 @@ DURATION_HOURS: dict[str, float] = {
     "d": 24.0,
     "day": 24.0,
     "days": 24.0,
+    "dys": 24.0,  # a typo of "days" too short for the typo reader (recommender.parsing._fuzzy)
     "w": 168.0,
     "wk": 168.0,
     "wks": 168.0,

@@ -6,11 +6,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from dataclasses import fields
+from enum import Enum
 from typing import NamedTuple
 
 from recommender.errors import WorkloadError
+from recommender.models import Architecture
 from recommender.parsing._draft import Draft
-from recommender.parsing._scan import Tokens
+from recommender.parsing._scan import Tokens, holds_quantity
+from recommender.workload import Phrase, Value
 
 __all__ = [
     "Handler",
@@ -23,6 +27,8 @@ __all__ = [
     "_set",
     "_sets",
     "_whole",
+    "read_phrase",
+    "snapshot",
 ]
 
 Handler = Callable[[re.Match[str], tuple[str, ...], Draft], bool]
@@ -86,3 +92,49 @@ def _whole(value: float, low: float, high: float, raw: tuple[str, ...], what: st
     if not low <= value <= high or value != int(value):
         raise _bad(raw, f"{what} must be a whole number from {low:,.0f} to {high:,.0f}")
     return int(value)
+
+
+# ------------------------------------------------------------------ what a phrase set
+
+#: The fields a phrase states (not the context: the time, the script, the phrases).
+_STATED = tuple(f.name for f in fields(Draft) if f.name not in ("now", "cjk", "phrases"))
+#: Those that collect (lists and sets): copied, so that a later addition shows.
+_COLLECTED = frozenset(
+    f.name for f in fields(Draft) if f.name in _STATED and str(f.type).startswith(("list", "set"))
+)
+
+
+def snapshot(st: Draft) -> dict[str, object]:
+    """The draft's stated fields, copied so a later change shows (see :func:`read_phrase`)."""
+    out = {name: getattr(st, name) for name in _STATED}
+    for name in _COLLECTED:
+        out[name] = list(out[name])
+    return out
+
+
+def _value(value: object) -> Value:
+    if isinstance(value, Architecture):
+        return value.name
+    if isinstance(value, Enum):
+        return str(value.value)
+    if isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def read_phrase(st: Draft, before: dict[str, object], text: str) -> None:
+    """Record the phrase ``text`` a rule just read and what it changed since ``before``."""
+    sets: list[tuple[str, Value]] = []
+    for name, old in before.items():
+        new = getattr(st, name)
+        if isinstance(new, list | set):
+            added = [x for x in (sorted(new) if isinstance(new, set) else new) if x not in old]  # type: ignore[operator]
+            sets += [
+                (name.rstrip("s") if name in ("notes", "warnings") else name, _value(x))
+                for x in added
+            ]
+        elif new != old and new is not None:
+            sets.append((name, _value(new)))
+    if not sets and any(holds_quantity(word) for word in text.split(" ")):
+        sets.append(("restated", True))  # "1 epoch ... 1 epoch": the same value again
+    st.phrases.append(Phrase(text=text, sets=tuple(sets)))

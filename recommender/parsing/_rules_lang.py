@@ -174,6 +174,12 @@ def _currency(m: re.Match[str], st: Draft, raw: tuple[str, ...]) -> str:
     word = (groups.get("cur") or "").replace("-", " ")
     if word:
         return w.CURRENCY_WORDS.get(word) or {"rmb": "CNY"}.get(word, word.upper())
+    if not groups.get("sym"):  # "预算 5000": 元 or dollars? never a silent guess on money
+        raise WorkloadError(
+            f"{' '.join(raw)!r}: which currency is the budget in?",
+            not_understood=raw,
+            hint='Try: "预算5000元", "预算5000美元" or "budget $5000"',
+        )
     code = w.CURRENCY_SYMBOLS[groups["sym"]]
     if code != "?":
         return code

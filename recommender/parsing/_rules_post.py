@@ -75,13 +75,16 @@ _READ_ONLY = (
 )
 
 
-def _int(m: re.Match[str], raw: tuple[str, ...], what: str, high: float = 1e9) -> int:
-    value = _number(m["n"], raw) * (1024 if m.groupdict().get("k") else 1)
+def _int(
+    m: re.Match[str], raw: tuple[str, ...], what: str, high: float = 1e9, kilo: int = 1024
+) -> int:
+    """A whole number; ``k`` is 1,024 for a length ("4k tokens") and 1,000 for a count."""
+    value = _number(m["n"], raw) * (kilo if m.groupdict().get("k") else 1)
     return _whole(value, 1, high, raw, what)
 
 
-def _count(attr: str, what: str, high: float = 1e9) -> Handler:
-    return lambda m, raw, st: _set(st, attr, _int(m, raw, what, high))
+def _count(attr: str, what: str, high: float = 1e9, kilo: int = 1024) -> Handler:
+    return lambda m, raw, st: _set(st, attr, _int(m, raw, what, high, kilo))
 
 
 def _read_only(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -151,6 +154,10 @@ def _pairs(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     count = _number(m["n"], raw) * {"k": 1e3, "m": 1e6}.get(m["u"] or "", 1.0)
     if not 1 <= count <= 1e12:
         raise _bad(raw, "A dataset must have from 1 to 1T examples")
+    if m["ln"] is not None:  # "30k preference pairs at 2048 tokens": each sequence's length
+        length = _number(m["ln"], raw) * (1024 if m["lk"] else 1)
+        if not _set(st, "example_len", _whole(length, 1, 10_000_000, raw, "A pair's length")):
+            return False
     return _set(st, "examples", count)
 
 
@@ -215,14 +222,15 @@ RULES: tuple[_Rule, ...] = (
     _Rule(
         "N samples per prompt",
         _rx(
-            rf"{_N} (?:samples|completions|generations|rollouts|responses|answers) per prompt",
+            rf"{_N} (?:samples|completions|generations|rollouts|responses|answers)"
+            r"(?: per |/)prompt",
             _count("group_size", "A GRPO group size", 1024),
         ),
     ),
     _Rule(
         "rollout.n",
         _rx(
-            rf"{_KEY}(?:rollout[-_. ]n|n{_S}samples{_S}per{_S}prompt|num{_S}generations|"
+            rf"{_KEY}(?:rollout[-_. ]n|g|n{_S}samples{_S}per{_S}prompt|num{_S}generations|"
             rf"n{_S}generations|group{_S}size){_OF} ?{_N}",
             _count("group_size", "A GRPO group size", 1024),
         ),
@@ -234,8 +242,11 @@ RULES: tuple[_Rule, ...] = (
     _Rule(
         "N preference pairs",
         _rx(
-            r"(?P<n>[0-9]+(?:\.[0-9]+)?) ?(?P<u>k|m)? (?:preference|comparison|chosen-rejected|"
-            r"dpo|paired) (?:pairs|examples|samples|comparisons)",
+            r"(?:(?:on|over|with|of) )?"
+            r"(?P<n>[0-9]+(?:\.[0-9]+)?) ?(?P<u>k|m)? (?:preference|comparison|chosen[-/]rejected|"
+            r"dpo|paired) (?:pairs|examples|samples|comparisons)"
+            r"(?:(?: of| at| x| with| averaging| each)? (?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?"
+            r"[- ]?tok(?:en)?s?(?: each)?)?",
             _pairs,
         ),
     ),
@@ -258,8 +269,13 @@ RULES: tuple[_Rule, ...] = (
             rf"{_KEY}(?:max{_S})?(?:completion|response|generation|generate|output|answer)"
             rf"(?:{_S}max)?(?:{_S}len(?:gth)?)?(?:{_S}tokens)?{_OF} ?{_N}(?: tokens)?",
             rf"{_N}{_S}?tok(?:en)?s? (?:completions?|responses?|generations?)",
-            rf"{_N} (?:completion|response|generation|generated) tok(?:en)?s",
+            rf"{_N} (?:completion|response|generation|generated) (?:tok(?:en)?s|len(?:gth)?)",
+            rf"(?:completions?|responses?|generations?) (?:of|at|up to) {_N}[- ]?tok(?:en)?s",
             rf"generate{_S}max{_S}len ?{_N}",
+            rf"{_KEY}max{_S}new{_S}tok(?:en)?s{_OF} ?{_N}",  # HF generate's max_new_tokens
+            rf"{_N} max{_S}new{_S}tok(?:en)?s",
+            rf"{_N} max{_S}(?:completion|response|generation){_S}tok(?:en)?s",
+            rf"{_N} (?:completion|response)",  # "1k completion" (plural "8 completions": a group)
         ),
         _count("completion_len", "A completion length", 10_000_000),
     ),
@@ -272,12 +288,13 @@ RULES: tuple[_Rule, ...] = (
             _count("seq_len", "A sequence length", 10_000_000),
         ),
     ),
-    _Rule(
+    *_each(
         "prompt length",
-        _rx(
+        (
             rf"{_KEY}(?:max{_S})?prompt{_S}(?:max{_S})?len(?:gth)?{_OF} ?{_N}",
-            _count("prompt_len", "A prompt length", 10_000_000),
+            rf"max{_S}prompt{_OF} ?{_N}",
         ),
+        _count("prompt_len", "A prompt length", 10_000_000),
     ),
     _Rule(
         "per-device batch",
@@ -308,7 +325,7 @@ RULES: tuple[_Rule, ...] = (
         _rx(
             rf"{_KEY}(?:(?:global|effective|total|train|rollout)(?:{_S}train)?{_S}batch(?:{_S}size)?"
             rf"|gbs){_OF} ?{_N}",
-            _count("global_batch", "A global batch", 1e9),
+            _count("global_batch", "A global batch", 1e9, kilo=1000),
         ),
     ),
     *_each(
@@ -317,7 +334,7 @@ RULES: tuple[_Rule, ...] = (
             rf"{_N} (?:training |train |optimizer |gradient )?(?:steps|iterations|iters|updates)",
             rf"(?:max{_S})?(?:steps|iterations|iters){_OF} ?{_N}",
         ),
-        _count("steps", "A step count", 1e9),
+        _count("steps", "A step count", 1e9, kilo=1000),  # "10k steps": 10,000
     ),
     *_each(
         "eval set",

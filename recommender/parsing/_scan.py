@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from recommender.parsing import _words as _w
 
-__all__ = ["Tokens", "tokenize"]
+__all__ = ["Tokens", "holds_quantity", "tokenize"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,16 @@ _FOLD = str.maketrans({"’": "'", "‘": "'", "´": "'", "×": "x", "_": "-", "
 _DIGIT_COMMA = re.compile(r"(?<=[0-9]),(?=[0-9]{3})")
 _SPACES = re.compile(r"\s+")
 _CURRENCY = "$€£¥￥"  # kept on a token's edge: "€500", "500€"
+
+
+def holds_quantity(word: str) -> bool:
+    """Whether a word of the question holds a number or money: a digit in any script
+    ("3", "３"), a Chinese numeral ("两", "万") or a currency sign. Such a word is never
+    dropped: a rule reads it or the answer lists it as not understood (issue #35 item 5)."""
+    if any(ch.isdigit() or ch in _CURRENCY or ch in "￥" for ch in word):
+        return True
+    numerals = word.rstrip("".join(_w.CJK_CARD_COUNTERS))  # "两张": two cards
+    return bool(numerals) and all(ch in _NUMERALS for ch in numerals)
 
 
 def _keeps(word: str, at: int, *, leading: bool) -> bool:
@@ -78,8 +88,11 @@ def tokenize(text: str) -> Tokens:
 
 _CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff01-\uff0f"
 _CJK_RUN = re.compile(rf"[{_CJK}]+|[^{_CJK}]+")
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
 _NUMERALS = "".join((*_w.CJK_DIGITS, *_w.CJK_UNITS))
 _CJK_WORD = re.compile(
+    # a count of cards ("两张", "8块"), but not a magnitude and 块 ("1万块" is 10,000 yuan)
+    rf"(?![百千万萬亿億]+块)"
     rf"(?:[0-9]+|[{_NUMERALS}]+)(?:{'|'.join(sorted(_w.CJK_CARD_COUNTERS))})(?![{_NUMERALS}])"
     rf"|[{_NUMERALS}]+"
     rf"|{'|'.join(sorted(_w.CJK_WORDS, key=len, reverse=True))}"
@@ -94,35 +107,65 @@ def _split_cjk(word: str) -> list[str]:
         return [word]
     pieces: list[str] = []
     for run in _CJK_RUN.findall(word):
-        if "\u3400" <= run[0] <= "\u9fff" or run[0] in _NUMERALS:
+        if _CJK_CHAR.match(run[0]) or run[0] in _NUMERALS:
             pieces.extend(_CJK_WORD.findall(run))
         else:
             pieces.append(run)
-    # "2张": the digits come as their own run; join them with a counter that follows.
+    # "2张": the digits come as their own run; join them with a counter that follows, and
+    # "3万", "1.5亿", "￥3万" with the magnitude that follows (one amount, one token).
     joined: list[str] = []
     for piece in pieces:
-        if joined and joined[-1].isdigit() and piece in _w.CJK_CARD_COUNTERS:
+        last = joined[-1] if joined else ""
+        counter = last.isdigit() and piece in _w.CJK_CARD_COUNTERS
+        if counter or (_AMOUNT.fullmatch(last) and _MAGNITUDE.fullmatch(piece)):
             joined[-1] += piece
         else:
             joined.append(piece)
-    return [p for p in joined if p.strip()]
+    # full-width punctuation ("，", "。") separates, as ASCII punctuation does
+    return [p for p in joined if p.strip() and not all(_is_punct(c) for c in p)]
+
+
+def _is_punct(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "PZ"
+
+
+_UNIT_CHARS = "".join(_w.CJK_UNITS)
+_AMOUNT = re.compile(r"[$€£¥￥]?[0-9]+(?:\.[0-9]+)?")
+_MAGNITUDE = re.compile(rf"[{_UNIT_CHARS}]+")
+_DIGITS_MAGNITUDE = re.compile(
+    rf"(?P<sym>[$€£¥￥]?)(?P<n>[0-9]+(?:\.[0-9]+)?)(?P<u>[{_UNIT_CHARS}]+)"
+)
 
 
 def cjk_value(numerals: str) -> int | None:
-    """The value of a run of Chinese numerals: 两 → 2, 十二 → 12, 二十 → 20, 三万 → 30000."""
-    total, current = 0, None
+    """The value of a run of Chinese numerals: 两 → 2, 十二 → 12, 二十 → 20, 三万 → 30000,
+    十万 → 100000, 两万五千 → 25000, 一亿五千万 → 150000000. 十, 百 and 千 count within a
+    section; 万 and 亿 multiply the whole section before them."""
+    total, section, current = 0, 0, None
     for ch in numerals:
         if ch in _w.CJK_DIGITS:
             current = _w.CJK_DIGITS[ch] if current is None else current * 10 + _w.CJK_DIGITS[ch]
+        elif ch in _BIG_UNITS:
+            section += current or 0
+            total += (section or 1) * _w.CJK_UNITS[ch]
+            section, current = 0, None
         elif ch in _w.CJK_UNITS:
-            total += (1 if current is None else current) * _w.CJK_UNITS[ch]
+            section += (1 if current is None else current) * _w.CJK_UNITS[ch]
             current = None
         else:
             return None
-    return total + (current or 0)
+    return total + section + (current or 0)
+
+
+_BIG_UNITS = frozenset({"万", "萬", "亿", "億"})
 
 
 def _cjk_number(token: str) -> str | None:
+    if m := _DIGITS_MAGNITUDE.fullmatch(token):  # "3万" → 30000, "1.5亿" → 150000000
+        amount = float(m["n"])
+        for unit in m["u"]:
+            amount *= _w.CJK_UNITS[unit]
+        return m["sym"] + f"{amount:.15g}"
     counted = token[-1:] in _w.CJK_CARD_COUNTERS and len(token) > 1
     body = token[:-1] if counted else token
     if body.isascii() or not body:

@@ -51,7 +51,15 @@ CJK_DIGITS: dict[str, int] = {
     "八": 8,
     "九": 9,
 }
-CJK_UNITS: dict[str, int] = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "萬": 10_000}
+CJK_UNITS: dict[str, int] = {
+    "十": 10,
+    "百": 100,
+    "千": 1000,
+    "万": 10_000,
+    "萬": 10_000,
+    "亿": 100_000_000,
+    "億": 100_000_000,
+}
 
 #: Chinese words the tokenizer cuts a run of Chinese characters into (longest first); a
 #: character in none of them becomes a token of its own.
@@ -89,6 +97,11 @@ CJK_WORDS: tuple[str, ...] = (
     "万条",
     "轮",
     "个epoch",
+    "音频",
+    "语音",
+    "录音",
+    "偏好数据",
+    "偏好",
     "越便宜越好",
     "越快越好",
     "最便宜",
@@ -125,6 +138,20 @@ EXAMPLE_NOUNS = (
     "sequences",
     "images",
     "clips",
+    # what the examples are, as teams name them ("250k support tickets", "4k math problems")
+    "tickets",
+    "problems",
+    "questions",
+    "emails",
+    "articles",
+    "texts",
+    "posts",
+    "reviews",
+    "queries",
+    "tasks",
+    "demonstrations",
+    "trajectories",
+    "transcripts",
     "样本",
     "条数据",
     "条样本",
@@ -134,18 +161,32 @@ _COUNT_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, 
 COUNT_UNITS: dict[str, float] = {**_COUNT_UNITS, "万": 1e4}
 _LEN = r"(?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?[- ]?tok(?:en)?s?"
 _LEN2 = r"(?P<ln2>[0-9]+(?:\.[0-9]+)?) ?(?P<lk2>k)?[- ]?tok(?:en)?s?"
+#: Up to two words that say what the examples are ("12k instruction samples", "45k pref
+#: pairs", "80k thumbs-up/down examples"), but not a preposition or a unit of their own.
+ADJECTIVES = (
+    r"(?: (?!(?:of|on|over|for|at|with|x|in|and|or|epochs?|steps?|days?|hours?|tok(?:en)?s)"
+    r"(?: |$))[a-z][a-z0-9/-]*){0,2}?"
+)
 #: "100k samples", "100k samples of 512 tokens", "100k 512-token samples",
 #: "100k samples x 512 tokens", "100k samples, 512 tokens each".
 DATASET = (
     r"(?:(?:on|over|for|with|of|across) )?(?:a dataset of |dataset of )?"
-    rf"{NUM} ?(?P<u>{alt(COUNT_UNITS)})?(?: {_LEN2})? (?P<noun>{alt(EXAMPLE_NOUNS)})"
+    rf"{NUM} ?(?P<u>{alt(COUNT_UNITS)})?(?: {_LEN2})?{ADJECTIVES} (?P<noun>{alt(EXAMPLE_NOUNS)})"
     rf"(?:(?: of| x| at| with| averaging| avg| ~| each)? {_LEN}"
+    # "10k prompts, 512 token responses": that length is the completion's, not the prompt's
+    r"(?! (?:completions?|responses?|generations?|outputs?|answers?)(?: |$))"
     r"(?: each| per (?:example|sample|row|conversation|doc|document|record|sequence))?)?"
 )
 #: "512 tokens per example", "avg 1k tokens each".
 EXAMPLE_LENGTH = (
     r"(?:(?:avg|average|averaging|about|~|at) )?"
     rf"{_LEN} (?:each|per (?:example|sample|row|conversation|doc|document|record|sequence|item))"
+)
+#: "avg length 1.5k tokens", "each about 600 tokens", "mean 900 toks": one example's length
+#: with no "each" after it.
+EXAMPLE_LENGTH_AVG = (
+    r"(?:(?:avg|average|mean)(?:[- ](?:length|len|size))?(?: of| is)?|each(?: about| around| ~)?)"
+    rf" {_LEN}"
 )
 _EPOCH_WORD = r"(?:epochs?|passes|pass|轮|个epoch)"
 #: "3 epochs", "three epochs", "for 2 epochs", "3轮".
@@ -331,7 +372,7 @@ CURRENCY_WORDS: dict[str, str] = {
     "円": "JPY",
 }
 CURRENCY_SYMBOLS: dict[str, str] = {"€": "EUR", "£": "GBP", "¥": "?", "￥": "?"}
-_MONEY_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mm": 1e6, "million": 1e6, "万": 1e4}
+_MONEY_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mm": 1e6, "million": 1e6}
 MONEY_UNITS: dict[str, float] = _MONEY_UNITS
 _BUDGET = (
     r"(?:(?:budget|预算|have|got|spend|spending|under|below|max|maximum|up to|at most|less than"
@@ -348,7 +389,8 @@ MONEY_CURRENCY = (
 )
 #: A currency code first: "usd 500", "eur 3k", "cny 2万".
 MONEY_CODE_FIRST = rf"{_BUDGET}(?P<cur>usd|eur|gbp|cny|rmb|jpy) ?{NUM} ?(?P<u>{alt(MONEY_UNITS)})?"
-#: "预算 500" with no currency: dollars, as "budget 500" already is.
+#: "预算 500" with no currency: in a Chinese message 元 is as likely as dollars, so the
+#: rule asks which (:func:`recommender.parsing._rules_lang.h_money`).
 MONEY_CJK_BUDGET = rf"预算 {NUM} ?(?P<u>{alt(MONEY_UNITS)})?"
 
 # ------------------------------------------------------------------ nodes

@@ -34,6 +34,7 @@ from recommender.parsing import _rules_lang as lang
 from recommender.parsing import _rules_model as model
 from recommender.parsing import _rules_post as post
 from recommender.parsing import _rules_time as timing
+from recommender.parsing import _rules_work as work
 from recommender.parsing import _words as words
 from recommender.parsing._draft import Draft, finish
 from recommender.parsing._rulekit import (
@@ -46,6 +47,8 @@ from recommender.parsing._rulekit import (
     _set,
     _sets,
     _whole,
+    read_phrase,
+    snapshot,
 )
 from recommender.parsing._rules_framework import FRAMEWORK_RULES
 from recommender.parsing._rules_model import ask_back as ask_back_model
@@ -104,12 +107,21 @@ def _duration(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 
 def _micro_batch(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _whole(_number(m["n"], raw), 1, 65_536, raw, "Micro-batch")
-    return _set(st, "micro_batch", value)
+    if not _set(st, "micro_batch", value):
+        return False
+    # "batch 64" (not "micro-batch", not "per GPU"): with a step count it is the global
+    # batch (recommender.parsing._rules_work.settle)
+    st.bare_batch = m.group(0).startswith(("batch", "bs")) and "per" not in m.group(0)
+    return True
 
 
 def _lora_rank(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _whole(_number(m["n"], raw), 1, 4096, raw, "LoRA rank")
-    return _set(st, "lora_rank", value)
+    if not _set(st, "lora_rank", value):
+        return False
+    if m.group(0).startswith("lora") and st.method is None:  # "lora r=16" says LoRA too
+        st.method = Method.LORA
+    return True
 
 
 def _optimizer(value: Optimizer) -> Handler:
@@ -266,9 +278,11 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("tp N", _rx(lex.PARALLEL_DEGREE, _parallel_degree)),
     _Rule("3d parallel", _rx(lex.PARALLEL_SEARCH, _parallel_search)),  # "3d" is not 3 days
     _Rule("family + new size", lang.family_shape),
+    *work.RULES,  # work units: audio hours, images, steps at a batch, named datasets (#35)
     *post.RULES,  # practitioners' post-training and fine-tuning settings (issue #32)
     _Rule("N samples", _rx(words.DATASET, lang.h_dataset)),
     _Rule("N tokens each", _rx(words.EXAMPLE_LENGTH, lang.h_example_length)),
+    _Rule("avg N tokens", _rx(words.EXAMPLE_LENGTH_AVG, lang.h_example_length)),
     _Rule("N epochs", _rx(words.EPOCHS, lang.h_epochs)),
     _Rule("epochs N", _rx(words.EPOCHS_FIRST, lang.h_epochs)),
     _Rule("by friday", _rx(words.DEADLINE, timing.h_deadline)),
@@ -396,6 +410,7 @@ def parse_workload(
         toks = fixed
     ask_back_model(toks, unknown, st)
     lang.ask_back(toks, unknown, lambda t, i: _readable(t, i, now))
+    work.settle(st)
     post.settle(st)
     lang.settle(st)
     return finish(st, text)
@@ -422,8 +437,10 @@ def _read(
     unknown: list[int] = []
     i = 0
     while i < len(toks.raw):
+        before = snapshot(st)
         for rule in _RULES:
             if used := rule.match(toks, i, st):
+                read_phrase(st, before, " ".join(toks.raw[i : i + used]))
                 i += used
                 break
         else:

@@ -1,0 +1,379 @@
+"""Parser rules for the amount of work, in the units people state it (issue #35 item 3):
+hours of audio, images at a resolution, steps at a batch ("1000 steps at batch 64"),
+tokens per step, and "the whole of <a well-known dataset>"
+(:mod:`recommender.parsing._datasets`).
+
+Tokens, samples × length × epochs, preference pairs and prompts × samples are read by
+:mod:`recommender.parsing._rules_lang` and :mod:`recommender.parsing._rules_post`.
+:func:`settle` turns what these rules read into examples and their length before those
+modules' ``settle`` make a token budget of them; each step of the arithmetic is stated in
+the answer.
+
+Audio and images need a fact of the model: how many positions a second of audio or an
+image becomes (:func:`audio_positions_per_second`, :func:`image_positions`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from recommender.errors import WorkloadError
+from recommender.gpus import try_normalize
+from recommender.models import Architecture
+from recommender.parsing import _lexicon as lex
+from recommender.parsing._datasets import Dataset, Unit, find_dataset
+from recommender.parsing._draft import Draft
+from recommender.parsing._lexicon import NUM, alt
+from recommender.parsing._rulekit import _bad, _number, _Rule, _rx, _set, _whole
+from recommender.parsing._scan import Tokens
+from recommender.parsing._words import ADJECTIVES
+from recommender.workload import Objective
+
+__all__ = ["RULES", "audio_positions_per_second", "image_positions", "settle"]
+
+# ------------------------------------------------------------------ model facts
+#: Encoder positions per second of audio, by model family (the name's first word).
+#: Whisper: 80-channel log-mel frames every 10 ms, a stride-2 conv stem → 50 per second,
+#: 1,500 for its fixed 30 s window (Radford et al. 2022, §2.2). wav2vec 2.0 and HuBERT: a
+#: CNN feature encoder with a total stride of 320 samples at 16 kHz → 20 ms frames, 50 per
+#: second (Baevski et al. 2020, §2; Hsu et al. 2021 reuse the encoder).
+_AUDIO_RATE: dict[str, float] = {"whisper": 50.0, "wav2vec2": 50.0, "wav2vec": 50.0, "hubert": 50.0}
+#: Whisper pads or cuts every example to 30 s (Radford et al. 2022, §2.2); a model with no
+#: window of its own counts 30 s examples too (ours: the same unit for every speech model).
+_AUDIO_WINDOW_S = 30.0
+
+
+def audio_positions_per_second(model: Architecture) -> float | None:
+    """Positions a second of audio becomes for ``model``; ``None`` for a non-speech model.
+    (A per-model fact: to move into :mod:`recommender.models` with the speech families.)"""
+    first = model.name.split(" ")[0].split("-")[0].lower()
+    return _AUDIO_RATE.get(first)
+
+
+_PATCH = re.compile(r"^(?:CLIP )?ViT-[A-Za-z]+/(?P<p>[0-9]+)")
+
+
+def image_positions(model: Architecture, width: int, height: int) -> int | None:
+    """Positions a ``width`` × ``height`` image becomes: for a ViT, one per patch of the
+    size its name gives ("ViT-B/16") plus the class token (Dosovitskiy et al. 2021, §3.1);
+    ``None`` when the model's name gives no patch size."""
+    m = _PATCH.match(model.name)
+    if m is None:
+        return None
+    patch = int(m["p"])
+    return (width // patch) * (height // patch) + 1
+
+
+# ------------------------------------------------------------------ phrases
+
+_AUDIO_NOUN = (
+    r"(?:audio|speech|recordings?|voice|calls?|podcasts?|utterances|transcripts?|音频|语音|录音)"
+)
+#: "1000 hours of audio", "300 hours of transcribed speech", "50 hrs of call-center
+#: recordings", "1000h audio": an amount of data, not a run length.
+AUDIO = (
+    rf"(?:(?:on|over|with|of|for) )?{NUM} ?(?P<k>k)? ?(?:h|hrs?|hours?|小时|个小时)"
+    rf"(?: of(?: [a-z-]+){{0,2}}?| 的)? {_AUDIO_NOUN}(?: data)?"
+)
+_IMAGE_NOUN = r"(?:images?|photos?|pictures?|imgs?)"
+_COUNTS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9}
+_COUNT = alt(_COUNTS)
+#: "1.2M images at 224x224", "100k 224x224 images", "500k images at 384px resolution".
+IMAGES = (
+    rf"(?:(?:on|over|with|of) )?{NUM} ?(?P<u>{_COUNT})?"
+    r"(?: (?P<w1>[0-9]{2,5})(?:x(?P<h1>[0-9]{2,5})|[- ]?px))?"
+    rf"{ADJECTIVES} {_IMAGE_NOUN}"
+    r"(?: (?:at|of|@|in) (?P<w2>[0-9]{2,5})(?:x(?P<h2>[0-9]{2,5})|[- ]?px|[- ]pixels?|(?! tok))"
+    r"(?:[- ](?:resolution|res))?)?"
+)
+#: "at 384px", "224x224 resolution", "at 512x512": a resolution alone.
+RESOLUTION = (
+    r"(?:(?:at|@|resolution|res) )?(?P<w>[0-9]{2,5})(?:x(?P<h>[0-9]{2,5}))?"
+    r"(?:[- ]?px|[- ]pixels?)(?:[- ](?:resolution|res))?"
+    r"|(?:at|@|resolution|res) (?P<w3>[0-9]{2,5})x(?P<h3>[0-9]{2,5})(?:[- ](?:resolution|res))?"
+    r"|(?P<w4>[0-9]{2,5})x(?P<h4>[0-9]{2,5})"  # bare "384x384": see _resolution
+)
+#: "每条1000 tokens" (each example 1000 tokens), "每个样本 512 tokens".
+EACH_CJK = (
+    r"每 ?(?:条|个|个样本|样本|条数据|条样本) ?(?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?[- ]?"
+    r"(?:tok(?:en)?s?|个token)"
+)
+_STEPS = r"(?:training |optimizer )?(?:steps|iterations|iters|updates)"
+#: "1000 steps at batch 64", "200 steps at a global batch of 128 sequences of 2048 tokens".
+STEPS_AT_BATCH = (
+    rf"{NUM} ?(?P<k>k)? {_STEPS},? (?:at|with|of|x) (?:an? )?(?:global |effective |total )?"
+    r"(?:batch|bs|gbs)(?:[- ]size)?(?: of)? (?P<b>[0-9]+)"
+    r"(?: (?:sequences|seqs|samples|examples))?"
+    r"(?: of (?P<ln>[0-9]+) ?(?P<lk>k)?[- ]tok(?:en)?s?(?: (?:sequences|seqs|samples))?)?"
+)
+#: "2000 steps of 64 x 4096 tokens": steps of a batch of sequences of a length.
+STEPS_OF_BATCH_X_LEN = (
+    rf"{NUM} ?(?P<k>k)? {_STEPS},? (?:of|at|with) (?P<b>[0-9]+) ?x ?"
+    r"(?P<ln>[0-9]+) ?(?P<lk>k)?[- ]?tok(?:en)?s"
+)
+#: "batch of 128 prompts per step", "a global batch of 512 sequences".
+BATCH_OF = (
+    r"(?:an? )?(?:global |effective )?batch(?:[- ]size)? of (?P<b>[0-9]+) "
+    r"(?:prompts|sequences|seqs|samples|examples)(?: (?:per|each|a) (?:step|update|iteration))?"
+)
+#: "3万对偏好数据", "5000组偏好": preference pairs counted the Chinese way.
+PAIRS_CJK = rf"{NUM} ?(?:对|组)(?: ?(?:偏好数据|偏好|数据))?"
+#: "at 1M tokens per step", "4M tokens a batch".
+STEP_TOKENS = (
+    rf"(?:(?:at|with) )?{NUM} ?(?P<u>{alt(lex.TOKEN_UNITS)})? ?tok(?:en)?s"
+    r"(?: (?:per|a|an|each) |/)(?:step|batch|iteration|iter|update)"
+)
+#: "2k steps × 128 sequences × 2048 tokens" (a "×" between words is dropped as punctuation).
+STEPS_X_SEQUENCES = (
+    rf"{NUM} ?(?P<k>k)? {_STEPS},?(?: (?:x|of|at))? (?P<b>[0-9]+) "
+    r"(?:sequences|seqs|samples|examples)"
+    r"(?:(?: (?:x|of|at))? (?P<ln>[0-9]+) ?(?P<lk>k)?[- ]?tok(?:en)?s)?"
+)
+#: "the whole of", "all of", "the entire", "the full": a dataset's name follows.
+_WHOLE = ("the whole of", "whole of", "all of", "the entire", "entire", "the full", "full")
+_ON = ("on", "over", "with", "using")
+#: Names too common as words to read without "the whole of" or the dataset's own casing.
+_ONLY_AFTER_WHOLE = frozenset({"math", "pile"})
+_DATASET_NOUN = frozenset({"dataset", "set", "corpus", "data", "split", "train", "thing"})
+
+
+def _audio(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    hours = _number(m["n"], raw) * (1000 if m["k"] else 1)
+    if not 0 < hours <= 1e7:  # ours: 10M hours (1,141 years) is a typo, not a corpus
+        raise _bad(raw, "Hours of audio must be positive and at most 10M")
+    return _set(st, "audio_hours", hours)
+
+
+def _side(w: str | None, h: str | None, raw: tuple[str, ...]) -> tuple[int, int] | None:
+    if w is None:
+        return None
+    # ours: 8 px to 16k px a side, the range a training image is given in
+    width = _whole(float(w), 8, 16_384, raw, "An image side")
+    height = _whole(float(h), 8, 16_384, raw, "An image side") if h else width
+    return width, height
+
+
+def _images(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    count = _number(m["n"], raw) * _COUNTS.get(m["u"] or "", 1.0)
+    if not 1 <= count <= 1e12:  # the dataset bound of recommender.parsing._rules_lang
+        raise _bad(raw, "A dataset must have from 1 to 1T images")
+    side = _side(m["w1"], m["h1"], raw) or _side(m["w2"], m["h2"], raw)
+    if side is not None and not _set(st, "image_px", side):
+        return False
+    return _set(st, "examples", count)
+
+
+def _resolution(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    if m["w4"] is not None:
+        # bare "384x384" only when images were counted and it names no GPU ("16x4090" is
+        # sixteen RTX 4090s): both sides an image's, 64 px or more
+        if st.examples is None or try_normalize(m["h4"]) is not None:
+            return False
+        if min(int(m["w4"]), int(m["h4"])) < 64:
+            return False
+    side = (
+        _side(m["w"], m["h"], raw) or _side(m["w3"], m["h3"], raw) or _side(m["w4"], m["h4"], raw)
+    )
+    return _set(st, "image_px", side)
+
+
+def _each_cjk(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    length = _number(m["ln"], raw) * (1024 if m["lk"] else 1)
+    return _set(st, "example_len", _whole(length, 1, 1e7, raw, "An example length"))
+
+
+def _steps_at_batch(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    steps = _whole(_number(m["n"], raw) * (1000 if m["k"] else 1), 1, 1e9, raw, "A step count")
+    batch = _whole(_number(m["b"], raw), 1, 1e9, raw, "A global batch")
+    if not (_set(st, "steps", steps) and _set(st, "global_batch", batch)):
+        return False
+    if m["ln"] is not None:
+        length = _number(m["ln"], raw) * (1024 if m["lk"] else 1)
+        return _set(st, "example_len", _whole(length, 1, 1e7, raw, "A sequence length"))
+    return True
+
+
+def _batch_of(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    return _set(st, "global_batch", _whole(_number(m["b"], raw), 1, 1e9, raw, "A global batch"))
+
+
+def _pairs_cjk(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    count = _whole(_number(m["n"], raw), 1, 1e12, raw, "A count of pairs")
+    return _set(st, "examples", float(count))
+
+
+def _step_tokens(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    value = _number(m["n"], raw) * lex.TOKEN_UNITS.get(m["u"] or "", 1.0)
+    if not 1 <= value <= 1e10:  # ours: 625× Llama 3's 16M-token batch
+        raise _bad(raw, "Tokens per step must be from 1 to 10B")
+    return _set(st, "step_tokens", value)
+
+
+def _dataset(toks: Tokens, i: int, st: Draft) -> int:
+    """``the whole of Alpaca``, ``on all of UltraChat 200k``, ``on the Pile``: the dataset's
+    published size. After "the whole of" or "all of" a name we do not know is asked about."""
+    norm, j = toks.norm, i
+    if norm[j] in _ON and j + 1 < len(norm):
+        j += 1
+    whole = ""
+    for phrase in _WHOLE:
+        words = tuple(phrase.split(" "))
+        if norm[j : j + len(words)] == words:
+            whole, j = phrase, j + len(words)
+            break
+    if j < len(norm) and norm[j] == "the" and j + 1 < len(norm):
+        j += 1
+    found = find_dataset(norm[j:])
+    if found is None:
+        if whole in ("the whole of", "whole of", "all of") and j < len(norm):
+            _ask_unknown(toks, j)
+        return 0
+    dataset, span = found
+    if not whole and norm[j] in _ONLY_AFTER_WHOLE:
+        cased = toks.raw[j] == dataset.name  # "MATH", as the dataset is written
+        the_pile = norm[j] == "pile" and j > i and norm[j - 1] == "the"
+        if not (cased or the_pile):
+            return 0
+    end = j + span
+    while end < len(norm) and norm[end] in _DATASET_NOUN:
+        end += 1
+    end = _restated(toks, end, dataset)
+    if not _apply(dataset, st):
+        return 0
+    return end - i
+
+
+_RESTATED = re.compile(
+    r"(?:all |the )?(?P<n>[0-9]+(?:\.[0-9]+)?) ?(?P<u>h|hrs?|hours|[kmbt]|bn|billion|trillion)?"
+    r"(?: (?:of )?(?:audio|speech|tok(?:en)?s|images|examples|samples|pairs|prompts|rows))?(?= |$)"
+)
+
+
+def _restated(toks: Tokens, end: int, dataset: Dataset) -> int:
+    """Past the dataset's size when the question restates it: "LibriSpeech (all 960
+    hours)", "SlimPajama 627B tokens". A different figure is left for the rules to read."""
+    if end >= len(toks.norm):
+        return end
+    m = _RESTATED.match(toks.text, toks.starts[end])
+    if m is None:
+        return end
+    unit = m["u"] or ""
+    scale = lex.TOKEN_UNITS.get(unit, 1.0) if unit[:1] not in ("h", "") else 1.0
+    if abs(float(m["n"]) * scale - dataset.size) > 0.02 * dataset.size:
+        return end
+    return toks.index_after(m.end())
+
+
+def _ask_unknown(toks: Tokens, j: int) -> None:
+    word, after = toks.norm[j], toks.norm[j + 1] if j + 1 < len(toks.norm) else ""
+    if word in lex.FILLER or word in ("our", "my", "your", "it", "them"):
+        return
+    looks_named = any(c in word for c in "-_/.") or after in ("", *_DATASET_NOUN)
+    if looks_named:
+        raise WorkloadError(
+            f"I don't know the dataset {toks.raw[j]!r}, so I can't tell how big it is.",
+            not_understood=(toks.raw[j],),
+            hint='Say its size: "on 50k samples of 512 tokens" or "on 2B tokens".',
+        )
+
+
+def _apply(dataset: Dataset, st: Draft) -> bool:
+    if dataset.unit is Unit.TOKENS:
+        taken = _set(st, "tokens", dataset.size)
+    elif dataset.unit is Unit.AUDIO_HOURS:
+        taken = _set(st, "audio_hours", dataset.size)
+    else:
+        taken = _set(st, "examples", dataset.size)
+    if not taken or not _set(st, "dataset", dataset.name):
+        return False
+    st.notes.append(f"{dataset.name}: {dataset.size:,.0f} {dataset.unit.value} ({dataset.source})")
+    return True
+
+
+RULES: tuple[_Rule, ...] = (
+    _Rule("the whole of a dataset", _dataset),
+    _Rule("N hours of audio", _rx(AUDIO, _audio)),
+    _Rule("N images at WxH", _rx(IMAGES, _images)),
+    _Rule("at 384px", _rx(RESOLUTION, _resolution)),
+    _Rule("N steps at batch B", _rx(STEPS_AT_BATCH, _steps_at_batch)),
+    _Rule("N steps of B x L tokens", _rx(STEPS_OF_BATCH_X_LEN, _steps_at_batch)),
+    _Rule("N steps x B sequences", _rx(STEPS_X_SEQUENCES, _steps_at_batch)),
+    _Rule("batch of N prompts", _rx(BATCH_OF, _batch_of)),
+    _Rule("3万对偏好数据", _rx(PAIRS_CJK, _pairs_cjk)),
+    _Rule("N tokens per step", _rx(STEP_TOKENS, _step_tokens)),
+    _Rule("每条 N tokens", _rx(EACH_CJK, _each_cjk)),
+)
+
+
+# ------------------------------------------------------------------ settle
+
+
+def settle(st: Draft) -> None:
+    """Steps, audio and images → examples and their length; runs before
+    :func:`recommender.parsing._rules_post.settle` and
+    :func:`recommender.parsing._rules_lang.settle`."""
+    rollouts = st.objective in (Objective.GRPO, Objective.PPO)
+    if st.step_tokens is not None and (st.steps is None or st.tokens is not None):
+        st.notes.append(
+            f"read {st.step_tokens:,.0f} tokens per step: not used, "
+            + ("a token budget was stated" if st.tokens is not None else "say how many steps")
+        )
+    if st.steps is not None and st.step_tokens is not None and st.tokens is None:
+        st.tokens = min(st.steps * st.step_tokens, 1e15)
+        st.notes.append(f"{st.steps:,} steps × {st.step_tokens:,.0f} tokens per step")
+        st.steps = None  # counted: not again as steps × batch
+    if st.steps is not None and st.bare_batch and st.global_batch is None and st.micro_batch:
+        st.global_batch, st.micro_batch = st.micro_batch, None
+        st.notes.append(
+            f"read 'batch {st.global_batch}' as the global batch (sequences per optimizer "
+            "step), as a step count was given; say `micro-batch 4` for a GPU's share"
+        )
+    if st.steps is not None and st.examples is not None and st.step_tokens is None:
+        # a dataset size was stated too: it counts the work, so the steps are said unused
+        st.notes.append(
+            f"{st.steps:,} steps read; the work is counted from the dataset size stated, not "
+            "from the steps"
+        )
+    if st.steps is not None and st.example_len is None and st.seq_len and not rollouts:
+        st.example_len = st.seq_len
+        st.notes.append(f"each step's sequences are seq {st.seq_len} tokens long")
+    if st.audio_hours is not None and st.model is not None:  # no model: finish() asks for one
+        _settle_audio(st, st.model, st.audio_hours)
+    if st.image_px is not None and st.model is not None:
+        width, height = st.image_px
+        per = image_positions(st.model, width, height)
+        if per is None:
+            st.notes.append(
+                f"{width}×{height} images: {st.model.name} has no patch size we know, so an "
+                "image counts as its default length (say `seq N` to change)"
+            )
+        elif st.example_len is None:
+            st.example_len = per
+            st.seq_len = st.seq_len or per
+            st.notes.append(f"a {width}×{height} image is {per:,} positions for {st.model.name}")
+        else:
+            st.notes.append(
+                f"{width}×{height} images: not used, an example length was stated "
+                f"({st.example_len:,} tokens)"
+            )
+
+
+def _settle_audio(st: Draft, model: Architecture, hours: float) -> None:
+    rate = audio_positions_per_second(model)
+    if rate is None:
+        raise WorkloadError(
+            f"{hours:g} hours of audio: {model.name} is not a speech model I know the frame rate "
+            "of, so I can't tell how many tokens that is.",
+            hint='Try: "whisper-large-v3 on 1000 hours of audio", or say tokens: "on 2B tokens"',
+        )
+    positions = model.default_seq or round(rate * _AUDIO_WINDOW_S)
+    window = positions / rate
+    examples = hours * 3600 / window
+    if not _set(st, "examples", examples):
+        st.notes.append(f"{hours:g} h of audio ignored: a dataset size was stated too")
+        return
+    st.example_len = st.example_len or positions
+    st.notes.append(
+        f"{hours:,.6g} h of audio = {examples:,.0f} examples of {window:g} s × "
+        f"{rate:g} positions/s ({positions:,} each, {model.name})"
+    )

@@ -30,7 +30,7 @@ FILLER: frozenset[str] = frozenset(
 )
 
 #: Count words accepted before a GPU: "single gpu", "two H100s".
-NUMBER_WORDS: dict[str, int] = {
+GPU_COUNT_WORDS: dict[str, int] = {
     "single": 1,
     "one": 1,
     "two": 2,

@@ -1,8 +1,11 @@
 """More word tables for the workload parser: dataset sizes, durations and deadlines in words,
 money in other currencies, node counts, and Chinese.
 
-Kept apart from :mod:`recommender.parsing._lexicon` so that file stays small; the rules that use
-these live in :mod:`recommender.parsing._rules_lang`. Patterns run over the normalised text (see
+:mod:`recommender.parsing._lexicon` holds the terse forms ("2B tokens", "$3k", "36h",
+model, method and GPU words); this module the words people write around them: dataset sizes
+and epochs, durations and calendar deadlines in words, currencies other than the dollar,
+node counts, and Chinese. The rules that use these live in :mod:`recommender.parsing._rules_lang`
+and :mod:`recommender.parsing._rules_time`. Patterns run over the normalised text (see
 :mod:`recommender.parsing._scan`): case-folded tokens joined by single spaces.
 """
 

@@ -226,8 +226,8 @@ def _hardware(toks: Tokens, i: int, st: Draft) -> int:
     explicit, rest, word = False, "", norm[j]
     if m := _COUNT_X.fullmatch(word):
         count, explicit, rest, j = _number(m[1], toks.raw[i : j + 1]), True, m[2], j + 1
-    elif _INT.fullmatch(word) or word in lex.NUMBER_WORDS:
-        count = lex.NUMBER_WORDS.get(word) or _number(word, toks.raw[i : j + 1])
+    elif _INT.fullmatch(word) or word in lex.GPU_COUNT_WORDS:
+        count = lex.GPU_COUNT_WORDS.get(word) or _number(word, toks.raw[i : j + 1])
         j += 1
         if j < n and norm[j] == "x":
             explicit, j = True, j + 1

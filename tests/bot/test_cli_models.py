@@ -13,30 +13,13 @@ import pytest
 
 from bot.cli import EXIT_BAD_INPUT, EXIT_OK
 from tests.bot.cli_helpers import run_cli
+from tests.recommender.test_hf_config import LLAVA
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs/schema/recommendation-v1.schema.json").read_text())
 
-# Shape fields of llava-hf/llava-1.5-7b-hf config.json, under another name
-FOO_VL = {
-    "_name_or_path": "acme/foo-vl-7b",
-    "model_type": "llava",
-    "text_config": {
-        "model_type": "llama",
-        "num_hidden_layers": 32,
-        "hidden_size": 4096,
-        "num_attention_heads": 32,
-        "intermediate_size": 11008,
-        "vocab_size": 32064,
-    },
-    "vision_config": {
-        "hidden_size": 1024,
-        "intermediate_size": 4096,
-        "num_hidden_layers": 24,
-        "patch_size": 14,
-        "image_size": 336,
-    },
-}
+# llava-hf/llava-1.5-7b-hf config.json's shape fields, under a name gpufit does not know
+FOO_VL = {"_name_or_path": "acme/foo-vl-7b", **LLAVA}
 
 
 def _ask(*argv: str) -> dict[str, Any]:

@@ -33,21 +33,16 @@ __all__ = ["RULES", "audio_positions_per_second", "image_positions", "settle"]
 
 # ------------------------------------------------------------------ model facts
 #: Encoder positions per second of audio, by model family (the name's first word).
-#: Whisper: 80-channel log-mel frames every 10 ms, a stride-2 conv stem → 50 per second,
-#: 1,500 for its fixed 30 s window (Radford et al. 2022, §2.2). wav2vec 2.0 and HuBERT: a
-#: CNN feature encoder with a total stride of 320 samples at 16 kHz → 20 ms frames, 50 per
-#: second (Baevski et al. 2020, §2; Hsu et al. 2021 reuse the encoder).
-_AUDIO_RATE: dict[str, float] = {"whisper": 50.0, "wav2vec2": 50.0, "wav2vec": 50.0, "hubert": 50.0}
 #: Whisper pads or cuts every example to 30 s (Radford et al. 2022, §2.2); a model with no
 #: window of its own counts 30 s examples too (ours: the same unit for every speech model).
 _AUDIO_WINDOW_S = 30.0
 
 
 def audio_positions_per_second(model: Architecture) -> float | None:
-    """Positions a second of audio becomes for ``model``; ``None`` for a non-speech model.
-    (A per-model fact: to move into :mod:`recommender.models` with the speech families.)"""
-    first = model.name.split(" ")[0].split("-")[0].lower()
-    return _AUDIO_RATE.get(first)
+    """Positions a second of audio becomes for ``model`` (its
+    :attr:`~recommender.architecture.Architecture.tokens_per_audio_second`, from the model
+    table); ``None`` for a model that takes no audio."""
+    return model.tokens_per_audio_second or None
 
 
 _PATCH = re.compile(r"^(?:CLIP )?ViT-[A-Za-z]+/(?P<p>[0-9]+)")
@@ -57,10 +52,12 @@ def image_positions(model: Architecture, width: int, height: int) -> int | None:
     """Positions a ``width`` × ``height`` image becomes: for a ViT, one per patch of the
     size its name gives ("ViT-B/16") plus the class token (Dosovitskiy et al. 2021, §3.1);
     ``None`` when the model's name gives no patch size."""
-    m = _PATCH.match(model.name)
-    if m is None:
-        return None
-    patch = int(m["p"])
+    patch = model.patch_px
+    if not patch or model.vision_params:  # a VLM resizes or tiles images its own way
+        m = _PATCH.match(model.name)
+        if m is None:
+            return None
+        patch = int(m["p"])
     return (width // patch) * (height // patch) + 1
 
 

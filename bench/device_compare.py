@@ -72,7 +72,9 @@ def _workload(setting: dict[str, Any]) -> Workload:
         micro_batch=int(setting["micro_batch"]),
         lora_rank=16,
         lora_targets=targets,
-        framework=Framework.HF,
+        # PEFT's fp32 adapters cast each input (HF's stack); bf16 adapters move what
+        # torchtune's LoRALinear does
+        framework=Framework.HF if setting.get("fp32_adapters", True) else Framework.TORCHTUNE,
     )
 
 
@@ -175,13 +177,15 @@ def main(argv: list[str]) -> None:
         else:
             print(f"{r.name + status:36s} mem {mem:26s} alloc {alloc:14s} step {step}")
     print()
+    training = [r for r in table if r.estimated_reserved]
     for label, part in (
-        ("training", [r for r in table if r.estimated_reserved]),
+        ("full-weight training", [r for r in training if not r.name.startswith("lora")]),
+        ("LoRA training", [r for r in training if r.name.startswith("lora")]),
         ("generate", [r for r in table if not r.estimated_reserved and r.estimated_step_s]),
     ):
         steps = [abs(r.estimated_step_s / r.measured_step_s - 1) for r in part]
         line = f"{label}: {len(part)} cases, step median |error| {statistics.median(steps):.0%}"
-        if label == "training":
+        if label != "generate":
             mems = [abs(r.estimated_reserved / r.measured_reserved - 1) for r in part]
             line += f", reserved memory median |error| {statistics.median(mems):.0%}"
         print(line)

@@ -33,6 +33,7 @@ from recommender.gpus import IntraNode, get_gpu
 from recommender.models import Architecture, Block, lookup_model
 from recommender.pricing.offers import Fabric
 from recommender.workload import (
+    Framework,
     MemorySavers,
     Method,
     Offload,
@@ -104,6 +105,7 @@ def load_cases(path: Path = CASES) -> list[Case]:
     lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if not ln.startswith("#")]
     cases = []
     for row in csv.DictReader(lines):
+        stack = (row.get("stack") or "").split()
         workload = Workload(
             model=_arch(row),
             method=Method(row["method"]),
@@ -115,8 +117,11 @@ def load_cases(path: Path = CASES) -> list[Case]:
             savers=MemorySavers(
                 flash_attention=False
                 if (row.get("attention") or "").startswith("standard")
-                else None
+                else None,
+                compile="compile" in stack,
             ),
+            # the stack the run names, where the row says ("torchtune compile")
+            framework=Framework(stack[0]) if stack and stack[0] != "compile" else None,
         )
         strategy = Strategy(
             sharding=Sharding(row["sharding"]),

@@ -308,6 +308,9 @@ def step_time(
         scores = per_gpu_tokens * m.layers * m.heads * workload.seq_len
         traffic = unfused_score_bytes(checkpointing=ckpt, dropout=kernels.attention_dropout)
         compute_s += scores * traffic / hbm / replica
+    # LoRA's adapters beside the frozen layers: elementwise traffic no GEMM hides
+    adapters = finetune_speed.adapter_bytes_per_token(workload, checkpointing=ckpt)
+    compute_s += per_gpu_tokens * adapters / hbm / replica
 
     # HBM: every pass (forward, recompute, backward) reads all the weights it multiplies
     w_bytes = precision.compute_bytes

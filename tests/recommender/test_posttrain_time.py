@@ -14,11 +14,13 @@ from recommender.estimation.finetune_speed import (
     LOAD_GBS,
     SAVE_GBS,
     START_S,
+    adapter_bytes_per_token,
     eval_tokens,
     run_overhead_s,
     time_range,
 )
 from recommender.estimation.rollout import HF_STEP_S, decode_seconds, engine, engine_batch
+from recommender.estimation.steptime import step_time
 from recommender.estimation.strategies import Strategy
 from recommender.estimation.throughput import Network, flops_per_token, peak_tflops, plan_step
 from recommender.estimation.topology import LayoutSearch, Plan
@@ -26,6 +28,7 @@ from recommender.gpus import IntraNode, get_gpu
 from recommender.parsing.parse import parse_workload
 from recommender.pricing.billing import RULES
 from recommender.pricing.economics import Economics, economics
+from recommender.pricing.offers import Fabric
 from recommender.workload import (
     Framework,
     Method,
@@ -515,3 +518,39 @@ class TestPhysicalFloor:
         tph = plan_step(w, found, NVLINK).tokens_per_second * 3600
         econ = economics(w, found, rule=RULES["aws"], spot=False, tokens_per_hour=tph)
         assert econ.hours >= cal.floor_hours(w, H100.id, gpus)
+
+
+class TestAdapterTraffic:
+    """LoRA's adapters beside the frozen layers move elementwise traffic no GEMM hides."""
+
+    def test_peft_casts_cost_more_than_bf16_adapters_and_unsloth_fuses_them(self) -> None:
+        w = workload(method=Method.LORA, framework=Framework.HF)
+        peft = adapter_bytes_per_token(w, checkpointing=False)
+        plain = adapter_bytes_per_token(
+            replace(w, framework=Framework.TORCHTUNE), checkpointing=False
+        )
+        fused = adapter_bytes_per_token(
+            replace(w, framework=Framework.UNSLOTH), checkpointing=False
+        )
+        assert peft > 1.5 * plain > 0
+        assert fused == 0.0
+        assert adapter_bytes_per_token(workload(), checkpointing=False) == 0.0  # full weights
+
+    def test_recomputation_and_more_targets_add_traffic(self) -> None:
+        w = workload(method=Method.LORA, framework=Framework.HF)
+        assert adapter_bytes_per_token(w, checkpointing=True) > adapter_bytes_per_token(
+            w, checkpointing=False
+        )
+        attention = replace(w, lora_targets="attention")
+        assert adapter_bytes_per_token(attention, checkpointing=False) < adapter_bytes_per_token(
+            w, checkpointing=False
+        )
+
+    def test_the_traffic_lengthens_the_step_of_a_large_micro_batch(self) -> None:
+        w = workload(method=Method.LORA, framework=Framework.HF, micro_batch=4)
+        strategy = Strategy(Sharding.DDP, Offload.NONE, False)
+        h200 = get_gpu("H200-SXM-141GB")
+        args = {"gpus": 1, "nodes": 1, "link": IntraNode.NVLINK, "fabric": Fabric.NONE}
+        peft = step_time(w, h200, strategy, **args).compute_s
+        fused = step_time(replace(w, framework=Framework.UNSLOTH), h200, strategy, **args)
+        assert peft > fused.compute_s * 1.1

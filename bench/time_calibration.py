@@ -11,7 +11,9 @@ Figures only: nothing here is timed or asserted.
 ``--product`` costs each pretraining case as the product answers it instead: the layout search
 picks the strategy for the case's GPU and count (not the published TP/PP/EP), and the global
 batch comes from the rule of ``recommender/estimation/global_batch.py`` (not the published one);
-the run's attention kernel is stated as a user would ("eager attention").
+the run's attention kernel and, where its source states it, full activation recomputation are
+stated as a user would ("eager attention", "activation checkpointing"): they are the run's
+recipe, not its layout.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import csv
 import statistics
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from recommender.estimation.activations import Kernels
@@ -63,6 +65,7 @@ class Case:
     high_confidence: bool = True  # the figure and the layout rest on no named assumption
     flash: bool = True  # a fused attention kernel (``attention`` column: ``standard`` if not)
     dropout: bool = False  # attention dropout on the unfused path (``standard+dropout``)
+    recompute_stated: bool = False  # the source states full recomputation (``checkpointing`` 1)
 
     @property
     def validation(self) -> bool:
@@ -121,7 +124,7 @@ def load_cases(path: Path = CASES) -> list[Case]:
         strategy = Strategy(
             sharding=Sharding(row["sharding"]),
             offload=Offload.NONE,
-            checkpointing=row["checkpointing"] == "1",
+            checkpointing=row["checkpointing"] in ("1", "assumed"),
             parallel=parallel(row.get("parallel")),
         )
         cases.append(
@@ -142,6 +145,7 @@ def load_cases(path: Path = CASES) -> list[Case]:
                 high_confidence=row.get("confidence") != "low",
                 flash=not (row.get("attention") or "flash").startswith("standard"),
                 dropout=row.get("attention") == "standard+dropout",
+                recompute_stated=row["checkpointing"] == "1",
             )
         )
     return cases
@@ -155,10 +159,11 @@ def estimate_product(case: Case) -> tuple[float, str] | None:
     """The product's tokens/s per GPU for ``case``: searched layout, the batch by the rule
     (``None`` when the search finds no layout that fits)."""
     gpu = get_gpu(case.gpu_id)
-    plan = evaluate(case.workload, gpu, gpus=case.gpus, gpus_per_node=case.gpus_per_node)
+    workload = replace(case.workload, checkpointing=True if case.recompute_stated else None)
+    plan = evaluate(workload, gpu, gpus=case.gpus, gpus_per_node=case.gpus_per_node)
     if not plan.fits:
         return None
-    step = plan_step(case.workload, plan, Network(gpu.intra_node, case.fabric))
+    step = plan_step(workload, plan, Network(gpu.intra_node, case.fabric))
     rate = step.tokens_per_second if case.end_to_end else step.steady_tokens_per_second
     return rate / case.gpus, plan.strategy.describe(plan.gpus)
 

@@ -20,7 +20,9 @@ Memory (memory.md §2, §6; Korthikanti et al. 2022):
 
 The search (:func:`auto_layouts`) keeps tensor parallelism inside a node and only over
 NVLink, grows it before adding pipeline stages across nodes, and gives the rest to data
-parallelism; long sequences try context parallelism first.
+parallelism; long sequences try context parallelism first, mixtures of experts expert
+parallelism (alone, then under pipelines) before tensor parallelism; a pipeline whose global
+batch leaves few micro-batches per stage tries the interleaved 1F1B schedule first.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from recommender.estimation.global_batch import MICROBATCHES_PER_STAGE, default_batch_tokens
 from recommender.models import Architecture
 from recommender.workload import Workload
 
@@ -50,6 +53,10 @@ __all__ = [
 CP_MIN_SEQ = 16_384
 #: Largest tensor-parallel degree: one 8-GPU HGX/DGX board (Megatron-LM keeps TP ≤ 8).
 MAX_TP = 8
+#: Layers per virtual stage of an interleaved pipeline: one, as NeMo 24.07's pretraining
+#: recipes mostly run it (Llama 2 13B PP4 VP10, Llama 2 70B PP4 VP20, Nemotron-22B PP4 VP10,
+#: Nemotron-340B PP8 VP12; GPT-3 175B PP8 VP6 has two; performance summary).
+INTERLEAVE_LAYERS_PER_STAGE = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,26 +194,63 @@ def _divisors(n: int, cap: int) -> list[int]:
     return [d for d in range(2, min(n, cap) + 1) if n % d == 0]
 
 
+def _pipelines(workload: Workload, base: Parallel, gpus: int) -> list[Parallel]:
+    """``base`` with ``base.pp`` stages: under the interleaved 1F1B schedule first when the
+    global batch leaves each pipeline fewer than ``MICROBATCHES_PER_STAGE`` micro-batches per
+    stage (the batch rule's ceiling binds, as for Llama 3 405B at 16,384 GPUs: m = p = 16,
+    interleaved; Dubey et al. 2024 §3.3.2) and the stages hold more than one layer, one layer
+    per virtual stage (``INTERLEAVE_LAYERS_PER_STAGE``); then plain 1F1B, which holds fewer
+    micro-batches' activations (Korthikanti et al. 2022 §4.2.3)."""
+    m = workload.model
+    vp = m.layers // base.pp // INTERLEAVE_LAYERS_PER_STAGE
+    pipelines = base.dp(gpus)
+    per_round = pipelines * workload.micro_batch * workload.seq_len
+    micro_batches = default_batch_tokens(workload, base, gpus) / per_round
+    if vp < 2 or micro_batches >= MICROBATCHES_PER_STAGE * base.pp:
+        return [base]
+    return [replace(base, vp=vp), base]
+
+
+def _expert_layouts(workload: Workload, *, gpus: int, gpus_per_node: int) -> list[Parallel]:
+    """A mixture of experts' expert-parallel splits, cheapest first: EP 2, 4, … (powers of
+    two dividing the experts) inside the node (the all-to-all on NVLink), then across nodes
+    (each GPU's NIC, as DeepSeek-V3's EP64 over 8 nodes); then the same EP degrees under
+    pipelines of 2, 3, … stages. The EP ranks are data-parallel ranks (Megatron-Core,
+    torchtitan), so EP must divide them."""
+    m = workload.model
+    eps = [e for e in (2**i for i in range(1, 31)) if e <= gpus and m.experts % e == 0]
+    out = [Parallel(ep=e) for e in eps]
+    for p in _divisors(gpus, m.layers):
+        for e in (e for e in eps if (gpus // p) % e == 0):
+            out += _pipelines(workload, Parallel(pp=p, ep=e), gpus)
+    return out
+
+
 def auto_layouts(
     workload: Workload, *, gpus: int, gpus_per_node: int, nvlink: bool
 ) -> tuple[Parallel, ...]:
     """Model-parallel splits to try on this layout, cheapest first, none of them trivial.
 
-    Long sequences try context parallelism inside the node first; then tensor parallelism
+    Long sequences try context parallelism inside the node first; a mixture of experts then
+    tries expert parallelism (:func:`_expert_layouts`, NVLink only); then tensor parallelism
     2, 4, ... up to the node (NVLink only); then, at the largest tensor degree, pipeline
-    stages (degrees dividing what is left, fewest first, each at least one layer).
+    stages (degrees dividing what is left, fewest first, each at least one layer), each
+    interleaved first where the batch leaves few micro-batches (:func:`_pipelines`).
     """
     m = workload.model
     out: list[Parallel] = []
     if workload.seq_len >= CP_MIN_SEQ:
         out += [Parallel(cp=c) for c in _divisors(gpus, gpus_per_node) if c & (c - 1) == 0]
+    if m.experts > 1 and nvlink:
+        out += _expert_layouts(workload, gpus=gpus, gpus_per_node=gpus_per_node)
     top = 1
     if nvlink:
         t = 2
         while t <= min(gpus_per_node, MAX_TP, gpus) and gpus % t == 0 and m.heads % t == 0:
             out.append(Parallel(tp=t))
             top, t = t, 2 * t
-    out += [Parallel(tp=top, pp=p) for p in _divisors(gpus // top, m.layers)]
+    for p in _divisors(gpus // top, m.layers):
+        out += _pipelines(workload, Parallel(tp=top, pp=p), gpus)
     return tuple(out)
 
 

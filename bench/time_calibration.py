@@ -6,7 +6,7 @@ tokens/s per GPU, the estimate, and the error, then median |error| and the share
 ±35 % for the whole set, for the published runs alone and for the llm-foundry rows.
 Figures only: nothing here is timed or asserted.
 
-    .venv/bin/python -m bench.time_calibration [--markdown] [--product]
+    .venv/bin/python -m bench.time_calibration [--product] [--markdown]
 
 ``--product`` costs each pretraining case as the product answers it instead: the layout search
 picks the strategy for the case's GPU and count (not the published TP/PP/EP), and the global
@@ -242,9 +242,13 @@ GROUPS: dict[str, Callable[[Case], bool]] = {
 }
 
 
-def product(cases: list[Case]) -> None:
-    """Print the product path's error per pretraining case and the group summaries."""
+def product(cases: list[Case], *, markdown: bool = False) -> None:
+    """Print the product path's error per pretraining case (a Markdown table with
+    ``markdown``) and the group summaries."""
     rows = []
+    if markdown:
+        print("| case | set | conf. | published tok/s/GPU | product | error | layout chosen |")
+        print("|---|---|---|---|---|---|---|")
     for c in cases:
         if c.workload.method is not Method.PRETRAIN:
             continue
@@ -254,7 +258,13 @@ def product(cases: list[Case]) -> None:
             continue
         e = error(got[0], c.published)
         rows.append((c, e))
-        print(f"{c.name:32s} {c.published:10.0f} {got[0]:10.0f} {e:+6.0%}   {got[1]}")
+        if markdown:
+            kind = "validation" if c.validation else "calibration"
+            conf = "high" if c.high_confidence else "low"
+            cells = f"{c.published:,.0f} | {got[0]:,.0f} | {e:+.0%} | {got[1]}"
+            print(f"| {c.name} | {kind} | {conf} | {cells} |")
+        else:
+            print(f"{c.name:32s} {c.published:10.0f} {got[0]:10.0f} {e:+6.0%}   {got[1]}")
     print()
     for label, keep in GROUPS.items():
         errs = [e for c, e in rows if keep(c)]
@@ -267,10 +277,10 @@ def product(cases: list[Case]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    if "--product" in argv:
-        product(load_cases())
-        return
     markdown = "--markdown" in argv
+    if "--product" in argv:
+        product(load_cases(), markdown=markdown)
+        return
     cases = load_cases()
     rows = [(c, estimate(c), estimate_flat(c)) for c in cases]
     if markdown:

@@ -41,6 +41,7 @@ __all__ = [
     "Parallel",
     "activation_scale",
     "auto_layouts",
+    "layers_per_stage",
     "parallel_notes",
     "requested",
     "stage_fractions",
@@ -194,15 +195,26 @@ def _divisors(n: int, cap: int) -> list[int]:
     return [d for d in range(2, min(n, cap) + 1) if n % d == 0]
 
 
+def layers_per_stage(layers: int, stages: int) -> int | None:
+    """Whole layers per (virtual) pipeline stage that cut ``layers`` into exactly ``stages``
+    (torchtitan's ``pipeline_parallel_layers_per_stage`` makes ⌈layers / per stage⌉ of them),
+    or ``None`` when no count does."""
+    per = math.ceil(layers / stages)
+    return per if math.ceil(layers / per) == stages else None
+
+
 def _pipelines(workload: Workload, base: Parallel, gpus: int) -> list[Parallel]:
     """``base`` with ``base.pp`` stages: under the interleaved 1F1B schedule first when the
     global batch leaves each pipeline fewer than ``MICROBATCHES_PER_STAGE`` micro-batches per
     stage (the batch rule's ceiling binds, as for Llama 3 405B at 16,384 GPUs: m = p = 16,
-    interleaved; Dubey et al. 2024 §3.3.2) and the stages hold more than one layer, one layer
-    per virtual stage (``INTERLEAVE_LAYERS_PER_STAGE``); then plain 1F1B, which holds fewer
-    micro-batches' activations (Korthikanti et al. 2022 §4.2.3)."""
+    interleaved; Dubey et al. 2024 §3.3.2) and the stages hold more than one layer: as many
+    virtual stages as cut the layers into whole, even stages of at least
+    ``INTERLEAVE_LAYERS_PER_STAGE`` (:func:`layers_per_stage`); then plain 1F1B, which holds
+    fewer micro-batches' activations (Korthikanti et al. 2022 §4.2.3)."""
     m = workload.model
-    vp = m.layers // base.pp // INTERLEAVE_LAYERS_PER_STAGE
+    # the most virtual stages of at least that many whole layers that cut the model evenly
+    most = m.layers // base.pp // INTERLEAVE_LAYERS_PER_STAGE
+    vp = next((v for v in range(most, 1, -1) if layers_per_stage(m.layers, base.pp * v)), 1)
     pipelines = base.dp(gpus)
     per_round = pipelines * workload.micro_batch * workload.seq_len
     micro_batches = default_batch_tokens(workload, base, gpus) / per_round
@@ -291,7 +303,12 @@ def parallel_notes(
     else:
         plain = [total for s, total in tried if s.parallel.trivial]
         least = min(plain, default=math.inf)
-        if gpus > MAX_TP:
+        if gpus > MAX_TP and par.ep > 1 and par.tp == 1:
+            why = (
+                "the model needs more than one node: splitting its experts and layers moves "
+                "less over the fabric than FSDP gathering every weight across all GPUs"
+            )
+        elif gpus > MAX_TP:
             why = (
                 "the model needs more than one node: splitting it inside each node moves "
                 "less over the fabric than FSDP gathering every weight across all GPUs"
@@ -314,7 +331,10 @@ def parallel_notes(
     if par.cp > 1:
         notes.append(f"CP{par.cp}: each GPU holds 1/{par.cp} of the sequence (ring attention)")
     if par.ep > 1:
-        notes.append(f"EP{par.ep}: experts split over {par.ep} GPUs (all-to-all per layer)")
+        notes.append(
+            f"EP{par.ep}: experts split over {par.ep} GPUs (all-to-all per layer; each expert's "
+            f"gradients reduced over the {par.dp(gpus) * par.cp // par.ep} ranks holding it)"
+        )
     label = strategy.describe(gpus).split(" + ")[0].split(" with ")[-1]
     notes.append(f"{label} over the {par.dp(gpus) * par.cp} data-parallel ranks")
     return notes

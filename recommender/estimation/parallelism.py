@@ -21,8 +21,8 @@ Memory (memory.md §2, §6; Korthikanti et al. 2022):
 The search (:func:`auto_layouts`) keeps tensor parallelism inside a node and only over
 NVLink, grows it before adding pipeline stages across nodes, and gives the rest to data
 parallelism; long sequences try context parallelism first, mixtures of experts expert
-parallelism (alone, then under pipelines) before tensor parallelism; a pipeline whose global
-batch leaves few micro-batches per stage tries the interleaved 1F1B schedule first.
+parallelism before tensor parallelism, EP × TP inside the node; a pipeline whose global batch
+leaves few micro-batches per stage tries the interleaved 1F1B schedule first.
 """
 
 from __future__ import annotations
@@ -223,19 +223,25 @@ def _pipelines(workload: Workload, base: Parallel, gpus: int) -> list[Parallel]:
     return [replace(base, vp=vp), base]
 
 
-def _expert_layouts(workload: Workload, *, gpus: int, gpus_per_node: int) -> list[Parallel]:
-    """A mixture of experts' expert-parallel splits, cheapest first: EP 2, 4, … (powers of
-    two dividing the experts) inside the node (the all-to-all on NVLink), then across nodes
-    (each GPU's NIC, as DeepSeek-V3's EP64 over 8 nodes); then the same EP degrees under
-    pipelines of 2, 3, … stages. The EP ranks are data-parallel ranks (Megatron-Core,
-    torchtitan), so EP must divide them."""
-    m = workload.model
-    eps = [e for e in (2**i for i in range(1, 31)) if e <= gpus and m.experts % e == 0]
-    out = [Parallel(ep=e) for e in eps]
-    for p in _divisors(gpus, m.layers):
-        for e in (e for e in eps if (gpus // p) % e == 0):
-            out += _pipelines(workload, Parallel(pp=p, ep=e), gpus)
-    return out
+def _node_splits(m: Architecture, *, gpus: int, gpus_per_node: int) -> list[list[Parallel]]:
+    """Splits inside one NVLink node, by size tp·ep = 2, 4, … up to the node: a dense model's
+    TP; a mixture of experts' EP before TP at each size (Megatron-Core MoE README, "Best
+    Practices", guideline 4: prefer EP over TP for expert layers, EP8 × TP1 beating EP4 × TP2
+    for Mixtral 8x7B; guideline 2: keep EP × TP inside the NVLink domain)."""
+    groups: list[list[Parallel]] = []
+    size = 2
+    while size <= min(gpus_per_node, MAX_TP, gpus) and gpus % size == 0:
+        group = []
+        for tp in (t for t in (1, 2, 4, 8) if t <= size):  # EP first: the least TP
+            ep = size // tp
+            if m.heads % tp or (ep > 1 and (m.experts <= 1 or m.experts % ep)):
+                continue
+            group.append(Parallel(tp=tp, ep=ep))
+        if not group:
+            break
+        groups.append(group)
+        size *= 2
+    return groups
 
 
 def auto_layouts(
@@ -243,26 +249,26 @@ def auto_layouts(
 ) -> tuple[Parallel, ...]:
     """Model-parallel splits to try on this layout, cheapest first, none of them trivial.
 
-    Long sequences try context parallelism inside the node first; a mixture of experts then
-    tries expert parallelism (:func:`_expert_layouts`, NVLink only); then tensor parallelism
-    2, 4, ... up to the node (NVLink only); then, at the largest tensor degree, pipeline
-    stages (degrees dividing what is left, fewest first, each at least one layer), each
-    interleaved first where the batch leaves few micro-batches (:func:`_pipelines`).
+    Long sequences try context parallelism inside the node first; then the splits inside an
+    NVLink node, smallest first (:func:`_node_splits`: TP 2, 4, …; a mixture of experts EP
+    before TP at each size); then, for each split of the largest size (a mixture of experts'
+    least TP first), pipeline stages across nodes (degrees dividing what is left, fewest
+    first, each at least one layer; Megatron-Core's guideline 3: scale past a node with PP,
+    keeping EP × TP inside it), each interleaved first where the batch leaves few
+    micro-batches (:func:`_pipelines`).
     """
     m = workload.model
     out: list[Parallel] = []
     if workload.seq_len >= CP_MIN_SEQ:
         out += [Parallel(cp=c) for c in _divisors(gpus, gpus_per_node) if c & (c - 1) == 0]
-    if m.experts > 1 and nvlink:
-        out += _expert_layouts(workload, gpus=gpus, gpus_per_node=gpus_per_node)
-    top = 1
-    if nvlink:
-        t = 2
-        while t <= min(gpus_per_node, MAX_TP, gpus) and gpus % t == 0 and m.heads % t == 0:
-            out.append(Parallel(tp=t))
-            top, t = t, 2 * t
-    for p in _divisors(gpus // top, m.layers):
-        out += _pipelines(workload, Parallel(tp=top, pp=p), gpus)
+    groups = _node_splits(m, gpus=gpus, gpus_per_node=gpus_per_node) if nvlink else []
+    for group in groups:
+        out += group
+    top = groups[-1] if groups else [NO_PARALLEL]
+    size = top[0].tp * top[0].ep
+    for split in top:  # EP before TP: more pipeline stages before more TP (guideline 4)
+        for p in _divisors(gpus // size, m.layers):
+            out += _pipelines(workload, replace(split, pp=p), gpus)
     return tuple(out)
 
 

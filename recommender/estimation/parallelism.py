@@ -98,6 +98,8 @@ class Parallel:
             return f"{self.describe_degrees()} needs a multiple of {self.replica} GPUs"
         if self.pp > m.layers:
             return f"PP{self.pp} needs at least {self.pp} layers"
+        if self.pp * self.vp > m.layers:
+            return f"PP{self.pp} interleaved ×{self.vp} needs at least {self.pp * self.vp} layers"
         if self.ep > 1 and (m.experts % self.ep or (self.dp(gpus) * self.cp) % self.ep):
             return f"EP{self.ep} must divide the experts and the data-parallel GPUs"
         return None
@@ -232,7 +234,7 @@ def _node_splits(m: Architecture, *, gpus: int, gpus_per_node: int) -> list[list
     size = 2
     while size <= min(gpus_per_node, MAX_TP, gpus) and gpus % size == 0:
         group = []
-        for tp in (t for t in (1, 2, 4, 8) if t <= size):  # EP first: the least TP
+        for tp in (2**i for i in range(size.bit_length())):  # 1, 2, … size: EP first
             ep = size // tp
             if m.heads % tp or (ep > 1 and (m.experts <= 1 or m.experts % ep)):
                 continue
@@ -274,9 +276,12 @@ def auto_layouts(
 
 def with_fixed(layouts: tuple[Parallel, ...], fixed: dict[str, int]) -> tuple[Parallel, ...]:
     """The layouts with the workload's fixed degrees imposed, duplicates dropped, starting
-    from exactly the fixed degrees (the others 1)."""
+    from exactly the fixed degrees (the others 1). A searched schedule's virtual stages are
+    dropped where the pipeline degree is fixed (they were chosen for another degree)."""
     out: list[Parallel] = []
     for base in (NO_PARALLEL, *layouts):
+        if "pp" in fixed and "vp" not in fixed:
+            base = replace(base, vp=1)
         try:
             par = replace(base, **fixed)
         except ValueError:
@@ -309,12 +314,7 @@ def parallel_notes(
     else:
         plain = [total for s, total in tried if s.parallel.trivial]
         least = min(plain, default=math.inf)
-        if gpus > MAX_TP and par.ep > 1 and par.tp == 1:
-            why = (
-                "the model needs more than one node: splitting its experts and layers moves "
-                "less over the fabric than FSDP gathering every weight across all GPUs"
-            )
-        elif gpus > MAX_TP:
+        if gpus > MAX_TP:
             why = (
                 "the model needs more than one node: splitting it inside each node moves "
                 "less over the fabric than FSDP gathering every weight across all GPUs"

@@ -8,7 +8,7 @@ import pytest
 
 from recommender.estimation.global_batch import MAX_DENSE_BATCH_TOKENS
 from recommender.estimation.layouts import evaluate
-from recommender.estimation.parallelism import Parallel, auto_layouts
+from recommender.estimation.parallelism import Parallel, auto_layouts, with_fixed
 from recommender.estimation.steptime import step_time
 from recommender.estimation.strategies import Strategy
 from recommender.estimation.throughput import Network, plan_step
@@ -108,3 +108,15 @@ class TestInterleaving:
         w = _pretrain("Llama 3 70B", seq=4096)
         for par in auto_layouts(w, gpus=64, gpus_per_node=8, nvlink=True):
             assert par.vp == 1
+
+    def test_a_fixed_pipeline_degree_drops_the_searched_virtual_stages(self) -> None:
+        """Virtual stages chosen for PP2 do not carry to a PP3 the user fixed (80 layers cannot
+        make 3 × 40 stages); the interleaving check refuses such a split."""
+        got = with_fixed((Parallel(tp=8, pp=2, vp=40),), {"pp": 3})
+        assert Parallel(tp=8, pp=3) in got
+        assert all(p.vp == 1 for p in got)
+        problem = Parallel(tp=8, pp=3, vp=40).problem(
+            model("Llama 3 70B"), gpus=24, gpus_per_node=8
+        )
+        assert problem is not None
+        assert "interleaved" in problem

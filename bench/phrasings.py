@@ -81,6 +81,8 @@ def dropped_numbers(text: str, workload: Workload) -> list[str]:
     for phrase in workload.phrases:
         if phrase.sets:
             used.update(phrase.text.split(" "))
+            # a number grouped with spaces ("5 000 €") is one word of the question
+            used.update(w for w in wanted if " " in w and w in phrase.text)
     listed = set(workload.ignored)  # listed once, however often it occurs
     return sorted(w for w in (wanted - used).elements() if w not in listed)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from recommender.architecture import VLM_TEXT_TOKENS, Architecture, Block
+from recommender.architecture import AUDIO_WINDOW_S, VLM_TEXT_TOKENS, Architecture, Block
 from recommender.errors import WorkloadError
 
 __all__ = ["architecture_from_config"]
@@ -32,10 +32,6 @@ _SEQ2SEQ_TYPES = frozenset({"t5", "mt5", "umt5", "bart", "mbart", "whisper"})
 #: (``tie_word_embeddings`` defaults to True in ``PretrainedConfig`` and to False in the
 #: Llama-style configs that override it).
 _TIED_BY_DEFAULT = _GPT_TYPES | _SEQ2SEQ_TYPES | {"gemma", "gemma2", "gemma3_text"}
-#: Whisper's encoder covers one 30-s window with ``max_source_positions`` positions
-#: (arXiv:2212.04356 §2.2: 30-second segments; ``chunk_length`` 30 in its
-#: preprocessor_config.json).
-_WHISPER_WINDOW_S = 30.0
 #: wav2vec 2.0 and HuBERT read 16 kHz audio (arXiv:2006.11477 §4.2; ``sampling_rate`` 16000
 #: in their preprocessor_config.json), one position per product of ``conv_stride``.
 _WAV2VEC_SAMPLE_HZ = 16_000
@@ -153,10 +149,11 @@ def architecture_from_config(config: Mapping[str, object], name: str) -> Archite
 def _audio_hz(config: Mapping[str, object], kind: str, name: str) -> float:
     """An audio encoder's positions per second, from the config's own shapes (the model
     table's ``audio_hz`` is the same figure for the models gpufit knows): Whisper's
-    positions over its 30-s window, wav2vec 2.0's sample rate over its total conv stride."""
+    ``max_source_positions`` over its 30-s window (``AUDIO_WINDOW_S``), wav2vec 2.0's
+    sample rate over its total conv stride."""
     if kind == "whisper":
         positions = _size(config, name, "max_source_positions", default=_WHISPER_POSITIONS)
-        return positions / _WHISPER_WINDOW_S
+        return positions / AUDIO_WINDOW_S
     if kind in ("wav2vec2", "hubert"):
         strides = config.get("conv_stride", _WAV2VEC_STRIDES)
         if not isinstance(strides, list | tuple) or not all(

@@ -26,6 +26,7 @@ FILLER: frozenset[str] = frozenset(
     wanna we we'd we're what what's whats which will with within would www you your
     base job jobs under of size max done must finish finished complete completed already
     ready deadline next need needed
+    w
     """.split()  # noqa: SIM905 (a word list reads better as text)
 )
 
@@ -197,7 +198,10 @@ SEQ_FIRST = rf"(?:max[- ]?)?(?:{_SEQ_WORD}|len){_OF} ?{NUM} ?(?P<k>k)?(?: tok(?:
 SEQ_AFTER = rf"{NUM} ?(?P<k>k)?(?:[- ]tok(?:en)?s?)?[- ]{_SEQ_WORD}"
 TOKENS = (
     rf"(?:(?:on|over|for|with|of) )?{NUM} ?(?P<u>{alt(TOKEN_UNITS)})?"
+    r"(?:(?<=[a-z]) of)?"  # "300 millions de tokens" (French, read through English words)
     r"(?:[- ](?:training|train|text))?[- ]tok(?:en)?s"
+    # "2.5M tokens/epoch", "2.4M tokens per epoch": with "4 epochs" the epochs multiply them
+    r"(?:/epoch|[- ](?:per|an|each|a)[- ]epoch)?"
 )
 MONEY_DOLLAR = (
     rf"(?:{_BUDGET_WORD})?\$ ?{NUM} ?(?P<u>{alt(MONEY_UNITS)})?(?: usd| dollars?)?"
@@ -295,6 +299,8 @@ LORA = rf"lora{_LORA_SUFFIX}"
 PRETRAIN = r"(?:continued[- ])?pre[- ]?train(?:ing|ed)?|(?:train(?:ing)?[- ])?from[- ]scratch"
 FULL = _either(
     rf"full[- ](?:param(?:eter)?s?[- ])?(?:{_TUNE}|ft|sft|training)",
+    # "fine-tuning complet" (French, read through English words): the adjective after
+    rf"(?:{_TUNE}|training)[- ]full(?![- ](?:precision|dataset|data|set|epochs?|model card))",
     r"full[- ]param(?:eter)?s?|fft",
 )
 FINE_TUNE = rf"(?:supervised[- ])?{_TUNE}|ft|sft"

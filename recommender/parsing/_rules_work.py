@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from recommender.architecture import AUDIO_WINDOW_S
 from recommender.errors import WorkloadError
 from recommender.gpus import try_normalize
 from recommender.models import Architecture
@@ -32,10 +33,6 @@ from recommender.workload import Objective
 __all__ = ["RULES", "audio_positions_per_second", "image_positions", "settle"]
 
 # ------------------------------------------------------------------ model facts
-#: Encoder positions per second of audio, by model family (the name's first word).
-#: Whisper pads or cuts every example to 30 s (Radford et al. 2022, §2.2); a model with no
-#: window of its own counts 30 s examples too (ours: the same unit for every speech model).
-_AUDIO_WINDOW_S = 30.0
 
 
 def audio_positions_per_second(model: Architecture) -> float | None:
@@ -66,11 +63,16 @@ def image_positions(model: Architecture, width: int, height: int) -> int | None:
 _AUDIO_NOUN = (
     r"(?:audio|speech|recordings?|voice|calls?|podcasts?|utterances|transcripts?|音频|语音|录音)"
 )
+#: Units an amount of audio is stated in ("1000 hours", "3 days of audio", "90 minutes").
+_AUDIO_UNIT = alt(
+    "h hr hrs hour hours min mins minute minutes day days week weeks 小时 个小时 分钟 天".split()  # noqa: SIM905
+)
 #: "1000 hours of audio", "300 hours of transcribed speech", "50 hrs of call-center
-#: recordings", "1000h audio": an amount of data, not a run length.
+#: recordings", "1000h audio", "3 days of audio": an amount of data, not a run length (the
+#: words between "of" and the noun describe it; a preposition there starts another phrase).
 AUDIO = (
-    rf"(?:(?:on|over|with|of|for) )?{NUM} ?(?P<k>k)? ?(?:h|hrs?|hours?|小时|个小时)"
-    rf"(?: of(?: [a-z-]+){{0,2}}?| 的)? {_AUDIO_NOUN}(?: data)?"
+    rf"(?:(?:on|over|with|of|for) )?{NUM} ?(?P<k>k)? ?(?P<au>{_AUDIO_UNIT})"
+    rf"(?: of(?: (?!(?:on|with|for|in|at|to|by) )[a-z-]+){{0,2}}?| 的)? {_AUDIO_NOUN}(?: data)?"
 )
 _IMAGE_NOUN = r"(?:images?|photos?|pictures?|imgs?)"
 _COUNTS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9}
@@ -126,6 +128,13 @@ STEPS_X_SEQUENCES = (
     r"(?:sequences|seqs|samples|examples)"
     r"(?:(?: (?:x|of|at))? (?P<ln>[0-9]+) ?(?P<lk>k)?[- ]?tok(?:en)?s)?"
 )
+#: "4k prompts × 8 samples × 1k tokens": prompts, completions sampled for each, and each
+#: completion's length (a "×" between words is dropped as punctuation, an "x" is read).
+PROMPTS_X_GROUP_X_LEN = (
+    rf"{NUM} ?(?P<u>{_COUNT})? prompts,?(?: x)? (?P<g>[0-9]+) "
+    r"(?:samples|completions|generations|rollouts|responses)(?: (?:per|/) ?prompt| each)?,?(?: x)? "
+    r"(?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?[- ]?tok(?:en)?s(?: each)?"
+)
 #: "the whole of", "all of", "the entire", "the full": a dataset's name follows.
 _WHOLE = ("the whole of", "whole of", "all of", "the entire", "entire", "the full", "full")
 _ON = ("on", "over", "with", "using")
@@ -135,7 +144,7 @@ _DATASET_NOUN = frozenset({"dataset", "set", "corpus", "data", "split", "train",
 
 
 def _audio(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    hours = _number(m["n"], raw) * (1000 if m["k"] else 1)
+    hours = _number(m["n"], raw) * (1000 if m["k"] else 1) * lex.DURATION_HOURS[m["au"]]
     if not 0 < hours <= 1e7:  # ours: 10M hours (1,141 years) is a typo, not a corpus
         raise _bad(raw, "Hours of audio must be positive and at most 10M")
     return _set(st, "audio_hours", hours)
@@ -204,6 +213,19 @@ def _step_tokens(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     if not 1 <= value <= 1e10:  # ours: 625× Llama 3's 16M-token batch
         raise _bad(raw, "Tokens per step must be from 1 to 10B")
     return _set(st, "step_tokens", value)
+
+
+def _prompts_x_group(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    prompts = _number(m["n"], raw) * _COUNTS.get(m["u"] or "", 1.0)
+    if not 1 <= prompts <= 1e12:
+        raise _bad(raw, "A dataset must have from 1 to 1T prompts")
+    group = _whole(_number(m["g"], raw), 1, 1024, raw, "A GRPO group size")
+    length = _whole(_number(m["ln"], raw) * (1024 if m["lk"] else 1), 1, 1e7, raw, "A length")
+    return (
+        _set(st, "examples", prompts)
+        and _set(st, "group_size", group)
+        and _set(st, "completion_len", length)
+    )
 
 
 def _dataset(toks: Tokens, i: int, st: Draft) -> int:
@@ -292,6 +314,7 @@ RULES: tuple[_Rule, ...] = (
     _Rule("N hours of audio", _rx(AUDIO, _audio)),
     _Rule("N images at WxH", _rx(IMAGES, _images)),
     _Rule("at 384px", _rx(RESOLUTION, _resolution)),
+    _Rule("N prompts x G samples x L tokens", _rx(PROMPTS_X_GROUP_X_LEN, _prompts_x_group)),
     _Rule("N steps at batch B", _rx(STEPS_AT_BATCH, _steps_at_batch)),
     _Rule("N steps of B x L tokens", _rx(STEPS_OF_BATCH_X_LEN, _steps_at_batch)),
     _Rule("N steps x B sequences", _rx(STEPS_X_SEQUENCES, _steps_at_batch)),
@@ -363,7 +386,7 @@ def _settle_audio(st: Draft, model: Architecture, hours: float) -> None:
             "of, so I can't tell how many tokens that is.",
             hint='Try: "whisper-large-v3 on 1000 hours of audio", or say tokens: "on 2B tokens"',
         )
-    positions = model.default_seq or round(rate * _AUDIO_WINDOW_S)
+    positions = model.default_seq or round(rate * AUDIO_WINDOW_S)
     window = positions / rate
     examples = hours * 3600 / window
     if not _set(st, "examples", examples):

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from recommender.parsing import _foreign
 from recommender.parsing import _words as _w
 
 __all__ = ["Tokens", "holds_quantity", "tokenize"]
@@ -30,7 +31,11 @@ class Tokens:
         return bisect.bisect_left(self.starts, offset)
 
 
-_TOKEN = re.compile(r"(?:[^\s;()\[\]{}<>\"|!?&=:+*,`“”«»]|(?<=[0-9]),(?=[0-9]{3}(?![0-9])))+")
+# "&" splits words, but not one word ("q&a", "r&d"); a comma splits them, but not digit groups
+_TOKEN = re.compile(
+    r"(?:[^\s;()\[\]{}<>\"|!?&=:+*,`“”«»]|(?<=[0-9]),(?=[0-9]{3}(?![0-9]))"
+    r"|(?<=[A-Za-z])&(?=[A-Za-z]))+"
+)
 _FOLD = str.maketrans({"’": "'", "‘": "'", "´": "'", "×": "x", "_": "-", "–": "-", "—": "-"})
 _DIGIT_COMMA = re.compile(r"(?<=[0-9]),(?=[0-9]{3})")
 _SPACES = re.compile(r"\s+")
@@ -71,7 +76,10 @@ def tokenize(text: str) -> Tokens:
             end -= 1
         if start < end:
             raw.extend(_split_cjk(word[start:end]))
-    norm = tuple(_cjk_number(w) or _normalise(w) for w in raw)
+    norm = tuple(_w.CJK_ENGLISH.get(w) or _cjk_number(w) or _normalise(w) for w in raw)
+    if _foreign.reads_foreign(norm):  # Spanish, German, French: read through English words
+        raw = _foreign.grouped_thousands(raw, text)
+        norm = tuple(_foreign.translate(_cjk_number(w) or _normalise(w)) for w in raw)
     starts, offset = [], 0
     for n in norm:
         starts.append(offset)
@@ -95,7 +103,7 @@ _CJK_WORD = re.compile(
     rf"(?![百千万萬亿億]+块)"
     rf"(?:[0-9]+|[{_NUMERALS}]+)(?:{'|'.join(sorted(_w.CJK_CARD_COUNTERS))})(?![{_NUMERALS}])"
     rf"|[{_NUMERALS}]+"
-    rf"|{'|'.join(sorted(_w.CJK_WORDS, key=len, reverse=True))}"
+    rf"|{'|'.join(sorted((*_w.CJK_WORDS, *_w.CJK_ENGLISH), key=len, reverse=True))}"
     rf"|{'|'.join(sorted((k for k in _w.WEEKDAYS if not k.isascii()), key=len, reverse=True))}"
     rf"|{'|'.join(sorted((k for k in _w.PHRASE_HOURS if not k.isascii()), key=len, reverse=True))}"
     r"|."

@@ -113,7 +113,25 @@ CJK_WORDS: tuple[str, ...] = (
     "不急",
     "尽快",
     "最快",
+    "希望",
+    "完成",
 )
+
+#: Chinese words read as the English word the rules know (the tokenizer gives them that
+#: normalised form): on-demand and spot instances ("按需实例，不要竞价实例", "竞价实例可以"),
+#: a negation, "OK".
+CJK_ENGLISH: dict[str, str] = {
+    "按需实例": "on-demand",
+    "按需": "on-demand",
+    "竞价实例": "spot",
+    "竞价": "spot",
+    "抢占式实例": "preemptible",
+    "抢占式": "preemptible",
+    "不要": "no",
+    "不用": "no",
+    "可以": "ok",
+    "数据": "data",
+}
 
 #: Counters between a count and a GPU name: "两张 4090", "8块 A100", "四个 H100".
 CJK_CARD_COUNTERS: frozenset[str] = frozenset({"张", "块", "片", "个"})
@@ -162,13 +180,18 @@ EXAMPLE_NOUNS = (
 )
 _COUNT_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "b": 1e9}
 COUNT_UNITS: dict[str, float] = {**_COUNT_UNITS, "万": 1e4}
-_LEN = r"(?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?[- ]?tok(?:en)?s?"
+#: One example's length: "512 tokens", or as a sequence length ("2048 seq", "4096 ctx": each
+#: example a full sequence of it).
+_LEN = (
+    r"(?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?"
+    r"(?:[- ]?tok(?:en)?s?|[- ](?:seq(?:uence)?|ctx|context)(?:[- ]?len(?:gth)?)?(?![- ]?window))"
+)
 _LEN2 = r"(?P<ln2>[0-9]+(?:\.[0-9]+)?) ?(?P<lk2>k)?[- ]?tok(?:en)?s?"
 #: Up to two words that say what the examples are ("12k instruction samples", "45k pref
 #: pairs", "80k thumbs-up/down examples"), but not a preposition or a unit of their own.
 ADJECTIVES = (
     r"(?: (?!(?:of|on|over|for|at|with|x|in|and|or|epochs?|steps?|days?|hours?|tok(?:en)?s)"
-    r"(?: |$))[a-z][a-z0-9/-]*){0,2}?"
+    r"(?: |$))[a-z][a-z0-9/&-]*){0,2}?"
 )
 #: "100k samples", "100k samples of 512 tokens", "100k 512-token samples",
 #: "100k samples x 512 tokens", "100k samples, 512 tokens each".
@@ -192,8 +215,11 @@ EXAMPLE_LENGTH_AVG = (
     rf" {_LEN}"
 )
 _EPOCH_WORD = r"(?:epochs?|passes|pass|轮|个epoch)"
-#: "3 epochs", "three epochs", "for 2 epochs", "3轮".
-EPOCHS = rf"(?:(?:for|over|with|x) )?(?P<n>[0-9]+(?:\.[0-9]+)?|{alt(NUMBER_WORDS)}) ?{_EPOCH_WORD}"
+#: "3 epochs", "three epochs", "for 2 epochs", "3轮", "2个epoch" (a number with the counter 个
+#: is normalised as "2x", as "两个 H100" is).
+EPOCHS = (
+    rf"(?:(?:for|over|with|x) )?(?P<n>[0-9]+(?:\.[0-9]+)?|{alt(NUMBER_WORDS)})x? ?{_EPOCH_WORD}"
+)
 #: "epochs 3", "epochs=3" ("=" splits the token).
 EPOCHS_FIRST = r"epochs? (?P<n>[0-9]+(?:\.[0-9]+)?)"
 
@@ -386,8 +412,10 @@ MONEY_SYMBOL = (
     rf"{_BUDGET}(?P<sym>[€£¥￥]) ?{NUM} ?(?P<u>{alt(MONEY_UNITS)})?"
     rf"(?: (?P<cur>{alt(CURRENCY_WORDS)}))?(?: (?:budget|total|max|cap|limit))?"
 )
+#: ... and the sign after the amount, as Europe writes it: "1.500 €", "5 000 €", "800€".
 MONEY_CURRENCY = (
-    rf"{_BUDGET}{NUM} ?(?P<u>{alt(MONEY_UNITS)})? ?(?P<cur>{alt(CURRENCY_WORDS)})"
+    rf"{_BUDGET}{NUM} ?(?P<u>{alt(MONEY_UNITS)})? ?"
+    rf"(?:(?P<cur>{alt(CURRENCY_WORDS)})|(?P<sym>[€£¥￥]))"
     r"(?: (?:budget|total|max|cap|limit))?"
 )
 #: A currency code first: "usd 500", "eur 3k", "cny 2万".

@@ -253,3 +253,50 @@ class TestSixthSet:
         w = parse("llama-3-8b lora 4M tokens per step")
         assert w.tokens is None
         assert "tokens per step: not used, say how many steps" in said(w)
+
+
+class TestChainsAndUnits:
+    """Held-out set 7's misreads, each a general form (issue #35 item 6)."""
+
+    def test_audio_in_any_time_unit_is_data_and_a_preposition_ends_the_phrase(self) -> None:
+        w = parse("whisper-small, 3 days of audio, 5 epochs")
+        assert w.tokens == 72 * 3600 * 50 * 5
+        assert w.duration_hours is None
+        assert parse("whisper-small on 90 minutes of speech").tokens == 1.5 * 3600 * 50
+        # "10 hours of training on audio" is a run length, not ten hours of data
+        w = parse("whisper-small 10 hours of training on 50 hours of audio")
+        assert (w.duration_hours, w.tokens) == (10, 50 * 3600 * 50)
+
+    def test_prompts_times_samples_times_length_is_a_rollout_chain(self) -> None:
+        w = parse("grpo llama-3.2-3b-instruct, 4k prompts × 8 samples × 1k tokens")
+        assert (w.group_size, w.completion_len) == (8, 1024)
+        assert w.tokens == 4000 * 8 * (256 + 1024)  # 256: the prompt length assumed
+
+    @pytest.mark.parametrize(
+        ("text", "tokens"),
+        [
+            ("llama-3-8b lora 40k samples × 2048 seq × 3 epochs", 40_000 * 2048 * 3),
+            ("llama-3-8b lora 10k samples 4096 ctx", 10_000 * 4096),
+            ("llama-3-8b lora 10k samples of 4k context length", 10_000 * 4096),
+        ],
+    )
+    def test_samples_at_a_sequence_length_are_that_long(self, text: str, tokens: int) -> None:
+        w = parse(text)
+        assert w.tokens == tokens
+        assert "tokens (as given)" in said(w)
+
+    def test_tokens_per_epoch_times_epochs(self) -> None:
+        assert parse("qwen3 8b lora, 2.5M tokens/epoch, 4 epochs").tokens == 10e6
+        assert parse("qwen3 8b lora, 2.5M tokens an epoch, 2 epochs").tokens == 5e6
+
+    def test_a_context_suffix_is_part_of_a_name_only_when_joined_to_it(self) -> None:
+        w = parse("grpo llama-3.2-3b-instruct 4k prompts")
+        assert w.model.name == "Llama 3.2 3B"
+        assert "4k prompts" in [p.text for p in w.phrases]
+        assert parse("phi-3-mini-4k-instruct lora 1B tokens").model.name == "Phi-3 mini"
+
+    def test_q_and_a_pairs_are_examples_not_preference_pairs(self) -> None:
+        w = parse("fine tune llama 3.3 70b on 12k legal q&a pairs w/ qlora")
+        assert w.tokens == 12_000 * 1024
+        assert w.objective.value == "sft"
+        assert w.ignored == ()

@@ -1,0 +1,132 @@
+"""Spanish, German and French questions, read through their English words.
+
+Teams ask in their own language ("3 Epochen über 20.000 Beispiele, bis Freitag", "LoRA sur
+gemma-2-2b, 10k exemples, en 6 heures"). Rather than a second grammar per language, a word
+of such a question is read as the English word the rules know (its normalised form changes;
+the word as typed stays, so the answer quotes it). A question is read this way only when at
+least :data:`MIN_WORDS` of its words are in :data:`WORDS`: one such word alone ("pro" in
+"RTX PRO 6000", "de" in a name) leaves an English question as it is.
+
+These languages also group thousands with a dot or a space ("50.000 ejemplos", "1.500 €",
+"5 000 €"), where English writes a comma; in such a question a number of 1–3 digits followed
+by groups of exactly three is read as one whole number (:func:`grouped_thousands`). In an
+English question "50.000" stays ambiguous and is asked about.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["MIN_WORDS", "WORDS", "grouped_thousands", "reads_foreign", "translate"]
+
+#: How many words of :data:`WORDS` make a question Spanish, German or French (ours: two, so
+#: one stray word of an English question translates nothing).
+MIN_WORDS = 2
+
+
+def _table(english: str, words: str) -> dict[str, str]:
+    return dict.fromkeys(words.split(), english)
+
+
+#: Normalised word (case-folded; see :mod:`recommender.parsing._scan`) → the English word the
+#: rules read. Units, counts and magnitudes first, then the glue words of a question.
+WORDS: dict[str, str] = {
+    # durations
+    **_table("minutes", "minutos minuten"),
+    **_table("hours", "horas stunden std heures"),
+    **_table("hour", "hora stunde heure"),
+    **_table("days", "días dias tage tagen jours"),
+    **_table("day", "día dia tag jour"),
+    **_table("weeks", "semanas wochen semaines"),
+    **_table("week", "semana woche semaine"),
+    **_table("months", "meses monate monaten mois"),
+    # work units
+    **_table("epochs", "épocas epocas epochen époques epoques"),
+    **_table("epoch", "época epoca epoche époque epoque"),
+    **_table(
+        "examples",
+        "ejemplos muestras registros beispiele datensätze exemples échantillons echantillons",
+    ),
+    **_table("conversations", "conversaciones gespräche unterhaltungen"),
+    **_table("pairs", "pares paare paires"),
+    **_table("images", "imágenes imagenes bilder"),
+    **_table("steps", "pasos schritte étapes etapes"),
+    **_table("prompts", "instrucciones"),
+    **_table("nodes", "nodos knoten nœuds noeuds"),
+    # magnitudes: "50 mil", "200 Mio.", "2 Mrd.", "300 millions", "3 milliards"
+    **_table("thousand", "mil tausend"),
+    **_table("million", "millones millón millon mio millionen millions"),
+    **_table("billion", "mrd milliarden milliarde milliards milliard"),
+    # money
+    **_table("budget", "presupuesto"),
+    # weekdays and relative days
+    **_table("monday", "lunes montag lundi"),
+    **_table("tuesday", "martes dienstag mardi"),
+    **_table("wednesday", "miércoles miercoles mittwoch mercredi"),
+    **_table("thursday", "jueves donnerstag jeudi"),
+    **_table("friday", "viernes freitag vendredi"),
+    **_table("saturday", "sábado sabado samstag samedi"),
+    **_table("sunday", "domingo sonntag dimanche"),
+    **_table("tomorrow", "mañana manana morgen demain"),
+    # methods
+    **_table("full", "completo completa vollständig vollstandig komplett complet complète"),
+    **_table("finetune", "feintunen finetunen feinabstimmen nachtrainieren"),
+    **_table("pretraining", "preentrenamiento vortraining pré-entraînement"),
+    **_table("train", "entrenar entrenamiento trainieren entraîner entrainer"),
+    # spot and on-demand
+    **_table("without", "sin ohne sans"),
+    # glue
+    **_table("by", "bis hasta"),
+    **_table("before", "antes avant vor"),
+    **_table("for", "durante während pendant para für pour"),
+    **_table("in", "en dans innerhalb"),
+    **_table("on", "sobre über auf sur"),
+    **_table("with", "con mit avec"),
+    **_table("of", "de del von"),
+    **_table("per", "por"),
+    **_table("each", "cada jede jeder chaque"),
+    **_table("and", "und"),
+    **_table("only", "solamente nur seulement uniquement"),
+    **_table(
+        "the",
+        "el la los las un una der die das dem den ein eine einen einem le les une des du"
+        " au aux quiero queremos hacer wir wollen möchten mochten nous voulons je veux"
+        " faire machen cuánto cuanto cuesta kostet combien coûte coute",
+    ),
+}
+
+#: "50.000", "€1.500", "1.500€", and "5-000" (a space-grouped number, normalised).
+_GROUPED = re.compile(r"(?P<sym>[$€£]?)(?P<n>[1-9][0-9]{0,2}(?:[.-][0-9]{3})+)(?P<rest>[^0-9.-]*)")
+_GROUP = re.compile(r"[0-9]{3}[€$£]?")
+_LEAD = re.compile(r"[$€£]?[1-9][0-9]{0,2}(?:[ \u00a0\u202f][0-9]{3})*")
+_SEPARATORS = (" ", "\u00a0", "\u202f")  # a space, a no-break space, a narrow one
+
+
+def reads_foreign(norm: tuple[str, ...]) -> bool:
+    """Whether a question's normalised words are Spanish, German or French (see above)."""
+    return sum(word in WORDS for word in norm) >= MIN_WORDS
+
+
+def translate(word: str) -> str:
+    """A normalised word as English: its entry in :data:`WORDS`, "50.000" as "50000"."""
+    if m := _GROUPED.fullmatch(word):
+        return m["sym"] + re.sub("[.-]", "", m["n"]) + m["rest"]
+    return WORDS.get(word, word)
+
+
+def grouped_thousands(raw: list[str], text: str) -> list[str]:
+    """Words of ``raw`` (slices of ``text``) with a space-grouped number joined into one:
+    "5 000 €" is "5 000" and "€" (each still a slice of the text)."""
+    out: list[str] = []
+    for word in raw:
+        last = out[-1] if out else ""
+        if _GROUP.fullmatch(word) and _LEAD.fullmatch(last):
+            for sep in _SEPARATORS:
+                if f"{last}{sep}{word}" in text:
+                    out[-1] = f"{last}{sep}{word}"
+                    break
+            else:
+                out.append(word)
+        else:
+            out.append(word)
+    return out

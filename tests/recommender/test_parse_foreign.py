@@ -1,0 +1,103 @@
+"""Questions in Spanish, German, French and Chinese are read through the English words the
+rules know (recommender/parsing/_foreign.py, _words.CJK_ENGLISH), with the thousands grouped
+as those languages group them (issue #35 item 6)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from recommender.errors import WorkloadError
+from recommender.parsing._foreign import reads_foreign
+from recommender.parsing._scan import tokenize
+from recommender.parsing.parse import parse_workload
+from recommender.pricing.fx import to_usd
+from recommender.workload import Method, SpotPolicy, Workload
+
+NOW = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)  # a Monday: "by Friday" is 110 h
+
+
+def parse(text: str) -> Workload:
+    return parse_workload(text, now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens", "hours"),
+    [
+        (
+            "entrenar mistral 7b con qlora, 20 mil ejemplos, 3 épocas, durante 2 días",
+            61_440_000,
+            48,
+        ),
+        (
+            "Mistral 7B mit LoRA feintunen, 3 Epochen über 20.000 Beispiele, bis Freitag",
+            61_440_000,
+            110,
+        ),
+        ("LoRA sur mistral-7b, 20 000 exemples, 3 époques, en 6 heures", 61_440_000, 6),
+        ("mistral 7b con lora sobre 2 millones de tokens, en 2 semanas", 2e6, 336),
+        ("Mistral 7B mit LoRA, 1,5 Mrd. Tokens", None, None),
+    ],
+)
+def test_work_and_time_in_other_languages_read_as_in_english(
+    text: str, tokens: float | None, hours: float | None
+) -> None:
+    if tokens is None:  # "1,5" (a decimal comma) is not read: asked about, never misread
+        with pytest.raises(WorkloadError):
+            parse(text)
+        return
+    w = parse(text)
+    assert w.model.name == "Mistral 7B"
+    assert w.tokens == pytest.approx(tokens)
+    assert w.duration_hours == pytest.approx(hours)
+    assert w.ignored == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "amount", "code"),
+    [
+        ("Wir wollen Mistral 7B mit QLoRA feintunen, Budget 1.500 €", 1500, "EUR"),
+        ("fine-tuning complet de mistral-7b, budget 5 000 €, 8 H100", 5000, "EUR"),
+        ("mistral 7b con lora, presupuesto 2.000 euros", 2000, "EUR"),
+        ("mistral 7b lora budget 800€", 800, "EUR"),  # the sign after the amount, in English too
+    ],
+)
+def test_money_with_the_sign_after_and_grouped_thousands(
+    text: str, amount: float, code: str
+) -> None:
+    w = parse(text)
+    assert w.budget_usd == pytest.approx(to_usd(amount, code))
+    assert "€" not in w.ignored
+
+
+def test_french_full_fine_tuning_is_full_and_a_stray_word_translates_nothing() -> None:
+    assert (
+        parse("fine-tuning complet de mistral-7b sur 300 millions de tokens").method is Method.FULL
+    )
+    # one word of the table in an English question ("sin" here) leaves it English: a
+    # dot-grouped number stays ambiguous and is asked about
+    assert not reads_foreign(tokenize("mistral 7b lora sin 50.000 samples").norm)
+    with pytest.raises(WorkloadError, match=r"50\.000"):
+        parse("mistral 7b lora on 50.000 samples")
+    # a space between numbers joins nothing in English: "8 128" stays two numbers
+    assert tokenize("mistral 7b lora on 8 128 samples").raw[-3:] == ("8", "128", "samples")
+
+
+@pytest.mark.parametrize(
+    ("text", "spot"),
+    [
+        ("DPO训练llama-3-8b，2万对偏好数据，按需实例", SpotPolicy.NEVER),
+        ("llama-3-8b lora 1B tokens，不要竞价实例", SpotPolicy.NEVER),
+        ("llama-3-8b lora 1B tokens，竞价实例可以", SpotPolicy.ALLOW),
+    ],
+)
+def test_chinese_spot_and_on_demand_words(text: str, spot: SpotPolicy) -> None:
+    w = parse(text)
+    assert w.spot is spot
+    assert w.ignored == ()
+
+
+def test_a_chinese_count_with_its_counter_counts_epochs() -> None:
+    w = parse("llama-3-8b lora 1万条 每条1000 tokens 训练2个epoch")
+    assert w.tokens == 10_000 * 1000 * 2

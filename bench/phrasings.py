@@ -50,6 +50,7 @@ SETS = {
     "heldout5": DATA / "phrasings_heldout5.jsonl",
     "heldout6": DATA / "phrasings_heldout6.jsonl",
     "heldout7": DATA / "phrasings_heldout7.jsonl",
+    "heldout8": DATA / "phrasings_heldout8.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

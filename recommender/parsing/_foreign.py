@@ -45,11 +45,12 @@ WORDS: dict[str, str] = {
     **_table("epoch", "época epoca epoche époque epoque"),
     **_table(
         "examples",
-        "ejemplos muestras registros beispiele datensätze exemples échantillons echantillons",
+        "ejemplos muestras registros beispiele beispielen datensätze datensätzen exemples"
+        " échantillons echantillons",
     ),
-    **_table("conversations", "conversaciones gespräche unterhaltungen"),
-    **_table("pairs", "pares paare paires"),
-    **_table("images", "imágenes imagenes bilder"),
+    **_table("conversations", "conversaciones gespräche gesprächen unterhaltungen"),
+    **_table("pairs", "pares paare paaren paires"),
+    **_table("images", "imágenes imagenes bilder bildern"),
     **_table("steps", "pasos schritte étapes etapes"),
     **_table("prompts", "instrucciones"),
     **_table("nodes", "nodos knoten nœuds noeuds"),

@@ -279,6 +279,8 @@ NO_SPOT = _either(
     r"(?:no|without|not)[- ](?:spot|preemptibles?|interruptions?)",
     r"(?:only[- ])?on[- ]demand(?:[- ]only)?",
     r"non[- ]?(?:spot|preemptible|interruptible)|uninterruptible",
+    r"(?:spot|preemptible|preemption)(?:[- ]instances?)?[- ](?:is[- ]|are[- ])?(?:not|n't)[- ]"
+    r"(?:ok|okay|fine|allowed|acceptable|an[- ]option)",
     rf"(?:{_CANT})[- ]be[- ](?:interrupted|preempted)",
 )
 SPOT_OK = _either(
@@ -286,9 +288,14 @@ SPOT_OK = _either(
     r"(?:[- ](?:is[- ]|are[- ])?(?:ok|okay|fine|allowed|welcome))?",
     r"ok(?:ay)?[- ](?:with[- ])?spot",
 )
+#: One provider's name, whole.
+PROVIDER_NAME = rf"(?:{alt(PROVIDERS)})(?![a-z0-9])"
+#: "aws only", "no aws", "exclude vast and runpod", "gcp or aws only": a list of providers,
+#: which a negation before it covers whole.
 PROVIDER = (
     r"(?:only )?(?:(?P<neg>no|not|except|excluding|exclude|without|avoid) )?"
-    rf"(?:(?:on|use|via|using|at|from) )?(?P<p>{alt(PROVIDERS)})(?:[- ]only)?"
+    rf"(?:(?:on|use|via|using|at|from) )?"
+    rf"(?P<p>{PROVIDER_NAME}(?:(?: and| or| nor| &)? {PROVIDER_NAME})*)(?:[- ]only)?"
 )
 REGION = (
     r"(?:(?P<pre>in|region|regions|within|near)(?: the)? )?"

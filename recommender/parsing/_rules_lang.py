@@ -196,6 +196,14 @@ def _currency(m: re.Match[str], st: Draft, raw: tuple[str, ...]) -> str:
 def h_money(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     amount = _num(m["n"], raw) * w.MONEY_UNITS.get(m["u"] or "", 1.0)
     code = _currency(m, st, raw)
+    known = fx_table().per_eur
+    if code not in known:  # "budget 1,200 CHF": never priced as dollars
+        raise WorkloadError(
+            f"{' '.join(raw)!r}: I have no exchange rate for {code}, so I can't tell what "
+            "the budget buys.",
+            not_understood=tuple(r for r in raw if r.upper() == code) or raw,
+            hint=f'Try: the budget in {", ".join(sorted(known))} ("budget $1,300").',
+        )
     usd = amount if code == "USD" else to_usd(amount, code)
     if not MIN_BUDGET_USD <= usd <= MAX_BUDGET_USD:
         raise _bad(raw, "A budget must be between a cent and $1B")
@@ -230,6 +238,15 @@ def owned(*hardware: Matcher) -> Matcher:
         return end - i
 
     return match
+
+
+def h_owned_after(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    """``4x 4090 we already own``: hardware stated before is the team's (none stated: not
+    this rule's words)."""
+    if st.gpu_id is None and st.gpu_count is None:
+        return False
+    st.owned = True
+    return True
 
 
 # ------------------------------------------------------------------ counts

@@ -51,7 +51,9 @@ def _deadline_day(m: re.Match[str], now: datetime) -> datetime:
     if rel == "tomorrow":
         return today + timedelta(days=1)
     if rel and rel.endswith("week"):
-        return today + timedelta(days=(6 - today.weekday()) % 7)  # through Sunday
+        # "by end of week": the working week's, through Friday (ours: what EOW means at
+        # work); on a weekend, the coming Friday
+        return today + timedelta(days=(4 - today.weekday()) % 7)
     if rel and rel.endswith("month"):
         first_next = (today.replace(day=28) + timedelta(days=4)).replace(day=1)
         return first_next - timedelta(days=1)
@@ -87,7 +89,10 @@ def h_deadline(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     except ValueError as exc:  # "by Feb 31", "by 2026-13-01"
         raise _bad(raw, "That date does not exist") from exc
     end = day + timedelta(days=1)  # "by Friday": by the end of Friday
-    if end - st.now <= timedelta(hours=1) and m.groupdict().get("wd"):
+    weekday = m.groupdict().get("wd")
+    if weekday and day <= st.now and m.group(0).startswith("before"):
+        end += timedelta(days=7)  # "before Monday" said on a Monday: next Monday
+    elif end - st.now <= timedelta(hours=1) and weekday:
         end += timedelta(days=7)  # "by Friday" late on a Friday: next Friday
     hours = (end - st.now).total_seconds() / 3600
     if hours <= 0:

@@ -68,11 +68,13 @@ _AUDIO_UNIT = alt(
     "h hr hrs hour hours min mins minute minutes day days week weeks 小时 个小时 分钟 天".split()  # noqa: SIM905
 )
 #: "1000 hours of audio", "300 hours of transcribed speech", "50 hrs of call-center
-#: recordings", "1000h audio", "3 days of audio": an amount of data, not a run length (the
-#: words between "of" and the noun describe it; a preposition there starts another phrase).
+#: recordings", "1000h audio", "3 days of audio", "2,000 hours german speech", "500小时 中文语音":
+#: an amount of data, not a run length (up to two words before the noun describe it; a
+#: preposition there starts another phrase).
 AUDIO = (
     rf"(?:(?:on|over|with|of|for) )?{NUM} ?(?P<k>k)? ?(?P<au>{_AUDIO_UNIT})"
-    rf"(?: of(?: (?!(?:on|with|for|in|at|to|by) )[a-z-]+){{0,2}}?| 的)? {_AUDIO_NOUN}(?: data)?"
+    rf"(?: of| 的)?(?: (?!(?:on|with|for|in|at|to|by|and|or) )(?:[a-z-]+|[\u4e00-\u9fff]+)){{0,2}}?"
+    rf" {_AUDIO_NOUN}(?: data)?"
 )
 _IMAGE_NOUN = r"(?:images?|photos?|pictures?|imgs?)"
 _COUNTS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9}

@@ -125,7 +125,8 @@ def _split_cjk(word: str) -> list[str]:
     for piece in pieces:
         last = joined[-1] if joined else ""
         counter = last.isdigit() and piece in _w.CJK_CARD_COUNTERS
-        if counter or (_AMOUNT.fullmatch(last) and _MAGNITUDE.fullmatch(piece)):
+        magnitude = _MAGNITUDE.fullmatch(piece) or _MAGNITUDE_COUNTED.fullmatch(piece)
+        if counter or (_AMOUNT.fullmatch(last) and magnitude):  # "1" "万个": one count
             joined[-1] += piece
         else:
             joined.append(piece)
@@ -140,6 +141,7 @@ def _is_punct(ch: str) -> bool:
 _UNIT_CHARS = "".join(_w.CJK_UNITS)
 _AMOUNT = re.compile(r"[$€£¥￥]?[0-9]+(?:\.[0-9]+)?")
 _MAGNITUDE = re.compile(rf"[{_UNIT_CHARS}]+")
+_MAGNITUDE_COUNTED = re.compile(rf"[{_UNIT_CHARS}]+个")
 _DIGITS_MAGNITUDE = re.compile(
     rf"(?P<sym>[$€£¥￥]?)(?P<n>[0-9]+(?:\.[0-9]+)?)(?P<u>[{_UNIT_CHARS}]+)"
 )
@@ -176,10 +178,14 @@ def _cjk_number(token: str) -> str | None:
         return m["sym"] + f"{amount:.15g}"
     counted = token[-1:] in _w.CJK_CARD_COUNTERS and len(token) > 1
     body = token[:-1] if counted else token
+    if counted and _DIGITS_MAGNITUDE.fullmatch(body):  # "1万个": 10,000 of them
+        return _cjk_number(body)
     if body.isascii() or not body:
         value = int(body) if counted and body.isdigit() else None
     else:
         value = cjk_value(body)
     if value is None:
         return None
-    return f"{value}x" if counted else str(value)
+    # a card counter ("两张", "8块") is written "2x" as "2x H100" is; 个 counts anything
+    # ("2个epoch", "四个 H100"): the number alone
+    return f"{value}x" if counted and token[-1] != "个" else str(value)

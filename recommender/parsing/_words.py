@@ -115,6 +115,12 @@ CJK_WORDS: tuple[str, ...] = (
     "最快",
     "希望",
     "完成",
+    "采样",
+    "生成",
+    "最长",
+    "最多",
+    "回答",
+    "问题",
 )
 
 #: Chinese words read as the English word the rules know (the tokenizer gives them that
@@ -173,6 +179,23 @@ EXAMPLE_NOUNS = (
     "demonstrations",
     "trajectories",
     "transcripts",
+    "sentences",
+    "passages",
+    "paragraphs",
+    "pages",
+    "messages",
+    "captions",
+    "summaries",
+    "snippets",
+    "functions",
+    "files",
+    "screenshots",
+    "scans",
+    "receipts",
+    "invoices",
+    "prefs",  # preference pairs, as teams shorten it
+    "preferences",
+    "comparisons",
     "样本",
     "条数据",
     "条样本",
@@ -180,6 +203,8 @@ EXAMPLE_NOUNS = (
 )
 _COUNT_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "b": 1e9}
 COUNT_UNITS: dict[str, float] = {**_COUNT_UNITS, "万": 1e4}
+#: One example, as "per" names it: "512 tokens per row", "2k tokens/row".
+_ONE = r"(?:example|sample|row|conversation|doc|document|record|sequence|item)"
 #: One example's length: "512 tokens", or as a sequence length ("2048 seq", "4096 ctx": each
 #: example a full sequence of it).
 _LEN = (
@@ -201,12 +226,12 @@ DATASET = (
     rf"(?:(?: of| x| at| with| averaging| avg| ~| each)? {_LEN}"
     # "10k prompts, 512 token responses": that length is the completion's, not the prompt's
     r"(?! (?:completions?|responses?|generations?|outputs?|answers?)(?: |$))"
-    r"(?: each| per (?:example|sample|row|conversation|doc|document|record|sequence))?)?"
+    rf"(?: each| per {_ONE}|/{_ONE})?)?"
 )
 #: "512 tokens per example", "avg 1k tokens each".
 EXAMPLE_LENGTH = (
     r"(?:(?:avg|average|averaging|about|~|at) )?"
-    rf"{_LEN} (?:each|per (?:example|sample|row|conversation|doc|document|record|sequence|item))"
+    rf"{_LEN}(?: each| per {_ONE}|/{_ONE})"
 )
 #: "avg length 1.5k tokens", "each about 600 tokens", "mean 900 toks": one example's length
 #: with no "each" after it.
@@ -365,11 +390,22 @@ OWNED = (
     r"(?:(?:we |we've |we have |i |i've )?(?:already )?(?:have|own|owned|got)(?: got)?"
     r"|们? ?(?:已 经 |已 )?有)"
 )
+#: "4x 4090 we already own", "8 A100s that we own": the hardware just named is the team's.
+OWNED_AFTER = (
+    r"(?:(?:that|which) )?(?:we|i) (?:already )?(?:own|have)(?: (?:them|it|those|these))?"
+    r"(?: already)?"
+)
 #: Chinese deadlines: "周五前", "周五之前" (the tokenizer cuts 周五 and 前 apart).
 DEADLINE_CJK = rf"(?P<wd>{alt(k for k in WEEKDAYS if not k.isascii())}) (?:前|之前|以前)"
 
 # ------------------------------------------------------------------ money
 #: Currency words and symbols → ISO code. "¥" alone is ambiguous (CNY or JPY): see rules.
+#: ISO 4217 codes the exchange-rate table (recommender/data/fx_rates.csv) lacks: read as
+#: currencies, so that a budget in them is asked about rather than read as dollars.
+UNCONVERTED = (
+    *("CHF", "CAD", "AUD", "NZD", "INR", "KRW", "SGD", "HKD", "SEK", "NOK", "DKK", "PLN"),
+    *("CZK", "HUF", "BRL", "MXN", "ZAR", "ILS", "AED", "SAR", "TWD", "THB"),
+)
 CURRENCY_WORDS: dict[str, str] = {
     "usd": "USD",
     "us$": "USD",
@@ -399,6 +435,8 @@ CURRENCY_WORDS: dict[str, str] = {
     "日元": "JPY",
     "日圆": "JPY",
     "円": "JPY",
+    **{code.lower(): code for code in UNCONVERTED},
+    "francs": "CHF",
 }
 CURRENCY_SYMBOLS: dict[str, str] = {"€": "EUR", "£": "GBP", "¥": "?", "￥": "?"}
 _MONEY_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mm": 1e6, "million": 1e6}

@@ -101,3 +101,8 @@ def test_chinese_spot_and_on_demand_words(text: str, spot: SpotPolicy) -> None:
 def test_a_chinese_count_with_its_counter_counts_epochs() -> None:
     w = parse("llama-3-8b lora 1万条 每条1000 tokens 训练2个epoch")
     assert w.tokens == 10_000 * 1000 * 2
+
+
+def test_german_case_endings_read_as_the_word() -> None:
+    w = parse("QLoRA auf Mistral 7B mit 50.000 Beispielen, 2 Epochen")
+    assert w.tokens == 50_000 * 1024 * 2

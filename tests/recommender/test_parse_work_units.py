@@ -300,3 +300,45 @@ class TestChainsAndUnits:
         assert w.tokens == 12_000 * 1024
         assert w.objective.value == "sft"
         assert w.ignored == ()
+
+
+class TestHeldOutEightForms:
+    """General forms behind held-out set 8's misreads (issue #35 item 6)."""
+
+    @pytest.mark.parametrize(
+        ("text", "tokens"),
+        [
+            ("bert-base on 10M sentences, seq 128, 3 epochs", 10e6 * 128 * 3),
+            ("qwen2.5-vl-7b lora on 200k screenshots", None),
+            ("llama-3-8b lora 30k rows, avg 2k tokens/row", 30_000 * 2048),
+            ("llama-3-8b lora 30k rows of 600 tokens/sample", 30_000 * 600),
+            ("8b dpo on 60k prefs", 60_000 * 2 * 1024),  # chosen + rejected
+        ],
+    )
+    def test_data_nouns_and_lengths_per_slash(self, text: str, tokens: float | None) -> None:
+        w = parse(text)
+        assert w.ignored == ()
+        if tokens is not None:
+            assert w.tokens == pytest.approx(tokens)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "whisper medium fine-tune 2,000 hours german speech",
+            "whisper medium 微调 2000小时 中文语音",
+        ],
+    )
+    def test_audio_described_without_of(self, text: str) -> None:
+        assert parse(text).tokens == 2000 * 3600 * 50
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "grpo qwen3-4b, 5000 prompts, 8 rollouts each, max 1024 new tokens",
+            "Qwen3-4B做GRPO，5千个prompt，每个prompt采样8次，最长生成1024 tokens",
+        ],
+    )
+    def test_group_and_completion_length_in_other_words(self, text: str) -> None:
+        w = parse(text)
+        assert (w.group_size, w.completion_len) == (8, 1024)
+        assert w.tokens == 5000 * 8 * (256 + 1024)

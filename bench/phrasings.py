@@ -51,6 +51,7 @@ SETS = {
     "heldout6": DATA / "phrasings_heldout6.jsonl",
     "heldout7": DATA / "phrasings_heldout7.jsonl",
     "heldout8": DATA / "phrasings_heldout8.jsonl",
+    "heldout9": DATA / "phrasings_heldout9.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

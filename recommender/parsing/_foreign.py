@@ -3,24 +3,27 @@
 Teams ask in their own language ("3 Epochen über 20.000 Beispiele, bis Freitag", "LoRA sur
 gemma-2-2b, 10k exemples, en 6 heures"). Rather than a second grammar per language, a word
 of such a question is read as the English word the rules know (its normalised form changes;
-the word as typed stays, so the answer quotes it). A question is read this way only when at
-least :data:`MIN_WORDS` of its words are in :data:`WORDS`: one such word alone ("pro" in
-"RTX PRO 6000", "de" in a name) leaves an English question as it is.
+the word as typed stays, so the answer quotes it). A question is read this way when one of
+its words is a unit, count or magnitude of :data:`WORDS` ("Epochen", "Mio"), or at least
+:data:`MIN_WORDS` are glue words of :data:`GLUE`: one glue word alone ("de" in a name, "mit")
+leaves an English question as it is.
 
 These languages also group thousands with a dot or a space ("50.000 ejemplos", "1.500 €",
-"5 000 €"), where English writes a comma; in such a question a number of 1–3 digits followed
-by groups of exactly three is read as one whole number (:func:`grouped_thousands`). In an
-English question "50.000" stays ambiguous and is asked about.
+"5 000 €"), where English writes a comma, and write decimals with a comma ("1,5 Mio.");
+in such a question a number of 1–3 digits followed by groups of exactly three is read as
+one whole number, and a comma before one or two digits as a decimal point
+(:func:`grouped_thousands`, :func:`translate`). In an English question "50.000" stays
+ambiguous and is asked about.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["MIN_WORDS", "WORDS", "grouped_thousands", "reads_foreign", "translate"]
+__all__ = ["GLUE", "MIN_WORDS", "WORDS", "grouped_thousands", "reads_foreign", "translate"]
 
-#: How many words of :data:`WORDS` make a question Spanish, German or French (ours: two, so
-#: one stray word of an English question translates nothing).
+#: How many glue words (:data:`GLUE`) make a question Spanish, German or French (ours: two,
+#: so one stray word of an English question translates nothing).
 MIN_WORDS = 2
 
 
@@ -29,14 +32,15 @@ def _table(english: str, words: str) -> dict[str, str]:
 
 
 #: Normalised word (case-folded; see :mod:`recommender.parsing._scan`) → the English word the
-#: rules read. Units, counts and magnitudes first, then the glue words of a question.
+#: rules read: units, counts, magnitudes, money, days and methods. None is an English word,
+#: so one of them makes a question Spanish, German or French.
 WORDS: dict[str, str] = {
     # durations
     **_table("minutes", "minutos minuten"),
-    **_table("hours", "horas stunden std heures"),
+    **_table("hours", "horas stunden heures"),
     **_table("hour", "hora stunde heure"),
     **_table("days", "días dias tage tagen jours"),
-    **_table("day", "día dia tag jour"),
+    **_table("day", "día dia jour"),
     **_table("weeks", "semanas wochen semaines"),
     **_table("week", "semana woche semaine"),
     **_table("months", "meses monate monaten mois"),
@@ -55,8 +59,8 @@ WORDS: dict[str, str] = {
     **_table("prompts", "instrucciones"),
     **_table("nodes", "nodos knoten nœuds noeuds"),
     # magnitudes: "50 mil", "200 Mio.", "2 Mrd.", "300 millions", "3 milliards"
-    **_table("thousand", "mil tausend"),
-    **_table("million", "millones millón millon mio millionen millions"),
+    **_table("thousand", "tausend"),
+    **_table("million", "millones millón millon mio millionen"),
     **_table("billion", "mrd milliarden milliarde milliards milliard"),
     # money
     **_table("budget", "presupuesto"),
@@ -74,9 +78,13 @@ WORDS: dict[str, str] = {
     **_table("finetune", "feintunen finetunen feinabstimmen nachtrainieren"),
     **_table("pretraining", "preentrenamiento vortraining pré-entraînement"),
     **_table("train", "entrenar entrenamiento trainieren entraîner entrainer"),
-    # spot and on-demand
+}
+#: The glue words of such a question: read as English only in a question that is Spanish,
+#: German or French by its other words (several are English words or parts of names too).
+GLUE: dict[str, str] = {
+    **_table("thousand", "mil"),  # "50 mil ejemplos"; English "mil" is a unit of length
+    **_table("million", "millions"),  # French, and English
     **_table("without", "sin ohne sans"),
-    # glue
     **_table("by", "bis hasta"),
     **_table("before", "antes avant vor"),
     **_table("for", "durante während pendant para für pour"),
@@ -85,6 +93,7 @@ WORDS: dict[str, str] = {
     **_table("with", "con mit avec"),
     **_table("of", "de del von"),
     **_table("per", "por"),
+    **_table("at", "à"),
     **_table("each", "cada jede jeder chaque"),
     **_table("and", "und"),
     **_table("only", "solamente nur seulement uniquement"),
@@ -100,28 +109,37 @@ WORDS: dict[str, str] = {
 _GROUPED = re.compile(r"(?P<sym>[$€£]?)(?P<n>[1-9][0-9]{0,2}(?:[.-][0-9]{3})+)(?P<rest>[^0-9.-]*)")
 _GROUP = re.compile(r"[0-9]{3}[€$£]?")
 _LEAD = re.compile(r"[$€£]?[1-9][0-9]{0,2}(?:[ \u00a0\u202f][0-9]{3})*")
+_DECIMALS = re.compile(r"[0-9]{1,2}(?:[a-zA-Z]{1,3})?")  # "5" of "1,5", "5k" of "1,5k"
+_WHOLE = re.compile(r"[$€£]?[0-9]+")
+_DECIMAL_COMMA = re.compile(r"(?P<n>[$€£]?[0-9]+),(?P<d>[0-9]{1,2})(?P<rest>[^0-9]*)")
 _SEPARATORS = (" ", "\u00a0", "\u202f")  # a space, a no-break space, a narrow one
 
 
 def reads_foreign(norm: tuple[str, ...]) -> bool:
-    """Whether a question's normalised words are Spanish, German or French (see above)."""
-    return sum(word in WORDS for word in norm) >= MIN_WORDS
+    """Whether a question's normalised words are Spanish, German or French: one word of
+    :data:`WORDS`, or :data:`MIN_WORDS` of :data:`GLUE`."""
+    return any(word in WORDS for word in norm) or sum(w in GLUE for w in norm) >= MIN_WORDS
 
 
 def translate(word: str) -> str:
     """A normalised word as English: its entry in :data:`WORDS`, "50.000" as "50000"."""
     if m := _GROUPED.fullmatch(word):
         return m["sym"] + re.sub("[.-]", "", m["n"]) + m["rest"]
-    return WORDS.get(word, word)
+    if m := _DECIMAL_COMMA.fullmatch(word):  # "1,5": one and a half
+        return f"{m['n']}.{m['d']}{m['rest']}"
+    return WORDS.get(word) or GLUE.get(word, word)
 
 
 def grouped_thousands(raw: list[str], text: str) -> list[str]:
-    """Words of ``raw`` (slices of ``text``) with a space-grouped number joined into one:
-    "5 000 €" is "5 000" and "€" (each still a slice of the text)."""
+    """Words of ``raw`` (slices of ``text``) with a space-grouped number joined into one,
+    and a decimal comma's two sides: "5 000 €" is "5 000" and "€", "1,5 Mio." is "1,5" and
+    "Mio" (each still a slice of the text)."""
     out: list[str] = []
     for word in raw:
         last = out[-1] if out else ""
-        if _GROUP.fullmatch(word) and _LEAD.fullmatch(last):
+        if _DECIMALS.fullmatch(word) and _WHOLE.fullmatch(last) and f"{last},{word}" in text:
+            out[-1] = f"{last},{word}"
+        elif _GROUP.fullmatch(word) and _LEAD.fullmatch(last):
             for sep in _SEPARATORS:
                 if f"{last}{sep}{word}" in text:
                     out[-1] = f"{last}{sep}{word}"

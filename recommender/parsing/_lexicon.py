@@ -194,14 +194,30 @@ _REGION_ID = _either(
 )
 
 MIXTRAL = r"8x7b(?:[- ]moe)?"
-SEQ_FIRST = rf"(?:max[- ]?)?(?:{_SEQ_WORD}|len){_OF} ?{NUM} ?(?P<k>k)?(?: tok(?:en)?s?)?"
-SEQ_AFTER = rf"{NUM} ?(?P<k>k)?(?:[- ]tok(?:en)?s?)?[- ]{_SEQ_WORD}"
+#: "seq 4096", "max len 2k", "input 512" (an encoder-decoder's input: its sequence).
+SEQ_FIRST = (
+    rf"(?:max[- ]?)?(?:{_SEQ_WORD}|len|(?:input|source)(?:[- ]len(?:gth)?)?){_OF} ?{NUM}"
+    r" ?(?P<k>k)?(?: tok(?:en)?s?)?"
+)
+#: "4k context", "2048 max length".
+SEQ_AFTER = rf"{NUM} ?(?P<k>k)?(?:[- ]tok(?:en)?s?)?[- ](?:{_SEQ_WORD}|max[- ]len(?:gth)?)"
 TOKENS = (
-    rf"(?:(?:on|over|for|with|of) )?{NUM} ?(?P<u>{alt(TOKEN_UNITS)})?"
-    r"(?:(?<=[a-z]) of)?"  # "300 millions de tokens" (French, read through English words)
-    r"(?:[- ](?:training|train|text))?[- ]tok(?:en)?s"
+    rf"(?:(?:on|over|for|with|of) )?{NUM}"
+    rf"(?: ?(?P<u>{alt(TOKEN_UNITS)})"
+    r"(?: of)?"  # "300 millions de tokens" (French, read through English words)
+    # after a magnitude, one word saying what they are ("30B domain tokens"), not a method
+    # or a model word (and not a mistyped magnitude: "2.5 bilion tokens" has none before it)
+    r"(?:[- ](?!(?:lora|qlora|full|model|param|params|parameters|per|x)(?:[- ]|$))[a-z][a-z-]*)?"
+    r")?"
+    # "tokens"; "token" and "tok" only at the end of a phrase ("10亿token", "100B tok")
+    r"[- ](?:tok(?:en)?s|tok(?:en)?(?= [^a-z]|$))"
     # "2.5M tokens/epoch", "2.4M tokens per epoch": with "4 epochs" the epochs multiply them
     r"(?:/epoch|[- ](?:per|an|each|a)[- ]epoch)?"
+)
+#: "half a billion tokens".
+TOKENS_HALF = (
+    r"(?:(?:on|over|for|with|of) )?(?:half a|a half) (?P<u>million|billion|trillion)"
+    r"[- ]tok(?:en)?s"
 )
 MONEY_DOLLAR = (
     rf"(?:{_BUDGET_WORD})?\$ ?{NUM} ?(?P<u>{alt(MONEY_UNITS)})?(?: usd| dollars?)?"

@@ -40,7 +40,9 @@ _READ_ONLY = (
     rf"max{_S}grad{_S}norm|n{_S}gpus{_S}per{_S}node|nnodes|save{_S}total{_S}limit|"
     rf"top{_S}p|top{_S}k|rollout{_S}micro{_S}batch{_S}size|micro{_S}rollout{_S}batch{_S}size|"
     rf"ppo{_S}(?:mini|micro){_S}batch{_S}size(?:{_S}per{_S}gpu)?|tensor{_S}model{_S}"
-    rf"parallel{_S}size|gpu{_S}memory{_S}utili[sz]ation))"
+    rf"parallel{_S}size|gpu{_S}memory{_S}utili[sz]ation|"
+    # an encoder-decoder's target length ("input 512 target 128"): the input is the sequence
+    rf"(?:max{_S})?target(?:{_S}(?:seq{_S})?len(?:gth)?)?))"
     rf"{_OF} ?(?P<v>-?[0-9.]+(?:e[+-]?[0-9]+)?)"
 )
 

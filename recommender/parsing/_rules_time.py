@@ -46,10 +46,10 @@ def _deadline_day(m: re.Match[str], now: datetime) -> datetime:
         ahead = (w.WEEKDAYS[groups["wd"]] - today.weekday()) % 7
         return today + timedelta(days=ahead)
     rel = groups.get("rel")
+    if rel and any(word in rel for word in ("tomorrow", "tmrw", "tmr", "tomorow")):
+        return today + timedelta(days=1)  # "by eod tomorrow", "by tmrw"
     if rel in ("today", "tonight", "eod") or (rel and rel.endswith("day")):
         return today
-    if rel == "tomorrow":
-        return today + timedelta(days=1)
     if rel and rel.endswith("week"):
         # "by end of week": the working week's, through Friday (ours: what EOW means at
         # work); on a weekend, the coming Friday

@@ -48,6 +48,7 @@ def region(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 _COUNT_X = re.compile(r"(-?[0-9]+)x(.*)", re.IGNORECASE)  # "8x", "8xa100"
 _INT = re.compile(r"-?[0-9]+")
 _LETTER_DIGIT = re.compile(r"(?=.*[a-z])(?=.*[0-9])")
+_MEMORY = re.compile(r"[0-9]+gb")
 _SIZE_LIKE = re.compile(r"[0-9.]+[kmbt]")
 
 
@@ -78,6 +79,14 @@ def hardware(toks: Tokens, i: int, st: Draft) -> int:
         j += 1
         if j < n and norm[j] == "x":
             explicit, j = True, j + 1
+    memory = ""  # "a single 80GB card": the memory a card has, said with the count
+    if (
+        count is not None
+        and j + 1 < n
+        and _MEMORY.fullmatch(norm[j])
+        and norm[j + 1] in lex.GPU_WORDS
+    ):
+        memory, j = toks.raw[j], j + 1
     words = ([rest] if rest else []) + list(norm[j : j + 3])
     if not words:
         return 0
@@ -92,7 +101,7 @@ def hardware(toks: Tokens, i: int, st: Draft) -> int:
             return 0
     else:
         first = words[0]
-        if explicit and (
+        if (explicit or (count is not None and first in lex.ACCELERATOR_WORDS)) and (
             first in lex.ACCELERATOR_WORDS
             or (_LETTER_DIGIT.match(first) and not _SIZE_LIKE.fullmatch(first))
         ):
@@ -111,4 +120,9 @@ def hardware(toks: Tokens, i: int, st: Draft) -> int:
     if not (_ok(st.gpu_id, gpu_id or st.gpu_id) and _ok(st.gpu_count, whole or st.gpu_count)):
         return 0
     st.gpu_id, st.gpu_count = gpu_id or st.gpu_id, whole or st.gpu_count
+    if memory:
+        st.notes.append(
+            f"read {' '.join(raw)!r}: {memory} a card is noted; each option's GPUs are the ones "
+            "the job fits"
+        )
     return end - i

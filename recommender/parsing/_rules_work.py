@@ -76,7 +76,10 @@ AUDIO = (
     rf"(?: of| 的)?(?: (?!(?:on|with|for|in|at|to|by|and|or) )(?:[a-z-]+|[\u4e00-\u9fff]+)){{0,2}}?"
     rf" {_AUDIO_NOUN}(?: data)?"
 )
-_IMAGE_NOUN = r"(?:images?|photos?|pictures?|imgs?)"
+#: "wav2vec2-large on 1000h": hours after "on" with no noun, for a speech model named
+#: before them, are its data (for another model, "over 2 hours" is a run length).
+AUDIO_ON = rf"(?:on|with) {NUM} ?(?P<k>k)? ?(?P<au>h|hrs?|hours?)"
+_IMAGE_NOUN = r"(?:images?|photos?|pictures?|pics|imgs?)"
 _COUNTS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9}
 _COUNT = alt(_COUNTS)
 #: "1.2M images at 224x224", "100k 224x224 images", "500k images at 384px resolution".
@@ -150,6 +153,12 @@ def _audio(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     if not 0 < hours <= 1e7:  # ours: 10M hours (1,141 years) is a typo, not a corpus
         raise _bad(raw, "Hours of audio must be positive and at most 10M")
     return _set(st, "audio_hours", hours)
+
+
+def _audio_on(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    if st.model is None or not st.model.tokens_per_audio_second:
+        return False
+    return _audio(m, raw, st)
 
 
 def _side(w: str | None, h: str | None, raw: tuple[str, ...]) -> tuple[int, int] | None:
@@ -314,6 +323,7 @@ def _apply(dataset: Dataset, st: Draft) -> bool:
 RULES: tuple[_Rule, ...] = (
     _Rule("the whole of a dataset", _dataset),
     _Rule("N hours of audio", _rx(AUDIO, _audio)),
+    _Rule("speech model on N hours", _rx(AUDIO_ON, _audio_on)),
     _Rule("N images at WxH", _rx(IMAGES, _images)),
     _Rule("at 384px", _rx(RESOLUTION, _resolution)),
     _Rule("N prompts x G samples x L tokens", _rx(PROMPTS_X_GROUP_X_LEN, _prompts_x_group)),

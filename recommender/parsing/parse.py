@@ -81,7 +81,8 @@ def _seq(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 
 
 def _tokens(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    value = _number(m["n"], raw) * lex.TOKEN_UNITS.get(m["u"] or "", 1.0)
+    amount = _number(m["n"], raw) if m.groupdict().get("n") else 0.5  # "half a billion"
+    value = amount * lex.TOKEN_UNITS.get(m["u"] or "", 1.0)
     if not 0 < value <= 1e15:
         raise _bad(raw, "A token budget must be positive and below 1e15")
     return _set(st, "tokens", value)
@@ -213,6 +214,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("seq N", _rx(lex.SEQ_FIRST, _seq)),
     _Rule("N context", _rx(lex.SEQ_AFTER, _seq)),
     _Rule("N tokens", _rx(lex.TOKENS, _tokens)),
+    _Rule("half a billion tokens", _rx(lex.TOKENS_HALF, _tokens)),
     _Rule("$N", _rx(lex.MONEY_DOLLAR, _budget)),
     _Rule("N usd", _rx(lex.MONEY_WORD, _budget)),
     _Rule("budget N", _rx(lex.MONEY_BUDGET, _budget)),

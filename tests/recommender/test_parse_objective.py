@@ -171,3 +171,9 @@ class TestHeldOutEightDeadlines:
         assert w.deadline_hours == pytest.approx(182)  # not the 14 h left of today
         w = parse_workload("7b lora on 2B tokens by monday", self.MONDAY)
         assert w.deadline_hours == pytest.approx(14)  # "by" today's weekday: today, as before
+
+
+@pytest.mark.parametrize("when", ["by eod tomorrow", "by tmrw", "by tomorrow eod"])
+def test_tomorrow_however_written(when: str) -> None:
+    w = parse_workload(f"7b lora on 2B tokens {when}", TestHeldOutEightDeadlines.MONDAY)
+    assert w.deadline_hours == pytest.approx(38)  # end of Tuesday

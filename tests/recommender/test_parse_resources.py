@@ -236,3 +236,15 @@ class TestHeldOutEightForms:
         with pytest.raises(WorkloadError, match="no exchange rate for CHF") as err:
             parse("13b lora 20k samples, budget 1,200 CHF")
         assert err.value.not_understood == ("CHF",)
+
+
+class TestHeldOutNineForms:
+    def test_a_count_of_accelerators_we_do_not_price_names_them(self) -> None:
+        with pytest.raises(UnknownGpuError) as err:
+            parse("vit-l/16 pretrain on 1B tokens, 512 TPUs")
+        assert err.value.not_understood == ("TPUs",)
+
+    def test_memory_said_with_a_count_of_cards(self) -> None:
+        w = parse("70B qlora 100M tokens on a single 80GB card")
+        assert w.hardware == HardwareRequest(None, 1)
+        assert any("80GB a card" in line for line in w.assumed)

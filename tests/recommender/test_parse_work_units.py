@@ -342,3 +342,36 @@ class TestHeldOutEightForms:
         w = parse(text)
         assert (w.group_size, w.completion_len) == (8, 1024)
         assert w.tokens == 5000 * 8 * (256 + 1024)
+
+
+class TestHeldOutNineForms:
+    """General forms behind held-out set 9's misreads (issue #35 item 6)."""
+
+    @pytest.mark.parametrize(
+        ("text", "tokens"),
+        [
+            ("qwen2.5-7b continued pretraining on 30B domain tokens", 30e9),
+            ("pretrain 1.5b, 100B tok", 100e9),
+            ("用8卡A100全参微调llama-3.1-8b，10亿token", 1e9),
+            ("llama-3-8b qlora on half a billion tokens", 5e8),
+            ("llama-3-8b lora on 2.5 bilion tokens", 2.5e9),  # a typo of the magnitude, still
+        ],
+    )
+    def test_token_phrasings(self, text: str, tokens: float) -> None:
+        w = parse(text)
+        assert w.tokens == pytest.approx(tokens)
+        assert w.ignored == ()
+
+    def test_hours_after_on_are_a_speech_models_data_and_anothers_run_length(self) -> None:
+        w = parse("wav2vec2-large-lv60 on 1000h")
+        assert (w.tokens, w.duration_hours) == (pytest.approx(1000 * 3600 * 50), None)
+        assert parse("llama-3-8b lora 1B tokens on 10h").duration_hours == 10
+
+    def test_lengths_said_after_the_number_and_an_encoder_decoders_input(self) -> None:
+        assert parse("llama-3.1-70b dpo 20k pairs, 2048 max length").seq_len == 2048
+        w = parse("t5-large finetune 500k examples, input 512 target 128")
+        assert w.seq_len == 512
+        assert "read 'target 128'" in said(w)
+
+    def test_pics_are_images(self) -> None:
+        assert parse("flux dev lora training 20 pics").ignored == ()

@@ -18,6 +18,7 @@ from recommender.errors import WorkloadError
 from recommender.gpus import try_normalize
 from recommender.models import family_models, infer_architecture
 from recommender.parsing import _lexicon as lex
+from recommender.parsing import _money_words as money
 from recommender.parsing import _words as w
 from recommender.parsing._draft import Draft
 from recommender.parsing._rulekit import Matcher, _bad, _number, _set
@@ -173,14 +174,14 @@ def _currency(m: re.Match[str], st: Draft, raw: tuple[str, ...]) -> str:
     groups = m.groupdict()
     word = (groups.get("cur") or "").replace("-", " ")
     if word:
-        return w.CURRENCY_WORDS.get(word) or {"rmb": "CNY"}.get(word, word.upper())
+        return money.CURRENCY_WORDS.get(word) or {"rmb": "CNY"}.get(word, word.upper())
     if not groups.get("sym"):  # "预算 5000": 元 or dollars? never a silent guess on money
         raise WorkloadError(
             f"{' '.join(raw)!r}: which currency is the budget in?",
             not_understood=raw,
             hint='Try: "预算5000元", "预算5000美元" or "budget $5000"',
         )
-    code = w.CURRENCY_SYMBOLS[groups["sym"]]
+    code = money.CURRENCY_SYMBOLS[groups["sym"]]
     if code != "?":
         return code
     if st.cjk:  # "¥500" in a Chinese message: yuan
@@ -194,7 +195,7 @@ def _currency(m: re.Match[str], st: Draft, raw: tuple[str, ...]) -> str:
 
 
 def h_money(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    amount = _num(m["n"], raw) * w.MONEY_UNITS.get(m["u"] or "", 1.0)
+    amount = _num(m["n"], raw) * money.MONEY_UNITS.get(m["u"] or "", 1.0)
     code = _currency(m, st, raw)
     known = fx_table().per_eur
     if code not in known:  # "budget 1,200 CHF": never priced as dollars

@@ -26,6 +26,7 @@ from recommender.errors import WorkloadError
 from recommender.models import Architecture
 from recommender.parsing import _fuzzy
 from recommender.parsing import _lexicon as lex
+from recommender.parsing import _money_words as money
 from recommender.parsing import _rules_lang as lang
 from recommender.parsing import _rules_model as model
 from recommender.parsing import _rules_post as post
@@ -207,10 +208,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("we already have", lang.owned(_hardware, lang.nodes(_hardware))),
     _Rule("... we already own", _rx(words.OWNED_AFTER, lang.h_owned_after)),
     _Rule("周五前", _rx(words.DEADLINE_CJK, timing.h_deadline)),
-    _Rule("€N", _rx(words.MONEY_SYMBOL, lang.h_money)),
-    _Rule("N eur", _rx(words.MONEY_CURRENCY, lang.h_money)),
-    _Rule("eur N", _rx(words.MONEY_CODE_FIRST, lang.h_money)),
-    _Rule("预算 N", _rx(words.MONEY_CJK_BUDGET, lang.h_money)),
+    _Rule("€N", _rx(money.MONEY_SYMBOL, lang.h_money)),
+    _Rule("N eur", _rx(money.MONEY_CURRENCY, lang.h_money)),
+    _Rule("eur N", _rx(money.MONEY_CODE_FIRST, lang.h_money)),
+    _Rule("预算 N", _rx(money.MONEY_CJK_BUDGET, lang.h_money)),
     _Rule("seq N", _rx(lex.SEQ_FIRST, _seq)),
     _Rule("N context", _rx(lex.SEQ_AFTER, _seq)),
     _Rule("N tokens", _rx(lex.TOKENS, _tokens)),

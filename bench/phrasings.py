@@ -52,6 +52,7 @@ SETS = {
     "heldout7": DATA / "phrasings_heldout7.jsonl",
     "heldout8": DATA / "phrasings_heldout8.jsonl",
     "heldout9": DATA / "phrasings_heldout9.jsonl",
+    "heldout10": DATA / "phrasings_heldout10.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

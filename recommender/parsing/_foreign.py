@@ -20,7 +20,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["GLUE", "MIN_WORDS", "WORDS", "grouped_thousands", "reads_foreign", "translate"]
+__all__ = [
+    "GLUE",
+    "MIN_WORDS",
+    "PHRASES",
+    "WORDS",
+    "grouped_thousands",
+    "reads_foreign",
+    "translate",
+]
 
 #: How many glue words (:data:`GLUE`) make a question Spanish, German or French (ours: two,
 #: so one stray word of an English question translates nothing).
@@ -52,7 +60,10 @@ WORDS: dict[str, str] = {
         "ejemplos muestras registros beispiele beispielen datensätze datensätzen exemples"
         " échantillons echantillons",
     ),
-    **_table("conversations", "conversaciones gespräche gesprächen unterhaltungen"),
+    **_table(
+        "conversations",
+        "conversaciones gespräche gesprächen unterhaltungen dialoge dialogen diálogos dialogos",
+    ),
     **_table("pairs", "pares paare paaren paires"),
     **_table("images", "imágenes imagenes bilder bildern"),
     **_table("steps", "pasos schritte étapes etapes"),
@@ -62,6 +73,10 @@ WORDS: dict[str, str] = {
     **_table("thousand", "tausend"),
     **_table("million", "millones millón millon mio millionen"),
     **_table("billion", "mrd milliarden milliarde milliards milliard"),
+    # spot instances ("Spot-Instanzen ok"), a negation ("kein AWS")
+    **_table("spot-instances", "spot-instanzen spot-instanz"),
+    **_table("instances", "instanzen instancias"),
+    **_table("no", "kein keine keinen ningún ningun ninguna"),
     # money
     **_table("budget", "presupuesto"),
     # weekdays and relative days
@@ -79,6 +94,19 @@ WORDS: dict[str, str] = {
     **_table("pretraining", "preentrenamiento vortraining pré-entraînement"),
     **_table("train", "entrenar entrenamiento trainieren entraîner entrainer"),
 }
+#: Phrases of several words read as one English word ("50 mil millones": 50 billion;
+#: "desde cero": from scratch); the words are joined into one (still a slice of the text).
+PHRASES: dict[tuple[str, ...], str] = {
+    ("mil", "millones"): "billion",
+    ("desde", "cero"): "from-scratch",
+    ("de", "cero"): "from-scratch",
+    ("von", "grund", "auf"): "from-scratch",
+    ("à", "partir", "de", "zéro"): "from-scratch",
+    ("en", "menos", "de"): "within",
+}
+_LONGEST_PHRASE = max(len(words) for words in PHRASES)
+_PHRASE_NORMS = {"-".join(words): english for words, english in PHRASES.items()}
+
 #: The glue words of such a question: read as English only in a question that is Spanish,
 #: German or French by its other words (several are English words or parts of names too).
 GLUE: dict[str, str] = {
@@ -94,13 +122,14 @@ GLUE: dict[str, str] = {
     **_table("of", "de del von"),
     **_table("per", "por"),
     **_table("at", "à"),
-    **_table("each", "cada jede jeder chaque"),
+    **_table("each", "cada jede jeder chaque je"),  # German "je"; French "je" (I) reads alike
+    **_table("model", "modelo modell modells modèle modele"),
     **_table("and", "und"),
     **_table("only", "solamente nur seulement uniquement"),
     **_table(
         "the",
         "el la los las un una der die das dem den ein eine einen einem le les une des du"
-        " au aux quiero queremos hacer wir wollen möchten mochten nous voulons je veux"
+        " au aux quiero queremos hacer wir wollen möchten mochten nous voulons veux"
         " faire machen cuánto cuanto cuesta kostet combien coûte coute",
     ),
 }
@@ -127,7 +156,27 @@ def translate(word: str) -> str:
         return m["sym"] + re.sub("[.-]", "", m["n"]) + m["rest"]
     if m := _DECIMAL_COMMA.fullmatch(word):  # "1,5": one and a half
         return f"{m['n']}.{m['d']}{m['rest']}"
+    if word in _PHRASE_NORMS:
+        return _PHRASE_NORMS[word]
     return WORDS.get(word) or GLUE.get(word, word)
+
+
+def _phrases(raw: list[str], text: str) -> list[str]:
+    """``raw`` with the words of each of :data:`PHRASES` joined into one."""
+    out: list[str] = []
+    i = 0
+    while i < len(raw):
+        for span in range(min(_LONGEST_PHRASE, len(raw) - i), 1, -1):
+            words = tuple(w.casefold() for w in raw[i : i + span])
+            joined = " ".join(raw[i : i + span])
+            if words in PHRASES and joined in text:
+                out.append(joined)
+                i += span
+                break
+        else:
+            out.append(raw[i])
+            i += 1
+    return out
 
 
 def grouped_thousands(raw: list[str], text: str) -> list[str]:
@@ -135,7 +184,7 @@ def grouped_thousands(raw: list[str], text: str) -> list[str]:
     and a decimal comma's two sides: "5 000 €" is "5 000" and "€", "1,5 Mio." is "1,5" and
     "Mio" (each still a slice of the text)."""
     out: list[str] = []
-    for word in raw:
+    for word in _phrases(raw, text):
         last = out[-1] if out else ""
         if _DECIMALS.fullmatch(word) and _WHOLE.fullmatch(last) and f"{last},{word}" in text:
             out[-1] = f"{last},{word}"

@@ -306,12 +306,12 @@ SPOT_OK = _either(
 )
 #: One provider's name, whole.
 PROVIDER_NAME = rf"(?:{alt(PROVIDERS)})(?![a-z0-9])"
-#: "aws only", "no aws", "exclude vast and runpod", "gcp or aws only": a list of providers,
+#: "aws only", "no aws", "exclude vast and runpod", "except aws/azure": a list of providers,
 #: which a negation before it covers whole.
 PROVIDER = (
     r"(?:only )?(?:(?P<neg>no|not|except|excluding|exclude|without|avoid) )?"
     rf"(?:(?:on|use|via|using|at|from) )?"
-    rf"(?P<p>{PROVIDER_NAME}(?:(?: and| or| nor| &)? {PROVIDER_NAME})*)(?:[- ]only)?"
+    rf"(?P<p>{PROVIDER_NAME}(?:(?:(?: and| or| nor| &)? |/){PROVIDER_NAME})*)(?:[- ]only)?"
 )
 REGION = (
     r"(?:(?P<pre>in|region|regions|within|near)(?: the)? )?"

@@ -185,11 +185,11 @@ RULES: tuple[_Rule, ...] = (
     *_each(
         "N samples per prompt",
         (
-            rf"{_N} (?:samples|completions|generations|rollouts|responses|answers)"
+            rf"{_N} (?:samples|completions|generations|gens|rollouts|responses|answers)"
             r"(?: per |/)prompt",
             # "每个prompt采样8次", "每个问题生成8个回答": 8 samples for each prompt
-            rf"每 ?个? ?(?:prompt|问题|提示词?) ?(?:采样|生成) ?{_N} ?(?:次|个)"
-            r"(?: ?(?:回答|样本))?",
+            rf"每 ?个? ?(?:prompt|问题|题|提示词?) ?(?:采样|生成) ?{_N}(?: ?(?:次|个))?"
+            r"(?: ?(?:回答|答案|样本))?",
         ),
         _count("group_size", "A GRPO group size", 1024),
     ),
@@ -243,6 +243,7 @@ RULES: tuple[_Rule, ...] = (
             rf"{_N} max{_S}(?:completion|response|generation){_S}tok(?:en)?s",
             rf"{_N} (?:completion|response)",  # "1k completion" (plural "8 completions": a group)
             rf"max {_N} new{_S}tok(?:en)?s",  # "max 1024 new tokens"
+            rf"{_N} max (?:completion|response|generation)(?:{_S}len(?:gth)?)?",
             rf"(?:最长|最多) ?生成 ?{_N} ?(?:个 ?)?tok(?:en)?s?",  # "最长生成1024 tokens"
         ),
         _count("completion_len", "A completion length", 10_000_000),

@@ -44,6 +44,8 @@ def _deadline_day(m: re.Match[str], now: datetime) -> datetime:
     groups = m.groupdict()
     if groups.get("wd"):
         ahead = (w.WEEKDAYS[groups["wd"]] - today.weekday()) % 7
+        if groups.get("next"):  # "下周五": the Friday of next week (Monday-first weeks)
+            ahead = 7 - today.weekday() + w.WEEKDAYS[groups["wd"]]
         return today + timedelta(days=ahead)
     rel = groups.get("rel")
     if rel and any(word in rel for word in ("tomorrow", "tmrw", "tmr", "tomorow")):

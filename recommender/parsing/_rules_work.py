@@ -61,7 +61,10 @@ def image_positions(model: Architecture, width: int, height: int) -> int | None:
 # ------------------------------------------------------------------ phrases
 
 _AUDIO_NOUN = (
-    r"(?:audio|speech|recordings?|voice|calls?|podcasts?|utterances|transcripts?|音频|语音|录音)"
+    r"(?:audio|speech|recordings?|voice|calls?|podcasts?|utterances|transcripts?|音频|语音|录音"
+    # a speech corpus named as what the hours are of ("100 hours librispeech clean"): the
+    # hours stated, not the whole corpus
+    r"|(?:librispeech|libri-?light|common[- ]voice|gigaspeech|voxpopuli)(?: (?:clean|other))?)"
 )
 #: Units an amount of audio is stated in ("1000 hours", "3 days of audio", "90 minutes").
 _AUDIO_UNIT = alt(
@@ -105,7 +108,8 @@ EACH_CJK = (
 _STEPS = r"(?:training |optimizer )?(?:steps|iterations|iters|updates)"
 #: "1000 steps at batch 64", "200 steps at a global batch of 128 sequences of 2048 tokens".
 STEPS_AT_BATCH = (
-    rf"{NUM} ?(?P<k>k)? {_STEPS},? (?:at|with|of|x) (?:an? )?(?:global |effective |total )?"
+    rf"{NUM} ?(?P<k>k|m)? {_STEPS},? (?P<at>(?:at|with|of|x) )?(?:an? )?"
+    r"(?P<q>global |effective |total )?"
     r"(?:batch|bs|gbs)(?:[- ]size)?(?: of)? (?P<b>[0-9]+)"
     r"(?: (?:sequences|seqs|samples|examples))?"
     r"(?: of (?P<ln>[0-9]+) ?(?P<lk>k)?[- ]tok(?:en)?s?(?: (?:sequences|seqs|samples))?)?"
@@ -200,14 +204,24 @@ def _each_cjk(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 
 
 def _steps_at_batch(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    steps = _whole(_number(m["n"], raw) * (1000 if m["k"] else 1), 1, 1e9, raw, "A step count")
+    scale = {"k": 1e3, "m": 1e6}.get(m["k"] or "", 1.0)  # "1M steps": a count, k is 1,000
+    steps = _whole(_number(m["n"], raw) * scale, 1, 1e9, raw, "A step count")
     batch = _whole(_number(m["b"], raw), 1, 1e9, raw, "A global batch")
     if not (_set(st, "steps", steps) and _set(st, "global_batch", batch)):
         return False
+    if not m.groupdict().get("at") and not m.groupdict().get("q"):  # "500 steps, batch 32"
+        st.notes.append(_global_batch_note(batch))
     if m["ln"] is not None:
         length = _number(m["ln"], raw) * (1024 if m["lk"] else 1)
         return _set(st, "example_len", _whole(length, 1, 1e7, raw, "A sequence length"))
     return True
+
+
+def _global_batch_note(batch: int) -> str:
+    return (
+        f"read 'batch {batch}' as the global batch (sequences per optimizer step), as a step "
+        "count was given; say `micro-batch 4` for a GPU's share"
+    )
 
 
 def _batch_of(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -269,7 +283,11 @@ def _dataset(toks: Tokens, i: int, st: Draft) -> int:
         end += 1
     end = _restated(toks, end, dataset)
     if not _apply(dataset, st):
-        return 0
+        if dataset.unit is not Unit.TOKENS or st.tokens is None or whole:
+            return 0
+        # "10B tokens fineweb-edu": where the tokens stated come from, not its whole size
+        st.notes.append(f"{dataset.name}: read as the source of the {st.tokens:,.0f} tokens stated")
+        return end - i
     return end - i
 
 
@@ -356,10 +374,7 @@ def settle(st: Draft) -> None:
         st.steps = None  # counted: not again as steps × batch
     if st.steps is not None and st.bare_batch and st.global_batch is None and st.micro_batch:
         st.global_batch, st.micro_batch = st.micro_batch, None
-        st.notes.append(
-            f"read 'batch {st.global_batch}' as the global batch (sequences per optimizer "
-            "step), as a step count was given; say `micro-batch 4` for a GPU's share"
-        )
+        st.notes.append(_global_batch_note(st.global_batch))
     if st.steps is not None and st.examples is not None and st.step_tokens is None:
         # a dataset size was stated too: it counts the work, so the steps are said unused
         st.notes.append(

@@ -121,6 +121,7 @@ CJK_WORDS: tuple[str, ...] = (
     "最长",
     "最多",
     "回答",
+    "答案",
     "问题",
 )
 
@@ -194,6 +195,7 @@ EXAMPLE_NOUNS = (
     "scans",
     "receipts",
     "invoices",
+    "responses",
     "prefs",  # preference pairs, as teams shorten it
     "preferences",
     "comparisons",
@@ -398,7 +400,10 @@ OWNED_AFTER = (
     r"(?: already)?"
 )
 #: Chinese deadlines: "周五前", "周五之前" (the tokenizer cuts 周五 and 前 apart).
-DEADLINE_CJK = rf"(?P<wd>{alt(k for k in WEEKDAYS if not k.isascii())}) (?:前|之前|以前)"
+#: "下周五前": next week's Friday.
+DEADLINE_CJK = (
+    rf"(?P<next>下 )?(?P<wd>{alt(k for k in WEEKDAYS if not k.isascii())}) (?:前|之前|以前)"
+)
 
 # ------------------------------------------------------------------ nodes
 _NODE = r"(?:nodes?|machines?|servers?|hosts?|boxes|box|instances?|节点|台机器|台)"

@@ -107,3 +107,29 @@ def test_german_case_endings_read_as_the_word() -> None:
 def test_french_a_between_a_count_and_a_length() -> None:
     w = parse("LoRA-Finetuning von Mistral 7B auf 80.000 Beispielen à 1.000 Tokens, 3 Epochen")
     assert w.tokens == 80_000 * 1000 * 3
+
+
+@pytest.mark.parametrize(
+    ("text", "method", "tokens"),
+    [
+        (
+            "entrenar desde cero un modelo de 1B con 50 mil millones de tokens",
+            Method.PRETRAIN,
+            5e10,
+        ),
+        ("Llama 3.1 8B mit QLoRA: 40.000 Dialoge, je 800 Tokens, 2 Epochen", Method.QLORA, 6.4e7),
+    ],
+)
+def test_phrases_of_several_words_and_each(text: str, method: Method, tokens: float) -> None:
+    w = parse(text)
+    assert w.method is method
+    assert w.tokens == tokens
+    assert w.ignored == ()
+
+
+def test_a_german_negation_refuses_the_provider_and_spot_instances_are_read() -> None:
+    w = parse("Mixtral 8x7B LoRA, 300M Tokens, kein AWS, Spot-Instanzen ok")
+    assert w.providers
+    assert "aws" not in w.providers
+    assert w.spot is SpotPolicy.ALLOW
+    assert w.ignored == ()

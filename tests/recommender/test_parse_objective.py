@@ -177,3 +177,8 @@ class TestHeldOutEightDeadlines:
 def test_tomorrow_however_written(when: str) -> None:
     w = parse_workload(f"7b lora on 2B tokens {when}", TestHeldOutEightDeadlines.MONDAY)
     assert w.deadline_hours == pytest.approx(38)  # end of Tuesday
+
+
+def test_next_weeks_weekday_in_chinese() -> None:
+    w = parse_workload("qwen2.5-32b lora 2亿token 下周五前", TestHeldOutEightDeadlines.MONDAY)
+    assert w.deadline_hours == pytest.approx(110 + 168)  # Friday 11 Dec, not 4 Dec

@@ -248,3 +248,9 @@ class TestHeldOutNineForms:
         w = parse("70B qlora 100M tokens on a single 80GB card")
         assert w.hardware == HardwareRequest(None, 1)
         assert any("80GB a card" in line for line in w.assumed)
+
+
+def test_providers_joined_by_a_slash_are_a_list() -> None:
+    w = parse("lora, cheapest cloud except aws/azure")
+    assert w.providers
+    assert not {"aws", "azure"} & set(w.providers)

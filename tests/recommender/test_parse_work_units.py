@@ -375,3 +375,40 @@ class TestHeldOutNineForms:
 
     def test_pics_are_images(self) -> None:
         assert parse("flux dev lora training 20 pics").ignored == ()
+
+
+class TestHeldOutTenForms:
+    """General forms behind held-out set 10's misreads (issue #35 item 6)."""
+
+    def test_group_and_completion_said_shortly(self) -> None:
+        w = parse("grpo qwen2.5-1.5b on 2k prompts, 16 gens per prompt, 512 max completion")
+        assert (w.group_size, w.completion_len) == (16, 512)
+        w = parse("GRPO训练qwen2.5-3b，8000条数学题，每题生成16个答案")
+        assert w.group_size == 16
+
+    def test_hours_of_a_named_speech_corpus_are_those_hours(self) -> None:
+        assert parse("wav2vec2-base finetune 100 hours librispeech clean").tokens == (
+            100 * 3600 * 50
+        )
+
+    def test_a_vit_named_at_a_resolution_counts_its_patches_there(self) -> None:
+        w = parse("vit-base-patch16-384 finetune on 200k images, 20 epochs")
+        assert w.model.name == "ViT-B/16"
+        assert w.tokens == 200_000 * ((384 // 16) ** 2 + 1) * 20
+
+    def test_a_million_steps_at_a_batch_with_no_preposition(self) -> None:
+        w = parse("bert-large pretraining 1M steps batch 256 seq 512")
+        assert w.tokens == 1e6 * 256 * 512
+        assert "read 'batch 256' as the global batch" in said(w)
+
+    def test_a_size_before_a_family_word_names_the_model(self) -> None:
+        assert parse("train 124M gpt-2 from scratch on 1B tokens").model.name == "GPT-2"
+
+    def test_a_corpus_named_after_a_token_count_is_their_source(self) -> None:
+        w = parse("train 124M gpt-2 from scratch, 10B tokens fineweb-edu")
+        assert w.tokens == 10e9
+        assert w.ignored == ()
+        assert "FineWeb-Edu: read as the source of the 10,000,000,000 tokens stated" in said(w)
+
+    def test_responses_are_examples(self) -> None:
+        assert parse("kto mistral 7b 25k good/bad labeled responses").tokens == 25_000 * 1024

@@ -103,6 +103,7 @@ PHRASES: dict[tuple[str, ...], str] = {
     ("von", "grund", "auf"): "from-scratch",
     ("à", "partir", "de", "zéro"): "from-scratch",
     ("en", "menos", "de"): "within",
+    ("pas", "de"): "no",  # "pas de spot"
 }
 _LONGEST_PHRASE = max(len(words) for words in PHRASES)
 _PHRASE_NORMS = {"-".join(words): english for words, english in PHRASES.items()}

@@ -292,7 +292,7 @@ ZERO = r"(?:deepspeed[- ]|ds[- ])?zero[- ]?(?:stage[- ]?)?(?P<z>[0-3])"
 DDP = r"ddp|(?:distributed[- ])?data[- ]parallel(?:ism)?"
 SPOT_ONLY = r"spot[- ](?:instances[- ])?only|only[- ](?:spot|preemptible)"
 NO_SPOT = _either(
-    r"(?:no|without|not)[- ](?:spot|preemptibles?|interruptions?)",
+    r"(?:no|without|not)[- ](?:instances[- ])?(?:spot|preemptibles?|preemptions?|interruptions?)",
     r"(?:only[- ])?on[- ]demand(?:[- ]only)?",
     r"non[- ]?(?:spot|preemptible|interruptible)|uninterruptible",
     r"(?:spot|preemptible|preemption)(?:[- ]instances?)?[- ](?:is[- ]|are[- ])?(?:not|n't)[- ]"
@@ -327,7 +327,8 @@ FULL = _either(
     r"full[- ]param(?:eter)?s?|fft",
 )
 FINE_TUNE = rf"(?:supervised[- ])?{_TUNE}|ft|sft"
-SIZE = rf"{NUM} ?(?P<u>{alt(SIZE_UNITS)})"  # "params" after it is a filler
+# "params" after it is a filler; "3B-Modell", "7b-model": the size of a model
+SIZE = rf"{NUM} ?(?P<u>{alt(SIZE_UNITS)})(?:-(?:model|modell|modells|modelo|modèle|modele))?"
 SIZE_PARAMS = rf"{NUM}[- ](?:params?|parameters)"
 
 

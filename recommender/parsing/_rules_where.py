@@ -47,6 +47,7 @@ def region(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 
 _COUNT_X = re.compile(r"(-?[0-9]+)x(.*)", re.IGNORECASE)  # "8x", "8xa100"
 _INT = re.compile(r"-?[0-9]+")
+_KILO = re.compile(r"([0-9]+(?:\.[0-9]+)?)k")
 _LETTER_DIGIT = re.compile(r"(?=.*[a-z])(?=.*[0-9])")
 _MEMORY = re.compile(r"[0-9]+gb")
 _SIZE_LIKE = re.compile(r"[0-9.]+[kmbt]")
@@ -76,6 +77,11 @@ def hardware(toks: Tokens, i: int, st: Draft) -> int:
         count, explicit, rest, j = _number(m[1], toks.raw[i : j + 1]), True, m[2], j + 1
     elif _INT.fullmatch(word) or word in lex.GPU_COUNT_WORDS:
         count = lex.GPU_COUNT_WORDS.get(word) or _number(word, toks.raw[i : j + 1])
+        j += 1
+        if j < n and norm[j] == "x":
+            explicit, j = True, j + 1
+    elif (kilo := _KILO.fullmatch(word)) and j + 1 < n and _find_gpu(list(norm[j + 1 : j + 4])):
+        count = _number(kilo[1], toks.raw[i : j + 1]) * 1000  # "16k H100s": a count, k 1,000
         j += 1
         if j < n and norm[j] == "x":
             explicit, j = True, j + 1

@@ -138,6 +138,7 @@ CJK_ENGLISH: dict[str, str] = {
     "不要": "no",
     "不用": "no",
     "可以": "ok",
+    "单张": "1x",  # a single card ("单张4090")
     "数据": "data",
 }
 
@@ -274,6 +275,7 @@ DURATION_WORDS = (
 #: overnight ≈ 12 h (evening to morning), a weekend ≈ 48 h (Saturday and Sunday).
 PHRASE_HOURS: dict[str, float] = {
     "overnight": 12.0,
+    "overnite": 12.0,
     "over night": 12.0,
     "over the weekend": 48.0,
     "over a weekend": 48.0,

@@ -133,3 +133,23 @@ def test_a_german_negation_refuses_the_provider_and_spot_instances_are_read() ->
     assert "aws" not in w.providers
     assert w.spot is SpotPolicy.ALLOW
     assert w.ignored == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "QLoRA sur Mixtral 8x7B avec 4 A100, 50 millions de tokens, pas de spot",
+        "entrenar llama 3 8b con QLoRA, 25.000 ejemplos, en 2 A100, sin instancias spot",
+    ],
+)
+def test_no_spot_in_french_and_spanish(text: str) -> None:
+    assert parse(text).spot is SpotPolicy.NEVER
+
+
+def test_a_single_card_in_chinese_and_a_german_sized_model() -> None:
+    w = parse("whisper-small 微调 100小时 录音 单张4090")
+    assert w.hardware is not None
+    assert w.hardware.count == 1
+    w = parse("Pretraining eines 3B-Modells auf 300 Mrd. Tokens mit 128 H100")
+    assert w.method is Method.PRETRAIN
+    assert w.tokens == 3e11

@@ -254,3 +254,16 @@ def test_providers_joined_by_a_slash_are_a_list() -> None:
     w = parse("lora, cheapest cloud except aws/azure")
     assert w.providers
     assert not {"aws", "azure"} & set(w.providers)
+
+
+class TestHeldOutElevenForms:
+    @pytest.mark.parametrize(
+        "text",
+        ["lora 1B tokens no preemption", "lora 1B tokens without spot instances"],
+    )
+    def test_more_ways_to_refuse_spot(self, text: str) -> None:
+        assert parse(text).spot is SpotPolicy.NEVER
+
+    def test_a_count_in_thousands_before_a_gpu(self) -> None:
+        w = parse_workload("70b pretraining, 15T tokens, 16k H100s")
+        assert w.hardware == HardwareRequest("H100-SXM-80GB", 16_000)

@@ -412,3 +412,14 @@ class TestHeldOutTenForms:
 
     def test_responses_are_examples(self) -> None:
         assert parse("kto mistral 7b 25k good/bad labeled responses").tokens == 25_000 * 1024
+
+
+class TestHeldOutElevenForms:
+    def test_selfies_are_images_and_a_sized_model_word(self) -> None:
+        assert parse("flux.1 dev lora on 25 selfies").ignored == ()
+        assert parse("pretrain a 3B-model on 300B tokens").model.params == pytest.approx(
+            3e9, rel=0.1
+        )
+
+    def test_overnite(self) -> None:
+        assert parse("llama-2-7b lora 20M tokens overnite").duration_hours == 12

@@ -54,6 +54,7 @@ SETS = {
     "heldout9": DATA / "phrasings_heldout9.jsonl",
     "heldout10": DATA / "phrasings_heldout10.jsonl",
     "heldout11": DATA / "phrasings_heldout11.jsonl",
+    "heldout12": DATA / "phrasings_heldout12.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

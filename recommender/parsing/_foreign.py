@@ -104,6 +104,8 @@ PHRASES: dict[tuple[str, ...], str] = {
     ("à", "partir", "de", "zéro"): "from-scratch",
     ("en", "menos", "de"): "within",
     ("pas", "de"): "no",  # "pas de spot"
+    ("cada", "uno"): "each",
+    ("cada", "una"): "each",
 }
 _LONGEST_PHRASE = max(len(words) for words in PHRASES)
 _PHRASE_NORMS = {"-".join(words): english for words, english in PHRASES.items()}
@@ -125,12 +127,15 @@ GLUE: dict[str, str] = {
     **_table("at", "à"),
     **_table("each", "cada jede jeder chaque je"),  # German "je"; French "je" (I) reads alike
     **_table("model", "modelo modell modells modèle modele"),
+    **_table("we", "wir nous nosotros"),
+    **_table("have", "haben tenemos avons"),
+    **_table("full", "voll"),
     **_table("and", "und"),
     **_table("only", "solamente nur seulement uniquement"),
     **_table(
         "the",
         "el la los las un una der die das dem den ein eine einen einem le les une des du"
-        " au aux quiero queremos hacer wir wollen möchten mochten nous voulons veux"
+        " au aux quiero queremos hacer wollen möchten mochten voulons veux"
         " faire machen cuánto cuanto cuesta kostet combien coûte coute",
     ),
 }

@@ -209,8 +209,10 @@ TOKENS = (
     # or a model word (and not a mistyped magnitude: "2.5 bilion tokens" has none before it)
     r"(?:[- ](?!(?:lora|qlora|full|model|param|params|parameters|per|x)(?:[- ]|$))[a-z][a-z-]*)?"
     r")?"
-    # "tokens"; "token" and "tok" only at the end of a phrase ("10亿token", "100B tok")
-    r"[- ](?:tok(?:en)?s|tok(?:en)?(?= [^a-z]|$))"
+    # "tokens"; "token" and "tok" ("10亿token", "100B tok") but not before a noun they
+    # describe ("a 512 token context")
+    r"[- ](?:tok(?:en)?s|tok(?:en)?(?![- ](?:samples?|examples?|sequences?|seqs?|context|window"
+    r"|length|len|limit|completions?|responses?|prompts?|outputs?|inputs?|each|per|chunks?)\b))"
     # "2.5M tokens/epoch", "2.4M tokens per epoch": with "4 epochs" the epochs multiply them
     r"(?:/epoch|[- ](?:per|an|each|a)[- ]epoch)?"
 )

@@ -190,6 +190,8 @@ RULES: tuple[_Rule, ...] = (
             # "每个prompt采样8次", "每个问题生成8个回答": 8 samples for each prompt
             rf"每 ?个? ?(?:prompt|问题|题|提示词?) ?(?:采样|生成) ?{_N}(?: ?(?:次|个))?"
             r"(?: ?(?:回答|答案|样本))?",
+            # "每个问题8个回答": 8 answers for each question
+            rf"每 ?个? ?(?:prompt|问题|题|提示词?) ?{_N} ?个? ?(?:回答|答案|样本)",
         ),
         _count("group_size", "A GRPO group size", 1024),
     ),

@@ -55,7 +55,8 @@ def _deadline_day(m: re.Match[str], now: datetime) -> datetime:
     if rel and rel.endswith("week"):
         # "by end of week": the working week's, through Friday (ours: what EOW means at
         # work); on a weekend, the coming Friday
-        return today + timedelta(days=(4 - today.weekday()) % 7)
+        friday = today + timedelta(days=(4 - today.weekday()) % 7)
+        return friday + timedelta(days=7) if "next" in rel else friday
     if rel and rel.endswith("month"):
         first_next = (today.replace(day=28) + timedelta(days=4)).replace(day=1)
         return first_next - timedelta(days=1)

@@ -139,6 +139,8 @@ CJK_ENGLISH: dict[str, str] = {
     "不用": "no",
     "可以": "ok",
     "单张": "1x",  # a single card ("单张4090")
+    "平均": "avg",
+    "最大长度": "max-length",
     "数据": "data",
 }
 
@@ -201,6 +203,7 @@ EXAMPLE_NOUNS = (
     "preferences",
     "comparisons",
     "样本",
+    "问题",  # "5000个问题": 5,000 questions
     "条数据",
     "条样本",
     "条",
@@ -219,14 +222,15 @@ _LEN2 = r"(?P<ln2>[0-9]+(?:\.[0-9]+)?) ?(?P<lk2>k)?[- ]?tok(?:en)?s?"
 #: Up to two words that say what the examples are ("12k instruction samples", "45k pref
 #: pairs", "80k thumbs-up/down examples"), but not a preposition or a unit of their own.
 ADJECTIVES = (
-    r"(?: (?!(?:of|on|over|for|at|with|x|in|and|or|epochs?|steps?|days?|hours?|tok(?:en)?s)"
-    r"(?: |$))[a-z][a-z0-9/&-]*){0,2}?"
+    r"(?: (?!(?:of|on|over|for|at|with|x|in|and|or|epochs?|steps?|days?|hours?|tok(?:en)?s"
+    r"|(?:m|b|tr)il+i?[oa]?n+s?)(?: |$))[a-z][a-z0-9/&-]*){0,2}?"  # nor a (mistyped) magnitude
 )
 #: "100k samples", "100k samples of 512 tokens", "100k 512-token samples",
 #: "100k samples x 512 tokens", "100k samples, 512 tokens each".
 DATASET = (
     r"(?:(?:on|over|for|with|of|across) )?(?:a dataset of |dataset of )?"
-    rf"{NUM} ?(?P<u>{alt(COUNT_UNITS)})?(?: {_LEN2})?{ADJECTIVES} (?P<noun>{alt(EXAMPLE_NOUNS)})"
+    rf"{NUM} ?(?P<u>{alt(COUNT_UNITS)})?(?:(?<=[a-z]) of)?(?: {_LEN2})?{ADJECTIVES}"
+    rf" (?P<noun>{alt(EXAMPLE_NOUNS)})"
     rf"(?:(?: of| x| at| with| averaging| avg| ~| each)? {_LEN}"
     # "10k prompts, 512 token responses": that length is the completion's, not the prompt's
     r"(?! (?:completions?|responses?|generations?|outputs?|answers?)(?: |$))"
@@ -363,7 +367,7 @@ DEADLINE = (
     rf"{_BY}(?: the)? (?:"
     rf"{_NEXT}(?P<wd>{alt(WEEKDAYS)})(?: eod| night| evening)?"
     r"|(?P<rel>(?:eod |end of (?:the )?day )?(?:tomorrow|tmrw|tmr|tomorow)(?: eod)?"
-    r"|tonight|today|eod|end of (?:the )?(?:day|week|month))"
+    r"|tonight|today|eod|end of (?:the )?(?:day|week|month)|end of next week)"
     rf"|(?P<mon>{alt(MONTHS)})\.? {_DAY}"
     r"|(?P<d2>[0-9]{1,2})(?:st|nd|rd|th)?"
     rf"(?: of)? (?P<mon2>{alt(MONTHS)})"
@@ -402,9 +406,9 @@ OWNED_AFTER = (
     r"(?: already)?"
 )
 #: Chinese deadlines: "周五前", "周五之前" (the tokenizer cuts 周五 and 前 apart).
-#: "下周五前": next week's Friday.
+#: "下周五前": next week's Friday; "本周五前": this week's.
 DEADLINE_CJK = (
-    rf"(?P<next>下 )?(?P<wd>{alt(k for k in WEEKDAYS if not k.isascii())}) (?:前|之前|以前)"
+    rf"(?:(?P<next>下 )|本 )?(?P<wd>{alt(k for k in WEEKDAYS if not k.isascii())}) (?:前|之前|以前)"
 )
 
 # ------------------------------------------------------------------ nodes

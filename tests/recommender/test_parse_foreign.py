@@ -153,3 +153,13 @@ def test_a_single_card_in_chinese_and_a_german_sized_model() -> None:
     w = parse("Pretraining eines 3B-Modells auf 300 Mrd. Tokens mit 128 H100")
     assert w.method is Method.PRETRAIN
     assert w.tokens == 3e11
+
+
+def test_each_one_of_a_million_and_we_have_in_german() -> None:
+    w = parse(
+        "Hacer fine-tuning completo de llama 3.2 1b con 2 millones de ejemplos, 256 tokens cada uno"
+    )
+    assert w.tokens == 2e6 * 256
+    w = parse("Wir haben 8 H100 im eigenen Rechenzentrum: Llama 3 8B voll feintunen, 2 Mrd. Tokens")
+    assert w.owned
+    assert w.method is Method.FULL

@@ -423,3 +423,21 @@ class TestHeldOutElevenForms:
 
     def test_overnite(self) -> None:
         assert parse("llama-2-7b lora 20M tokens overnite").duration_hours == 12
+
+
+class TestHeldOutTwelveForms:
+    def test_a_mistyped_magnitude_is_not_a_describing_word(self) -> None:
+        assert parse("qwen2.5-7b lora 5 milion samples x 200 tokens").tokens == 5e6 * 200
+
+    def test_token_singular_before_a_word_it_does_not_describe(self) -> None:
+        assert parse("预算3000美元，llama-3-8b全参微调，5亿token，按需实例").tokens == 5e8
+        assert parse("llama-3-8b lora on 4k samples of 512 token length").tokens == 4000 * 512
+
+    def test_chinese_average_length_questions_and_answers_per_question(self) -> None:
+        w = parse("qwen2.5-14b lora 微调，8万条样本，平均800 tokens，3轮，本周五前")
+        assert (w.tokens, w.duration_hours) == (80_000 * 800 * 3, 110)
+        w = parse("GRPO微调qwen2.5-7b，5000个问题，每个问题8个回答，最大长度1024")
+        assert (w.group_size, w.seq_len) == (8, 1024)
+
+    def test_end_of_next_week(self) -> None:
+        assert parse("13b qlora 80M tokens, need it by end of next week").duration_hours == 278

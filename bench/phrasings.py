@@ -55,6 +55,7 @@ SETS = {
     "heldout10": DATA / "phrasings_heldout10.jsonl",
     "heldout11": DATA / "phrasings_heldout11.jsonl",
     "heldout12": DATA / "phrasings_heldout12.jsonl",
+    "heldout13": DATA / "phrasings_heldout13.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

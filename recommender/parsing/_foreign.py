@@ -73,6 +73,8 @@ WORDS: dict[str, str] = {
     **_table("thousand", "tausend"),
     **_table("million", "millones millón millon mio millionen"),
     **_table("billion", "mrd milliarden milliarde milliards milliard"),
+    # Spanish counts on the long scale: a "billón" is a million millions
+    **_table("trillion", "billón billones"),
     # spot instances ("Spot-Instanzen ok"), a negation ("kein AWS")
     **_table("spot-instances", "spot-instanzen spot-instanz"),
     **_table("instances", "instanzen instancias"),
@@ -116,7 +118,7 @@ GLUE: dict[str, str] = {
     **_table("thousand", "mil"),  # "50 mil ejemplos"; English "mil" is a unit of length
     **_table("million", "millions"),  # French, and English
     **_table("without", "sin ohne sans"),
-    **_table("by", "bis hasta"),
+    **_table("by", "bis hasta d'ici"),
     **_table("before", "antes avant vor"),
     **_table("for", "durante während pendant para für pour"),
     **_table("in", "en dans innerhalb"),

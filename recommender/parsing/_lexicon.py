@@ -231,6 +231,8 @@ MONEY_BUDGET = rf"budget{_OF} {NUM}(?! ?(?:b|bn|billion)\b) ?(?P<u>{alt(MONEY_UN
 MONEY_HAVE = rf"(?:have|got|spend|spending) {NUM} ?(?P<u>k|thousand)(?! tok| context| ctx| seq)"
 DURATION = (
     rf"(?:(?:for|in|within|over|under|about|around|~|approx|roughly) )?"
+    # "2-3 hours", "2 to 3 days": a range, read as its upper end
+    r"(?:(?P<lo>[0-9]+(?:\.[0-9]+)?)(?:-| to | or ))?"
     rf"{NUM} ?(?P<u>{alt(DURATION_HOURS)})"
 )
 DURATION_ONE = r"(?:(?:for|in|within|over) )?(?:a|an|one) (?P<n>)(?P<u>hour|day|week|month)"
@@ -329,8 +331,12 @@ FULL = _either(
     r"full[- ]param(?:eter)?s?|fft",
 )
 FINE_TUNE = rf"(?:supervised[- ])?{_TUNE}|ft|sft"
-# "params" after it is a filler; "3B-Modell", "7b-model": the size of a model
-SIZE = rf"{NUM} ?(?P<u>{alt(SIZE_UNITS)})(?:-(?:model|modell|modells|modelo|modèle|modele))?"
+# "params" after it is a filler; "3B-Modell", "7b-model": the size of a model; "a 7b" and
+# "一个3B模型" (read as "a 3b"): the article is part of the phrase
+SIZE = (
+    rf"(?:(?:a|an) )?{NUM} ?(?P<u>{alt(SIZE_UNITS)})"
+    r"(?:-(?:model|modell|modells|modelo|modèle|modele))?"
+)
 SIZE_PARAMS = rf"{NUM}[- ](?:params?|parameters)"
 
 

@@ -82,7 +82,7 @@ AUDIO = (
 #: "wav2vec2-large on 1000h": hours after "on" with no noun, for a speech model named
 #: before them, are its data (for another model, "over 2 hours" is a run length).
 AUDIO_ON = rf"(?:on|with) {NUM} ?(?P<k>k)? ?(?P<au>h|hrs?|hours?)"
-_IMAGE_NOUN = r"(?:images?|photos?|pictures?|pics|imgs?|selfies|headshots|renders|frames)"
+_IMAGE_NOUN = r"(?:images?|photos?|pictures?|pics|imgs?|selfies|headshots|shots|renders|frames)"
 _COUNTS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9}
 _COUNT = alt(_COUNTS)
 #: "1.2M images at 224x224", "100k 224x224 images", "500k images at 384px resolution".

@@ -140,6 +140,7 @@ CJK_ENGLISH: dict[str, str] = {
     "可以": "ok",
     "单张": "1x",  # a single card ("单张4090")
     "平均": "avg",
+    "一个": "a",  # "一个3B模型": a 3B model
     "最大长度": "max-length",
     "数据": "data",
 }
@@ -199,6 +200,7 @@ EXAMPLE_NOUNS = (
     "receipts",
     "invoices",
     "responses",
+    "outputs",
     "prefs",  # preference pairs, as teams shorten it
     "preferences",
     "comparisons",

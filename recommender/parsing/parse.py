@@ -101,6 +101,8 @@ def _duration(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     hours = amount * lex.DURATION_HOURS[m["u"]]
     if not 0 < hours <= 24 * 366:
         raise _bad(raw, "A duration must be positive and at most a year")
+    if m.groupdict().get("lo"):
+        st.notes.append(f"read {' '.join(raw)!r} as its upper end, {hours:g} h")
     return _set(st, "duration_hours", hours)
 
 

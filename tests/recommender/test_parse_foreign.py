@@ -163,3 +163,9 @@ def test_each_one_of_a_million_and_we_have_in_german() -> None:
     w = parse("Wir haben 8 H100 im eigenen Rechenzentrum: Llama 3 8B voll feintunen, 2 Mrd. Tokens")
     assert w.owned
     assert w.method is Method.FULL
+
+
+def test_a_spanish_billon_is_a_million_millions_and_french_d_ici() -> None:
+    assert parse("preentrenamiento de un modelo de 7B con 1 billón de tokens").tokens == 1e12
+    w = parse("fine-tuning QLoRA de Llama 3.1 70B, 40 millions de tokens, d'ici vendredi")
+    assert w.duration_hours == 110

@@ -441,3 +441,19 @@ class TestHeldOutTwelveForms:
 
     def test_end_of_next_week(self) -> None:
         assert parse("13b qlora 80M tokens, need it by end of next week").duration_hours == 278
+
+
+class TestHeldOutThirteenForms:
+    def test_outputs_and_shots(self) -> None:
+        assert parse("kto qwen2.5-3b full on 40k labeled outputs").tokens == 40_000 * 1024
+        assert parse("flux1-dev lora, 30 product shots").ignored == ()
+
+    def test_a_range_of_time_is_its_upper_end_and_said(self) -> None:
+        w = parse("7b qlora 5M tokens in 2-3 hours")
+        assert w.duration_hours == 3
+        assert "read 'in 2-3 hours' as its upper end, 3 h" in said(w)
+
+    def test_a_chinese_article_before_a_size(self) -> None:
+        w = parse("用16张A800预训练一个3B模型，3000亿tokens")
+        assert w.model.params == pytest.approx(3e9, rel=0.1)
+        assert w.tokens == 3e11

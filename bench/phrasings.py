@@ -56,6 +56,7 @@ SETS = {
     "heldout11": DATA / "phrasings_heldout11.jsonl",
     "heldout12": DATA / "phrasings_heldout12.jsonl",
     "heldout13": DATA / "phrasings_heldout13.jsonl",
+    "heldout14": DATA / "phrasings_heldout14.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

@@ -94,6 +94,7 @@ WORDS: dict[str, str] = {
     **_table("full", "completo completa vollständig vollstandig komplett complet complète"),
     **_table("finetune", "feintunen finetunen feinabstimmen nachtrainieren"),
     **_table("pretraining", "preentrenamiento vortraining pré-entraînement"),
+    **_table("pretrain", "preentrenar vortrainieren pré-entraîner préentraîner"),
     **_table("train", "entrenar entrenamiento trainieren entraîner entrainer"),
 }
 #: Phrases of several words read as one English word ("50 mil millones": 50 billion;
@@ -118,7 +119,8 @@ GLUE: dict[str, str] = {
     **_table("thousand", "mil"),  # "50 mil ejemplos"; English "mil" is a unit of length
     **_table("million", "millions"),  # French, and English
     **_table("without", "sin ohne sans"),
-    **_table("by", "bis hasta d'ici"),
+    **_table("by", "bis hasta d'ici spätestens"),
+    **_table("max", "höchstens maximal máximo"),
     **_table("before", "antes avant vor"),
     **_table("for", "durante während pendant para für pour"),
     **_table("in", "en dans innerhalb"),

@@ -33,6 +33,7 @@ FILLER: frozenset[str] = frozenset(
 #: Count words accepted before a GPU: "single gpu", "two H100s".
 GPU_COUNT_WORDS: dict[str, int] = {
     "single": 1,
+    "单": 1,  # "单卡4090": a single card
     "one": 1,
     "two": 2,
     "three": 3,

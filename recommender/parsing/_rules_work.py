@@ -76,12 +76,17 @@ _AUDIO_UNIT = alt(
 #: preposition there starts another phrase).
 AUDIO = (
     rf"(?:(?:on|over|with|of|for) )?{NUM} ?(?P<k>k)? ?(?P<au>{_AUDIO_UNIT})"
-    rf"(?: of| 的)?(?: (?!(?:on|with|for|in|at|to|by|and|or) )(?:[a-z-]+|[\u4e00-\u9fff]+)){{0,2}}?"
+    rf"(?: of| 的)?(?: (?!(?:on|with|for|in|at|to|by|and|or) )(?:[a-z-]+|[\u4e00-\u9fff]+)){{0,4}}?"
     rf" {_AUDIO_NOUN}(?: data)?"
 )
-#: "wav2vec2-large on 1000h": hours after "on" with no noun, for a speech model named
-#: before them, are its data (for another model, "over 2 hours" is a run length).
-AUDIO_ON = rf"(?:on|with) {NUM} ?(?P<k>k)? ?(?P<au>h|hrs?|hours?)"
+#: "wav2vec2-large on 1000h", "hubert-large finetune 100h": hours with no noun and no time
+#: preposition, for a speech model named before them, are its data ("for 100 hours" is read
+#: by the duration rule first; for another model "100h" is a run length).
+AUDIO_ON = (
+    rf"(?:(?:on|with) )?{NUM} ?(?P<k>k)? ?(?P<au>h|hrs?|hours?)"
+    # "12 hours max", "10h wall clock", "6 hours of training": a run length
+    r"(?! (?:max|maximum|at most|or less|tops|wall|runtime|long|of training|to train|to run))"
+)
 _IMAGE_NOUN = r"(?:images?|photos?|pictures?|pics|imgs?|selfies|headshots|shots|renders|frames)"
 _COUNTS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9}
 _COUNT = alt(_COUNTS)
@@ -106,9 +111,11 @@ EACH_CJK = (
     r"(?:tok(?:en)?s?|个token)"
 )
 _STEPS = r"(?:training |optimizer )?(?:steps|iterations|iters|updates)"
-#: "1000 steps at batch 64", "200 steps at a global batch of 128 sequences of 2048 tokens".
+#: "1000 steps at batch 64", "200 steps at a global batch of 128 sequences of 2048 tokens",
+#: "800 steps per epoch at batch 128" (times the epochs).
 STEPS_AT_BATCH = (
-    rf"{NUM} ?(?P<k>k|m)? {_STEPS},? (?P<at>(?:at|with|of|x) )?(?:an? )?"
+    rf"{NUM} ?(?P<k>k|m)? {_STEPS}(?P<pe> (?:per|an|each|a) epoch)?,? "
+    r"(?P<at>(?:at|with|of|x) )?(?:an? )?"
     r"(?P<q>global |effective |total )?"
     r"(?:batch|bs|gbs)(?:[- ]size)?(?: of)? (?P<b>[0-9]+)"
     r"(?: (?:sequences|seqs|samples|examples))?"
@@ -160,9 +167,16 @@ def _audio(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 
 
 def _audio_on(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    if st.model is None or not st.model.tokens_per_audio_second:
+    model = st.model
+    if model is None or not model.tokens_per_audio_second or st.examples is not None:
+        return False  # not a speech model, or its data already stated: a run length
+    if not _audio(m, raw, st):
         return False
-    return _audio(m, raw, st)
+    st.notes.append(
+        f"read {' '.join(raw)!r} as hours of audio for {model.name}; say `for "
+        f"{m['n']} hours` for how long to train"
+    )
+    return True
 
 
 def _side(w: str | None, h: str | None, raw: tuple[str, ...]) -> tuple[int, int] | None:
@@ -209,6 +223,7 @@ def _steps_at_batch(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     batch = _whole(_number(m["b"], raw), 1, 1e9, raw, "A global batch")
     if not (_set(st, "steps", steps) and _set(st, "global_batch", batch)):
         return False
+    st.steps_per_epoch = bool(m.groupdict().get("pe"))
     if not m.groupdict().get("at") and not m.groupdict().get("q"):  # "500 steps, batch 32"
         st.notes.append(_global_batch_note(batch))
     if m["ln"] is not None:
@@ -363,6 +378,9 @@ def settle(st: Draft) -> None:
     :func:`recommender.parsing._rules_post.settle` and
     :func:`recommender.parsing._rules_lang.settle`."""
     rollouts = st.objective in (Objective.GRPO, Objective.PPO)
+    if st.steps is not None and st.steps_per_epoch and st.epochs is not None:
+        st.notes.append(f"{st.steps:,} steps per epoch × {st.epochs:g} epochs")
+        st.steps = round(st.steps * st.epochs)
     if st.step_tokens is not None and (st.steps is None or st.tokens is not None):
         st.notes.append(
             f"read {st.step_tokens:,.0f} tokens per step: not used, "

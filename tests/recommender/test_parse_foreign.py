@@ -169,3 +169,13 @@ def test_a_spanish_billon_is_a_million_millions_and_french_d_ici() -> None:
     assert parse("preentrenamiento de un modelo de 7B con 1 billón de tokens").tokens == 1e12
     w = parse("fine-tuning QLoRA de Llama 3.1 70B, 40 millions de tokens, d'ici vendredi")
     assert w.duration_hours == 110
+
+
+def test_pretrain_verbs_and_at_the_latest_at_most() -> None:
+    w = parse(
+        "¿Cuántas horas en 8 H100 para preentrenar un modelo de 1B con 20 mil millones de tokens?"
+    )
+    assert (w.method, w.tokens) == (Method.PRETRAIN, 2e10)
+    w = parse("Llama 3.1 8B mit LoRA, 50 Mio. Tokens, spätestens Freitag, höchstens 500 €")
+    assert w.duration_hours == 110
+    assert w.budget_usd == pytest.approx(to_usd(500, "EUR"))

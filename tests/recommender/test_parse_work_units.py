@@ -457,3 +457,25 @@ class TestHeldOutThirteenForms:
         w = parse("用16张A800预训练一个3B模型，3000亿tokens")
         assert w.model.params == pytest.approx(3e9, rel=0.1)
         assert w.tokens == 3e11
+
+
+class TestHeldOutFourteenForms:
+    def test_bare_hours_for_a_speech_model_are_its_data_and_said(self) -> None:
+        w = parse("hubert-large finetune 100h, 2x A100")
+        assert (w.tokens, w.duration_hours) == (100 * 3600 * 50, None)
+        assert "read '100h' as hours of audio for HuBERT large" in said(w)
+        # a run length said as one stays one
+        assert parse("whisper-small lora 12 hours max").duration_hours == 12
+        w = parse("whisper-small lora on 200 hours of audio, 12 hours")
+        assert (w.tokens, w.duration_hours) == (200 * 3600 * 50, 12)
+
+    def test_steps_per_epoch_times_the_epochs(self) -> None:
+        w = parse("llama-3-8b sft 2 epochs, 800 steps per epoch at batch 128, 2048 seq")
+        assert w.tokens == 2 * 800 * 128 * 2048
+        assert "800 steps per epoch × 2 epochs" in said(w)
+
+    def test_chinese_single_card_and_a_longer_description_of_the_audio(self) -> None:
+        w = parse("qwen2.5-7b lora，1万条数据，每条2k tokens，单卡4090能跑吗")
+        assert w.hardware is not None
+        assert (w.hardware.gpu_id, w.hardware.count) == ("RTX-4090", 1)
+        assert parse("whisper-large-v3 微调，2000小时普通话语音").tokens == 2000 * 3600 * 50

@@ -57,6 +57,7 @@ SETS = {
     "heldout12": DATA / "phrasings_heldout12.jsonl",
     "heldout13": DATA / "phrasings_heldout13.jsonl",
     "heldout14": DATA / "phrasings_heldout14.jsonl",
+    "heldout15": DATA / "phrasings_heldout15.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

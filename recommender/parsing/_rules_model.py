@@ -87,12 +87,14 @@ def _model_family(toks: Tokens, i: int, st: Draft) -> int:
 
 
 def _size_family(toks: Tokens, i: int, st: Draft) -> int:
-    """``124M gpt-2``, ``7b mistral``: a size and then a family word, as ``llama 70b``."""
-    if i + 1 >= len(toks.norm) or (size := _FAMILY_SIZE.fullmatch(toks.norm[i])) is None:
+    """``124M gpt-2``, ``a 7b llama``: a size and then a family word, as ``llama 70b``."""
+    article = 1 if toks.norm[i] in ("a", "an") else 0
+    j = i + article
+    if j + 1 >= len(toks.norm) or (size := _FAMILY_SIZE.fullmatch(toks.norm[j])) is None:
         return 0
     params = float(size["n"]) * (1e9 if size["u"] == "b" else 1e6)
-    arch = lookup_family(toks.norm[i + 1], params)
-    return 2 if arch is not None and _set(st, "model", arch) else 0
+    arch = lookup_family(toks.norm[j + 1], params)
+    return 2 + article if arch is not None and _set(st, "model", arch) else 0
 
 
 #: A Hugging Face ViT name with its resolution: ``google/vit-base-patch16-384``.

@@ -87,7 +87,10 @@ AUDIO_ON = (
     # "12 hours max", "10h wall clock", "6 hours of training": a run length
     r"(?! (?:max|maximum|at most|or less|tops|wall|runtime|long|of training|to train|to run))"
 )
-_IMAGE_NOUN = r"(?:images?|photos?|pictures?|pics|imgs?|selfies|headshots|shots|renders|frames)"
+_IMAGE_NOUN = (
+    r"(?:images?|photos?|pictures?|pics|imgs?|selfies|headshots|shots|renders|frames|charts"
+    r"|diagrams|slides)"
+)
 _COUNTS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9}
 _COUNT = alt(_COUNTS)
 #: "1.2M images at 224x224", "100k 224x224 images", "500k images at 384px resolution".

@@ -34,11 +34,12 @@ class Tokens:
 # "&" splits words, but not one word ("q&a", "r&d"); a comma splits them, but not digit groups
 _TOKEN = re.compile(
     r"(?:[^\s;()\[\]{}<>\"|!?&=:+*,`“”«»]|(?<=[0-9]),(?=[0-9]{3}(?![0-9]))"
-    r"|(?<=[A-Za-z])&(?=[A-Za-z]))+"
+    r"|(?<=[A-Za-z])&(?=[A-Za-z])|(?<=[0-9])\*(?=10\^))+"  # and "3*10^8"
 )
 _FOLD = str.maketrans({"’": "'", "‘": "'", "´": "'", "×": "x", "_": "-", "–": "-", "—": "-"})
 _DIGIT_COMMA = re.compile(r"(?<=[0-9]),(?=[0-9]{3})")
 _SPACES = re.compile(r"\s+")
+_POWER = re.compile(r"^(?:(?P<m>[0-9]+(?:\.[0-9]+)?)[*x])?10\^(?P<e>[0-9]{1,2})(?=[a-z]*$)")
 _CURRENCY = "$€£¥￥"  # kept on a token's edge: "€500", "500€"
 
 
@@ -63,6 +64,7 @@ def _keeps(word: str, at: int, *, leading: bool) -> bool:
 def _normalise(raw: str) -> str:
     s = unicodedata.normalize("NFKC", raw).casefold().translate(_FOLD)
     s = _SPACES.sub("-", _DIGIT_COMMA.sub("", s))
+    s = _POWER.sub(lambda m: f"{m['m'] or '1'}e{m['e']}", s)  # "3*10^8", "10^9": 3e8, 1e9
     return s or raw.casefold()
 
 
@@ -124,7 +126,9 @@ def _split_cjk(word: str) -> list[str]:
     joined: list[str] = []
     for piece in pieces:
         last = joined[-1] if joined else ""
-        counter = last.isdigit() and piece in _w.CJK_CARD_COUNTERS
+        # "预算5000块": after "budget", 块 is yuan, not cards
+        money = piece == "块" and len(joined) > 1 and joined[-2] == "预算"
+        counter = last.isdigit() and piece in _w.CJK_CARD_COUNTERS and not money
         magnitude = _MAGNITUDE.fullmatch(piece) or _MAGNITUDE_COUNTED.fullmatch(piece)
         if counter or (_AMOUNT.fullmatch(last) and magnitude):  # "1" "万个": one count
             joined[-1] += piece

@@ -12,6 +12,7 @@ from recommender.models import lookup_model
 from recommender.parsing._datasets import DATASETS
 from recommender.parsing._rules_work import audio_positions_per_second, image_positions
 from recommender.parsing.parse import parse_workload
+from recommender.pricing.fx import to_usd
 from recommender.workload import Workload
 
 NOW = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)  # a Monday
@@ -479,3 +480,18 @@ class TestHeldOutFourteenForms:
         assert w.hardware is not None
         assert (w.hardware.gpu_id, w.hardware.count) == ("RTX-4090", 1)
         assert parse("whisper-large-v3 微调，2000小时普通话语音").tokens == 2000 * 3600 * 50
+
+
+class TestHeldOutFifteenForms:
+    def test_charts_are_images_and_a_7b_llama_is_llama(self) -> None:
+        assert parse("internvl2-2b full ft, 100k charts").ignored == ()
+        assert parse("training a 7B llama from scratch, 2T tokens").model.name == "Llama 2 7B"
+
+    @pytest.mark.parametrize(("text", "tokens"), [("3*10^8 tokens", 3e8), ("10^9 tokens", 1e9)])
+    def test_powers_of_ten(self, text: str, tokens: float) -> None:
+        assert parse(f"llama-3-8b lora {text}").tokens == tokens
+
+    def test_kuai_after_budget_is_yuan(self) -> None:
+        w = parse("8b lora 100M tokens, 预算5000块")
+        assert w.budget_usd == pytest.approx(to_usd(5000, "CNY"))
+        assert parse("用两块A100训练llama 8b").hardware is not None

@@ -58,6 +58,7 @@ SETS = {
     "heldout13": DATA / "phrasings_heldout13.jsonl",
     "heldout14": DATA / "phrasings_heldout14.jsonl",
     "heldout15": DATA / "phrasings_heldout15.jsonl",
+    "heldout16": DATA / "phrasings_heldout16.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

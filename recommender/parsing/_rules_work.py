@@ -108,6 +108,8 @@ RESOLUTION = (
     r"|(?:at|@|resolution|res) (?P<w3>[0-9]{2,5})x(?P<h3>[0-9]{2,5})(?:[- ](?:resolution|res))?"
     r"|(?P<w4>[0-9]{2,5})x(?P<h4>[0-9]{2,5})"  # bare "384x384": see _resolution
 )
+#: "vit-l/14 at 224": a bare side after "at", for a model that takes images.
+RESOLUTION_AT = r"(?:at|@) (?P<w>[0-9]{2,4})(?= |$)"
 #: "每条1000 tokens" (each example 1000 tokens), "每个样本 512 tokens".
 EACH_CJK = (
     r"每 ?(?:条|个|个样本|样本|条数据|条样本) ?(?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?[- ]?"
@@ -213,6 +215,13 @@ def _resolution(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
         _side(m["w"], m["h"], raw) or _side(m["w3"], m["h3"], raw) or _side(m["w4"], m["h4"], raw)
     )
     return _set(st, "image_px", side)
+
+
+def _resolution_at(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    model = st.model
+    if model is None or not (model.patch_px or model.vision_params or _PATCH.match(model.name)):
+        return False
+    return _set(st, "image_px", _side(m["w"], None, raw))
 
 
 def _each_cjk(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -362,6 +371,7 @@ RULES: tuple[_Rule, ...] = (
     _Rule("speech model on N hours", _rx(AUDIO_ON, _audio_on)),
     _Rule("N images at WxH", _rx(IMAGES, _images)),
     _Rule("at 384px", _rx(RESOLUTION, _resolution)),
+    _Rule("an image model at 224", _rx(RESOLUTION_AT, _resolution_at)),
     _Rule("N prompts x G samples x L tokens", _rx(PROMPTS_X_GROUP_X_LEN, _prompts_x_group)),
     _Rule("N steps at batch B", _rx(STEPS_AT_BATCH, _steps_at_batch)),
     _Rule("N steps of B x L tokens", _rx(STEPS_OF_BATCH_X_LEN, _steps_at_batch)),

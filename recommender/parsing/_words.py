@@ -122,6 +122,7 @@ CJK_WORDS: tuple[str, ...] = (
     "最多",
     "回答",
     "答案",
+    "道题",
     "问题",
 )
 
@@ -142,6 +143,7 @@ CJK_ENGLISH: dict[str, str] = {
     "平均": "avg",
     "一个": "a",  # "一个3B模型": a 3B model
     "最大长度": "max-length",
+    "生成长度": "generation-length",  # "生成长度512": each completion's length
     "数据": "data",
 }
 
@@ -206,6 +208,7 @@ EXAMPLE_NOUNS = (
     "comparisons",
     "样本",
     "问题",  # "5000个问题": 5,000 questions
+    "道题",  # "2000道题": 2,000 problems
     "条数据",
     "条样本",
     "条",
@@ -414,7 +417,8 @@ DEADLINE_CJK = (
 )
 
 # ------------------------------------------------------------------ nodes
-_NODE = r"(?:nodes?|machines?|servers?|hosts?|boxes|box|instances?|节点|台机器|台)"
+# a DGX or HGX system is one 8-GPU server ("a DGX H100")
+_NODE = r"(?:nodes?|machines?|servers?|hosts?|boxes|box|instances?|dgxs?|hgxs?|节点|台机器|台)"
 #: "2 nodes", "a node", "two nodes", "2 nodes of 8x H100" (the rule reads what follows).
 NODES = rf"(?:(?:on|using|with|across) )?(?P<n>[0-9]+|{alt(NUMBER_WORDS)}) ?{_NODE}"
 #: A node with no GPU count given is the common 8-GPU server (AWS p4d/p5, GCP a3, Azure

@@ -495,3 +495,20 @@ class TestHeldOutFifteenForms:
         w = parse("8b lora 100M tokens, 预算5000块")
         assert w.budget_usd == pytest.approx(to_usd(5000, "CNY"))
         assert parse("用两块A100训练llama 8b").hardware is not None
+
+
+class TestHeldOutSixteenForms:
+    def test_at_a_side_for_an_image_model_and_not_for_another(self) -> None:
+        assert parse("vit-l/14 at 224, 5M images, 2 epochs").tokens == 5e6 * 257 * 2
+        assert parse("llama 8b lora at 512 tokens each 10k samples").tokens == 10_000 * 512
+
+    def test_a_dgx_is_an_8_gpu_node(self) -> None:
+        w = parse("70b qlora 20M tokens, we have a DGX H100")
+        assert w.owned
+        assert w.hardware is not None
+        assert (w.hardware.gpu_id, w.hardware.count) == ("H100-SXM-80GB", 8)
+
+    def test_chinese_problems_and_generation_length(self) -> None:
+        w = parse("GRPO训练qwen2.5-1.5b，2000道题，每题采样16次，生成长度512")
+        assert (w.group_size, w.completion_len) == (16, 512)
+        assert w.tokens == 2000 * 16 * (256 + 512)

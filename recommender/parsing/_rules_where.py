@@ -111,9 +111,9 @@ def hardware(toks: Tokens, i: int, st: Draft) -> int:
             first in lex.ACCELERATOR_WORDS
             or (_LETTER_DIGIT.match(first) and not _SIZE_LIKE.fullmatch(first))
         ):
-            if rest:  # the name is inside the count's token: as typed, or as normalised
-                typed = _COUNT_X.fullmatch(toks.raw[j - 1])  # ("0×0A" only matches the latter)
-                name = typed[2] if typed else rest
+            if rest:  # the name is inside the count's token: as typed, or the whole token
+                typed = _COUNT_X.fullmatch(toks.raw[j - 1])  # ("0×0A", "²X0A": the token)
+                name = typed[2] if typed else toks.raw[j - 1]
             else:
                 name = toks.raw[j]
             normalize(name)  # raises UnknownGpuError

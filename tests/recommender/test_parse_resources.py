@@ -267,3 +267,11 @@ class TestHeldOutElevenForms:
     def test_a_count_in_thousands_before_a_gpu(self) -> None:
         w = parse_workload("70b pretraining, 15T tokens, 16k H100s")
         assert w.hardware == HardwareRequest("H100-SXM-80GB", 16_000)
+
+
+@pytest.mark.parametrize("text", ["0×0A", "²X0A"])
+def test_an_unknown_gpu_inside_a_count_is_named_as_typed(text: str) -> None:
+    """Found by the property test: the name asked about is a slice of the question."""
+    with pytest.raises(UnknownGpuError) as err:
+        parse_workload(text)
+    assert all(word in text for word in err.value.not_understood)

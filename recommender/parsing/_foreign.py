@@ -93,6 +93,7 @@ WORDS: dict[str, str] = {
     # methods
     **_table("full", "completo completa vollständig vollstandig komplett complet complète"),
     **_table("finetune", "feintunen finetunen feinabstimmen nachtrainieren"),
+    **_table("finetuning", "feintuning feinabstimmung"),
     **_table("pretraining", "preentrenamiento vortraining pré-entraînement"),
     **_table("pretrain", "preentrenar vortrainieren pré-entraîner préentraîner"),
     **_table("train", "entrenar entrenamiento trainieren entraîner entrainer"),
@@ -132,13 +133,15 @@ GLUE: dict[str, str] = {
     **_table("each", "cada jede jeder chaque je"),  # German "je"; French "je" (I) reads alike
     **_table("model", "modelo modell modells modèle modele"),
     **_table("we", "wir nous nosotros"),
+    **_table("a", "un una une ein eine einen einem"),  # one: "une A100" is one card
+    **_table("no", "pas"),  # French "(ne …) pas": not
     **_table("have", "haben tenemos avons"),
     **_table("full", "voll"),
     **_table("and", "und"),
     **_table("only", "solamente nur seulement uniquement"),
     **_table(
         "the",
-        "el la los las un una der die das dem den ein eine einen einem le les une des du"
+        "el la los las der die das dem den le les des du"
         " au aux quiero queremos hacer wollen möchten mochten voulons veux"
         " faire machen cuánto cuanto cuesta kostet combien coûte coute",
     ),
@@ -151,6 +154,7 @@ _LEAD = re.compile(r"[$€£]?[1-9][0-9]{0,2}(?:[ \u00a0\u202f][0-9]{3})*")
 _DECIMALS = re.compile(r"[0-9]{1,2}(?:[a-zA-Z]{1,3})?")  # "5" of "1,5", "5k" of "1,5k"
 _WHOLE = re.compile(r"[$€£]?[0-9]+")
 _DECIMAL_COMMA = re.compile(r"(?P<n>[$€£]?[0-9]+),(?P<d>[0-9]{1,2})(?P<rest>[^0-9]*)")
+_ELIDED = re.compile(r"^(?:d|l|qu|j|n|s)'(?=[a-zà-ÿ0-9])")
 _SEPARATORS = (" ", "\u00a0", "\u202f")  # a space, a no-break space, a narrow one
 
 
@@ -161,14 +165,21 @@ def reads_foreign(norm: tuple[str, ...]) -> bool:
 
 
 def translate(word: str) -> str:
-    """A normalised word as English: its entry in :data:`WORDS`, "50.000" as "50000"."""
+    """A normalised word as English: its entry in :data:`WORDS` or :data:`GLUE` (a compound's
+    parts each), "50.000" as "50000", "1,5" as "1.5", "d'AWS" as "aws"."""
     if m := _GROUPED.fullmatch(word):
         return m["sym"] + re.sub("[.-]", "", m["n"]) + m["rest"]
     if m := _DECIMAL_COMMA.fullmatch(word):  # "1,5": one and a half
         return f"{m['n']}.{m['d']}{m['rest']}"
     if word in _PHRASE_NORMS:
         return _PHRASE_NORMS[word]
-    return WORDS.get(word) or GLUE.get(word, word)
+    if word in WORDS or word in GLUE:
+        return WORDS.get(word) or GLUE[word]
+    if _ELIDED.match(word):  # French "d'AWS", "l'époque": the word after the apostrophe
+        return translate(_ELIDED.sub("", word))
+    if "-" in word and not word[0].isdigit():  # "LoRA-Feintuning": each part of a compound
+        return "-".join(WORDS.get(part) or part for part in word.split("-"))
+    return word
 
 
 def _phrases(raw: list[str], text: str) -> list[str]:

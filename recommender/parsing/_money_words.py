@@ -58,6 +58,7 @@ _BUDGET = (
 MONEY_SYMBOL = (
     rf"{_BUDGET}(?P<sym>[€£¥￥]) ?{NUM} ?(?P<u>{alt(MONEY_UNITS)})?"
     rf"(?: (?P<cur>{alt(CURRENCY_WORDS)}))?(?: (?:budget|total|max|cap|limit))?"
+    rf"(?: (?P<cur2>{alt(CURRENCY_WORDS)}))?"  # "¥20000 budget (CNY)"
 )
 #: ... and the sign after the amount, as Europe writes it: "1.500 €", "5 000 €", "800€".
 MONEY_CURRENCY = (

@@ -172,7 +172,7 @@ def settle(st: Draft) -> None:
 
 def _currency(m: re.Match[str], st: Draft, raw: tuple[str, ...]) -> str:
     groups = m.groupdict()
-    word = (groups.get("cur") or "").replace("-", " ")
+    word = (groups.get("cur") or groups.get("cur2") or "").replace("-", " ")
     if word:
         return money.CURRENCY_WORDS.get(word) or {"rmb": "CNY"}.get(word, word.upper())
     if not groups.get("sym"):  # "预算 5000": 元 or dollars? never a silent guess on money

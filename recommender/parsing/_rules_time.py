@@ -52,7 +52,7 @@ def _deadline_day(m: re.Match[str], now: datetime) -> datetime:
         return today + timedelta(days=1)  # "by eod tomorrow", "by tmrw"
     if rel in ("today", "tonight", "eod") or (rel and rel.endswith("day")):
         return today
-    if rel and rel.endswith("week"):
+    if rel and (rel.endswith("week") or rel == "eow"):
         # "by end of week": the working week's, through Friday (ours: what EOW means at
         # work); on a weekend, the coming Friday
         friday = today + timedelta(days=(4 - today.weekday()) % 7)

@@ -202,6 +202,8 @@ EXAMPLE_NOUNS = (
     "receipts",
     "invoices",
     "responses",
+    "issues",
+    "commits",
     "outputs",
     "prefs",  # preference pairs, as teams shorten it
     "preferences",
@@ -372,7 +374,7 @@ DEADLINE = (
     rf"{_BY}(?: the)? (?:"
     rf"{_NEXT}(?P<wd>{alt(WEEKDAYS)})(?: eod| night| evening)?"
     r"|(?P<rel>(?:eod |end of (?:the )?day )?(?:tomorrow|tmrw|tmr|tomorow)(?: eod)?"
-    r"|tonight|today|eod|end of (?:the )?(?:day|week|month)|end of next week)"
+    r"|tonight|today|eod|eow|end of (?:the )?(?:day|week|month)|end of next week)"
     rf"|(?P<mon>{alt(MONTHS)})\.? {_DAY}"
     r"|(?P<d2>[0-9]{1,2})(?:st|nd|rd|th)?"
     rf"(?: of)? (?P<mon2>{alt(MONTHS)})"
@@ -402,7 +404,7 @@ FASTEST = (
 NO_RUSH = r"no rush|no hurry|not in a (?:rush|hurry)|not urgent|whenever|不急|不着急"
 #: "we have", "we already own", "we've got", "我们已经有" before the hardware: it is owned.
 OWNED = (
-    r"(?:(?:we |we've |we have |i |i've )?(?:already )?(?:have|own|owned|got)(?: got)?"
+    r"(?:(?:we |we've |we have |i |i've )?(?:already )?(?:have|own|owned|got)(?: got)?|our(?: own)?"
     r"|们? ?(?:已 经 |已 )?有)"
 )
 #: "4x 4090 we already own", "8 A100s that we own": the hardware just named is the team's.

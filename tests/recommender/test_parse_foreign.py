@@ -179,3 +179,17 @@ def test_pretrain_verbs_and_at_the_latest_at_most() -> None:
     w = parse("Llama 3.1 8B mit LoRA, 50 Mio. Tokens, spätestens Freitag, höchstens 500 €")
     assert w.duration_hours == 110
     assert w.budget_usd == pytest.approx(to_usd(500, "EUR"))
+
+
+def test_compounds_elision_and_articles() -> None:
+    w = parse("LoRA-Feintuning von Qwen2.5 14B: 50 Mio. Tokens, 2 A100, bis Donnerstag")
+    assert (w.method, w.duration_hours) == (Method.LORA, 86)
+    w = parse("QLoRA sur Qwen2.5 72B, 20 millions de tokens, 4 H100, pas d'AWS")
+    assert w.providers
+    assert "aws" not in w.providers
+    w = parse("fine-tuning complet de gemma 2 2b sur 100 000 exemples, 1 époque, une A100")
+    assert w.hardware is not None
+    assert w.hardware.count == 1
+    assert parse("pré-entraînement d'un modèle 1B sur 100 milliards de tokens").method is (
+        Method.PRETRAIN
+    )

@@ -512,3 +512,19 @@ class TestHeldOutSixteenForms:
         w = parse("GRPO训练qwen2.5-1.5b，2000道题，每题采样16次，生成长度512")
         assert (w.group_size, w.completion_len) == (16, 512)
         assert w.tokens == 2000 * 16 * (256 + 512)
+
+
+class TestHeldOutSeventeenForms:
+    def test_a_mistyped_dashed_model_name_is_corrected_and_said(self) -> None:
+        w = parse("lama-3.1-8b lora 200M tokens")
+        assert w.model.name == "Llama 3.1 8B"
+        assert "read 'lama-3.1-8b' as Llama 3.1 8B" in said(w)
+
+    def test_the_currency_after_the_budget_word_and_issues_and_eow_and_our(self) -> None:
+        assert parse("8b lora 100M tokens, ¥20000 budget (CNY)").budget_usd == pytest.approx(
+            to_usd(20000, "CNY")
+        )
+        assert parse("code llama 13b lora on 50k github issues").tokens == 50_000 * 1024
+        assert parse("13b lora 200M tokens, by eow").duration_hours == 110
+        w = parse("7b lora 100M tokens, our 4 V100s")
+        assert w.owned

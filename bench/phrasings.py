@@ -60,6 +60,7 @@ SETS = {
     "heldout15": DATA / "phrasings_heldout15.jsonl",
     "heldout16": DATA / "phrasings_heldout16.jsonl",
     "heldout17": DATA / "phrasings_heldout17.jsonl",
+    "heldout18": DATA / "phrasings_heldout18.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

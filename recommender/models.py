@@ -211,7 +211,7 @@ def _model_key(text: str) -> str:
     s = s.replace("/", "") if s.rsplit("/", 1)[-1].isdigit() else s.rsplit("/", 1)[-1]
     s = _VERSION_V.sub("", _MODEL_SUFFIX.sub("", s))
     s = s.replace("meta-llama-", "llama-").replace("meta-", "")
-    return _NOT_MODEL_CHAR.sub("", s)
+    return _NOT_MODEL_CHAR.sub("", s.replace("+", "plus"))  # "command-r+" is "-plus"
 
 
 def _model_index() -> dict[str, Architecture]:

@@ -200,16 +200,22 @@ def _phrases(raw: list[str], text: str) -> list[str]:
     return out
 
 
-def grouped_thousands(raw: list[str], text: str) -> list[str]:
+def grouped_thousands(raw: list[str], text: str, *, zeros_only: bool = False) -> list[str]:
     """Words of ``raw`` (slices of ``text``) with a space-grouped number joined into one,
     and a decimal comma's two sides: "5 000 €" is "5 000" and "€", "1,5 Mio." is "1,5" and
-    "Mio" (each still a slice of the text)."""
+    "Mio" (each still a slice of the text). ``zeros_only`` (an English question): only a
+    group of "000" joins ("40 000 samples"), so "8 128" stays two numbers."""
     out: list[str] = []
-    for word in _phrases(raw, text):
+    for word in raw if zeros_only else _phrases(raw, text):
         last = out[-1] if out else ""
-        if _DECIMALS.fullmatch(word) and _WHOLE.fullmatch(last) and f"{last},{word}" in text:
+        decimal = _DECIMALS.fullmatch(word) and _WHOLE.fullmatch(last) and f"{last},{word}" in text
+        if decimal and not zeros_only:
             out[-1] = f"{last},{word}"
-        elif _GROUP.fullmatch(word) and _LEAD.fullmatch(last):
+        elif (
+            _GROUP.fullmatch(word)
+            and _LEAD.fullmatch(last)
+            and (word[:3] == "000" or not zeros_only)
+        ):
             for sep in _SEPARATORS:
                 if f"{last}{sep}{word}" in text:
                     out[-1] = f"{last}{sep}{word}"

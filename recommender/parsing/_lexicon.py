@@ -130,6 +130,7 @@ DURATION_HOURS: dict[str, float] = {
 SIZE_UNITS: dict[str, float] = {
     "m": 1e6,
     "mn": 1e6,
+    "mln": 1e6,
     "million": 1e6,
     "b": 1e9,
     "bn": 1e9,

@@ -27,8 +27,10 @@ def _duration(st: Draft, hours: float, raw: tuple[str, ...], note: str | None) -
 
 
 def h_duration_words(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    count = w.NUMBER_WORDS[m["w"].replace("-", " ")]
-    return _duration(st, count * w.WORD_HOURS[m["u"]], raw, None)
+    count = w.NUMBER_WORDS[(m["w2"] or m["w"]).replace("-", " ")]
+    hours = count * w.WORD_HOURS[m["u"]]
+    note = f"read {' '.join(raw)!r} as its upper end, {hours:g} h" if m["w2"] else None
+    return _duration(st, hours, raw, note)
 
 
 def h_duration_phrase(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:

@@ -34,10 +34,12 @@ class Tokens:
 # "&" splits words, but not one word ("q&a", "r&d"); a comma splits them, but not digit groups
 _TOKEN = re.compile(
     r"(?:[^\s;()\[\]{}<>\"|!?&=:+*,`“”«»]|(?<=[0-9]),(?=[0-9]{3}(?![0-9]))"
-    r"|(?<=[A-Za-z])&(?=[A-Za-z])|(?<=[0-9])\*(?=10\^))+"  # and "3*10^8"
+    r"|(?<=[A-Za-z])&(?=[A-Za-z])|(?<=[0-9])\*(?=10\^)"  # and "3*10^8"
+    r"|(?<=[A-Za-z])\+(?![^\s,;.)]))+"  # and a name's "+" ("Command R+")
 )
 _FOLD = str.maketrans({"’": "'", "‘": "'", "´": "'", "×": "x", "_": "-", "–": "-", "—": "-"})
 _DIGIT_COMMA = re.compile(r"(?<=[0-9]),(?=[0-9]{3})")
+_DIGIT_SPACE = re.compile(r"(?<=[0-9])\s(?=[0-9]{3}(?![0-9]))")  # a space-grouped number
 _SPACES = re.compile(r"\s+")
 _POWER = re.compile(r"^(?:(?P<m>[0-9]+(?:\.[0-9]+)?)[*x])?10\^(?P<e>[0-9]{1,2})(?=[a-z]*$)")
 _CURRENCY = "$€£¥￥"  # kept on a token's edge: "€500", "500€"
@@ -57,13 +59,15 @@ def _keeps(word: str, at: int, *, leading: bool) -> bool:
     ch = word[at]
     if ch.isalnum() or ch in _CURRENCY:
         return True
+    if not leading and ch == "+" and at > 0 and word[at - 1].isalpha():
+        return True  # a name's "+" ("Command R+")
     # keep the sign and point of "-5 days" and ".5 days"
     return leading and ch in "-." and at + 1 < len(word) and word[at + 1].isdigit()
 
 
 def _normalise(raw: str) -> str:
     s = unicodedata.normalize("NFKC", raw).casefold().translate(_FOLD)
-    s = _SPACES.sub("-", _DIGIT_COMMA.sub("", s))
+    s = _SPACES.sub("-", _DIGIT_COMMA.sub("", _DIGIT_SPACE.sub("", s)))
     s = _POWER.sub(lambda m: f"{m['m'] or '1'}e{m['e']}", s)  # "3*10^8", "10^9": 3e8, 1e9
     return s or raw.casefold()
 
@@ -78,6 +82,7 @@ def tokenize(text: str) -> Tokens:
             end -= 1
         if start < end:
             raw.extend(_split_cjk(word[start:end]))
+    raw = _foreign.grouped_thousands(raw, text, zeros_only=True)  # "40 000 samples"
     norm = tuple(_w.CJK_ENGLISH.get(w) or _cjk_number(w) or _normalise(w) for w in raw)
     if _foreign.reads_foreign(norm):  # Spanish, German, French: read through English words
         raw = _foreign.grouped_thousands(raw, text)

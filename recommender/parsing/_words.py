@@ -116,6 +116,9 @@ CJK_WORDS: tuple[str, ...] = (
     "最快",
     "希望",
     "完成",
+    "自己的",
+    "自有的",
+    "自有",
     "采样",
     "生成",
     "最长",
@@ -281,6 +284,7 @@ WORD_HOURS: dict[str, float] = _HOURS_WORDS
 DURATION_WORDS = (
     r"(?:(?:for|in|within|over|under|about|around|~|approx|roughly) )?"
     rf"(?P<w>{alt(NUMBER_WORDS)}) (?P<u>{alt(_HOURS_WORDS)})"
+    rf"(?: or (?P<w2>{alt(NUMBER_WORDS)}))?"  # "a day or two": its upper end
 )
 #: Phrases for a stretch of time, read as fixed hours (stated in the answer):
 #: overnight ≈ 12 h (evening to morning), a weekend ≈ 48 h (Saturday and Sunday).
@@ -404,13 +408,15 @@ FASTEST = (
 NO_RUSH = r"no rush|no hurry|not in a (?:rush|hurry)|not urgent|whenever|不急|不着急"
 #: "we have", "we already own", "we've got", "我们已经有" before the hardware: it is owned.
 OWNED = (
-    r"(?:(?:we |we've |we have |i |i've )?(?:already )?(?:have|own|owned|got)(?: got)?|our(?: own)?"
+    r"(?:(?:we |we've |we have |i |i've )?(?:already )?(?:have|own|owned|got)(?: got)?"
+    r"|our(?: own)?(?: on-?prem(?:ises?)?| in-house| local)?"
     r"|们? ?(?:已 经 |已 )?有)"
 )
 #: "4x 4090 we already own", "8 A100s that we own": the hardware just named is the team's.
 OWNED_AFTER = (
     r"(?:(?:that|which) )?(?:we|i) (?:already )?(?:own|have)(?: (?:them|it|those|these))?"
     r"(?: already)?"
+    r"|(?:我们 )?(?:自己的|自有的?)"  # "8张4090，我们自己的": our own
 )
 #: Chinese deadlines: "周五前", "周五之前" (the tokenizer cuts 周五 and 前 apart).
 #: "下周五前": next week's Friday; "本周五前": this week's.

@@ -223,8 +223,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("budget N", _rx(lex.MONEY_BUDGET, _budget)),
     _Rule("have Nk", _rx(lex.MONEY_HAVE, _budget)),
     _Rule("N hours", _rx(lex.DURATION, _duration)),
+    _Rule("two days", _rx(words.DURATION_WORDS, timing.h_duration_words)),  # "a day or two"
     _Rule("a day", _rx(lex.DURATION_ONE, _duration)),
-    _Rule("two days", _rx(words.DURATION_WORDS, timing.h_duration_words)),
     _Rule("overnight", _rx(words.DURATION_PHRASE, timing.h_duration_phrase)),
     _Rule("global batch", _rx(lex.GLOBAL_BATCH, _unsupported)),
     _Rule("micro-batch", _rx(lex.MICRO_BATCH, _micro_batch)),

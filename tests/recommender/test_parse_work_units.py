@@ -528,3 +528,21 @@ class TestHeldOutSeventeenForms:
         assert parse("13b lora 200M tokens, by eow").duration_hours == 110
         w = parse("7b lora 100M tokens, our 4 V100s")
         assert w.owned
+
+
+class TestHeldOutEighteenForms:
+    def test_a_names_plus_and_mln(self) -> None:
+        assert parse("command r+ lora 10M tokens").model.name == "Command R+ 104B"
+        assert parse("command r lora 10M tokens").model.name == "Command R 35B"
+        assert parse("qwen2.5-7b lora 200 mln tokens").tokens == 2e8
+
+    def test_thousands_grouped_with_a_space_in_english_only_for_000(self) -> None:
+        assert parse("llama-3-8b lora 40 000 samples, 2 epochs").tokens == 40_000 * 1024 * 2
+        assert parse("llama-3-8b lora batch 8 128 steps").tokens == 128 * 8 * 1024
+
+    def test_a_day_or_two_is_its_upper_end_and_our_on_prem_is_owned(self) -> None:
+        w = parse("13b lora 100M tokens in a day or two")
+        assert w.duration_hours == 48
+        assert "as its upper end, 48 h" in said(w)
+        assert parse("7b full ft 200M tokens, our on-prem 8x A100").owned
+        assert parse("预训练350M模型，200亿tokens，8张4090，我们自己的").owned

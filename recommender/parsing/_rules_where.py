@@ -122,6 +122,9 @@ def hardware(toks: Tokens, i: int, st: Draft) -> int:
     if end < n and norm[end] in lex.GPU_WORDS:
         end += 1
     raw = toks.raw[i:end]
+    if count is None and gpu_id and i > 0 and toks.norm[i - 1] in ("our", "my"):
+        # "our rtx 4090": one card; "our H100s" says no count and is asked about
+        count = None if raw[-1].lower().endswith("s") else 1
     whole = None if count is None else _whole(count, 1, MAX_GPU_COUNT, raw, "The GPU count")
     if not (_ok(st.gpu_id, gpu_id or st.gpu_id) and _ok(st.gpu_count, whole or st.gpu_count)):
         return 0

@@ -98,7 +98,9 @@ IMAGES = (
     r"(?: (?P<w1>[0-9]{2,5})(?:x(?P<h1>[0-9]{2,5})|[- ]?px))?"
     rf"{ADJECTIVES} {_IMAGE_NOUN}"
     r"(?: (?:at|of|@|in) (?P<w2>[0-9]{2,5})(?:x(?P<h2>[0-9]{2,5})|[- ]?px|[- ]pixels?|(?! tok))"
-    r"(?:[- ](?:resolution|res))?)?"
+    r"(?:[- ](?:resolution|res))?"
+    # a side the way image models are trained, said bare ("2M images 224")
+    r"| (?P<w5>224|256|288|320|336|384|448|512|518|576|640|768|896|1024)(?= |$))?"
 )
 #: "at 384px", "224x224 resolution", "at 512x512": a resolution alone.
 RESOLUTION = (
@@ -190,7 +192,7 @@ def _images(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     count = _number(m["n"], raw) * _COUNTS.get(m["u"] or "", 1.0)
     if not 1 <= count <= 1e12:  # the dataset bound of recommender.parsing._rules_lang
         raise _bad(raw, "A dataset must have from 1 to 1T images")
-    side = _side(m["w1"], m["h1"], raw) or _side(m["w2"], m["h2"], raw)
+    side = _side(m["w1"], m["h1"], raw) or _side(m["w2"], m["h2"], raw) or _side(m["w5"], None, raw)
     if side is not None and not _set(st, "image_px", side):
         return False
     return _set(st, "examples", count)

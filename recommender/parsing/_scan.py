@@ -41,7 +41,9 @@ _FOLD = str.maketrans({"’": "'", "‘": "'", "´": "'", "×": "x", "_": "-", "
 _DIGIT_COMMA = re.compile(r"(?<=[0-9]),(?=[0-9]{3})")
 _DIGIT_SPACE = re.compile(r"(?<=[0-9])\s(?=[0-9]{3}(?![0-9]))")  # a space-grouped number
 _SPACES = re.compile(r"\s+")
-_POWER = re.compile(r"^(?:(?P<m>[0-9]+(?:\.[0-9]+)?)[*x])?10\^(?P<e>[0-9]{1,2})(?=[a-z]*$)")
+_POWER = re.compile(r"^(?:(?P<m>[0-9]+(?:\.[0-9]+)?)-?[*x]-?)?10\^(?P<e>[0-9]{1,2})(?=[a-z]*$)")
+_TEN_TO = re.compile(r"10\^[0-9]{1,2}")
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 _CURRENCY = "$€£¥￥"  # kept on a token's edge: "€500", "500€"
 
 
@@ -65,6 +67,25 @@ def _keeps(word: str, at: int, *, leading: bool) -> bool:
     return leading and ch in "-." and at + 1 < len(word) and word[at + 1].isdigit()
 
 
+def _powers(raw: list[str], text: str) -> list[str]:
+    """``raw`` with "2.5 x 10^8" (or "×", "*") joined into one word, a slice of ``text``."""
+    out: list[str] = []
+    for word in raw:
+        if _TEN_TO.fullmatch(word) and out:
+            times = out[-2:] if len(out) > 1 and out[-1] in ("x", "X", "×") else out[-1:]
+            if _DECIMAL.fullmatch(times[0]) and (m := _slice(times[0], word, text)) is not None:
+                del out[-len(times) :]
+                out.append(m)
+                continue
+        out.append(word)
+    return out
+
+
+def _slice(first: str, last: str, text: str) -> str | None:
+    m = re.search(re.escape(first) + r"\s*[xX×*]\s*" + re.escape(last), text)
+    return m.group() if m else None
+
+
 def _normalise(raw: str) -> str:
     s = unicodedata.normalize("NFKC", raw).casefold().translate(_FOLD)
     s = _SPACES.sub("-", _DIGIT_COMMA.sub("", _DIGIT_SPACE.sub("", s)))
@@ -83,6 +104,7 @@ def tokenize(text: str) -> Tokens:
         if start < end:
             raw.extend(_split_cjk(word[start:end]))
     raw = _foreign.grouped_thousands(raw, text, zeros_only=True)  # "40 000 samples"
+    raw = _powers(raw, text)  # "2.5 x 10^8"
     norm = tuple(_w.CJK_ENGLISH.get(w) or _cjk_number(w) or _normalise(w) for w in raw)
     if _foreign.reads_foreign(norm):  # Spanish, German, French: read through English words
         raw = _foreign.grouped_thousands(raw, text)

@@ -207,6 +207,7 @@ EXAMPLE_NOUNS = (
     "responses",
     "issues",
     "commits",
+    "logs",
     "outputs",
     "prefs",  # preference pairs, as teams shorten it
     "preferences",

@@ -546,3 +546,21 @@ class TestHeldOutEighteenForms:
         assert "as its upper end, 48 h" in said(w)
         assert parse("7b full ft 200M tokens, our on-prem 8x A100").owned
         assert parse("预训练350M模型，200亿tokens，8张4090，我们自己的").owned
+
+
+class TestHeldOutNineteenForms:
+    @pytest.mark.parametrize("power", ["2.5 x 10^8", "2.5 * 10^8", "2.5×10^8"])
+    def test_a_power_of_ten_with_a_factor(self, power: str) -> None:
+        assert parse(f"llama-3-8b lora {power} tokens").tokens == 2.5e8
+
+    def test_a_bare_standard_side_after_images_and_logs(self) -> None:
+        assert parse("vit-l/16 on 2M images 224 3 epochs").tokens == 2e6 * 197 * 3
+        assert parse("kto llama-3.2-3b lora 80k feedback logs").tokens == 80_000 * 1024
+
+    def test_our_single_card_is_one_and_our_cards_are_asked(self) -> None:
+        w = parse("7b qlora 20M tokens on our rtx 4090")
+        assert w.owned
+        assert w.hardware is not None
+        assert w.hardware.count == 1
+        with pytest.raises(WorkloadError):
+            parse("7b qlora on our H100s")

@@ -395,7 +395,9 @@ OBJECTIVE = (
     r"(?:[- ](?:training|train|fine[- ]?tun(?:e|ing)|ft|loss|trainer|style))?"
 )
 GROUP_SIZE = rf"(?:group(?:[- ]size)?|num[- ]generations|generations){_OF} ?{NUM}"
-GROUP_COMPLETIONS = rf"{NUM}[- ](?:completions|generations|samples|rollouts)(?:[- ]per[- ]prompt)?"
+GROUP_COMPLETIONS = (
+    rf"{NUM}[- ](?:completions|generations|gens|samples|rollouts)(?:[- ](?:per[- ]prompt|each))?"
+)
 
 
 # ------------------------------------------------------------------ model-parallel degrees

@@ -120,7 +120,7 @@ _STEPS = r"(?:training |optimizer )?(?:steps|iterations|iters|updates)"
 #: "1000 steps at batch 64", "200 steps at a global batch of 128 sequences of 2048 tokens",
 #: "800 steps per epoch at batch 128" (times the epochs).
 STEPS_AT_BATCH = (
-    rf"{NUM} ?(?P<k>k|m)? {_STEPS}(?P<pe> (?:per|an|each|a) epoch)?,? "
+    rf"{NUM} ?(?P<k>k|m)? {_STEPS}(?P<pe>(?: (?:per|an|each|a) |/)epoch)?,? "
     r"(?P<at>(?:at|with|of|x) )?(?:an? )?"
     r"(?P<q>global |effective |total )?"
     r"(?:batch|bs|gbs)(?:[- ]size)?(?: of)? (?P<b>[0-9]+)"

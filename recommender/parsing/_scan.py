@@ -131,6 +131,7 @@ _CJK_WORD = re.compile(
     # a count of cards ("两张", "8块"), but not a magnitude and 块 ("1万块" is 10,000 yuan)
     rf"(?![百千万萬亿億]+块)"
     rf"(?:[0-9]+|[{_NUMERALS}]+)(?:{'|'.join(sorted(_w.CJK_CARD_COUNTERS))})(?![{_NUMERALS}])"
+    r"(?<!个(?=月|小时|星期))"  # "一个月", "两个小时": a duration word, 个 is part of it
     rf"|[{_NUMERALS}]+"
     rf"|{'|'.join(sorted((*_w.CJK_WORDS, *_w.CJK_ENGLISH), key=len, reverse=True))}"
     rf"|{'|'.join(sorted((k for k in _w.WEEKDAYS if not k.isascii()), key=len, reverse=True))}"

@@ -564,3 +564,16 @@ class TestHeldOutNineteenForms:
         assert w.hardware.count == 1
         with pytest.raises(WorkloadError):
             parse("7b qlora on our H100s")
+
+
+class TestHeldOutTwentyForms:
+    def test_gens_each_and_steps_slash_epoch(self) -> None:
+        w = parse("grpo qwen2.5-7b: 8k prompts, 8 gens each, 3k max completion")
+        assert (w.group_size, w.completion_len) == (8, 3072)
+        w = parse("llama-3-8b sft, 4 epochs × 2,500 steps/epoch, batch 16, seq 2048")
+        assert w.tokens == 4 * 2500 * 16 * 2048
+
+    def test_a_chinese_duration_with_ge_is_never_a_dropped_count(self) -> None:
+        w = parse("预训练一个13B模型，1万亿tokens，512张H800，一个月")
+        assert w.duration_hours == 730
+        assert parse("qwen2.5-7b lora 1亿tokens 两个小时").duration_hours == 2

@@ -63,6 +63,7 @@ SETS = {
     "heldout18": DATA / "phrasings_heldout18.jsonl",
     "heldout19": DATA / "phrasings_heldout19.jsonl",
     "heldout20": DATA / "phrasings_heldout20.jsonl",
+    "heldout21": DATA / "phrasings_heldout21.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

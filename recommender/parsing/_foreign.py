@@ -109,6 +109,12 @@ PHRASES: dict[tuple[str, ...], str] = {
     ("en", "menos", "de"): "within",
     ("pas", "de"): "no",  # "pas de spot"
     ("cada", "uno"): "each",
+    ("antes", "del"): "before",
+    ("antes", "de"): "before",
+    ("hasta", "el"): "by",
+    ("avant", "le"): "before",
+    ("bis", "zum"): "by",
+    ("vor", "dem"): "before",
     ("cada", "una"): "each",
 }
 _LONGEST_PHRASE = max(len(words) for words in PHRASES)

@@ -147,6 +147,7 @@ TOKEN_UNITS: dict[str, float] = {"k": 1e3, "thousand": 1e3, **SIZE_UNITS}
 MONEY_UNITS: dict[str, float] = {
     "k": 1e3,
     "thousand": 1e3,
+    "grand": 1e3,  # "2 grand": $2,000
     "m": 1e6,
     "mm": 1e6,
     "mn": 1e6,

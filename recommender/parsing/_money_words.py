@@ -48,7 +48,7 @@ CURRENCY_WORDS: dict[str, str] = {
     "francs": "CHF",
 }
 CURRENCY_SYMBOLS: dict[str, str] = {"€": "EUR", "£": "GBP", "¥": "?", "￥": "?"}
-_MONEY_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mm": 1e6, "million": 1e6}
+_MONEY_UNITS = {"k": 1e3, "thousand": 1e3, "grand": 1e3, "m": 1e6, "mm": 1e6, "million": 1e6}
 MONEY_UNITS: dict[str, float] = _MONEY_UNITS
 _BUDGET = (
     r"(?:(?:budget|预算|have|got|spend|spending|under|below|max|maximum|up to|at most|less than"

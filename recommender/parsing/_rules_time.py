@@ -40,6 +40,10 @@ def h_duration_phrase(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool
     return _duration(st, hours, raw, note)
 
 
+#: Chinese relative days, as the English words of :data:`recommender.parsing._words.DEADLINE`.
+_CJK_DAYS = {"明天": "tomorrow", "今天": "today", "今晚": "tonight"}
+
+
 def _deadline_day(m: re.Match[str], now: datetime) -> datetime:
     """The day the deadline falls on (midnight at its start, in ``now``'s time zone)."""
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
@@ -49,7 +53,7 @@ def _deadline_day(m: re.Match[str], now: datetime) -> datetime:
         if groups.get("next"):  # "下周五": the Friday of next week (Monday-first weeks)
             ahead = 7 - today.weekday() + w.WEEKDAYS[groups["wd"]]
         return today + timedelta(days=ahead)
-    rel = groups.get("rel")
+    rel = _CJK_DAYS.get(groups.get("rel") or "", groups.get("rel"))
     if rel and any(word in rel for word in ("tomorrow", "tmrw", "tmr", "tomorow")):
         return today + timedelta(days=1)  # "by eod tomorrow", "by tmrw"
     if rel in ("today", "tonight", "eod") or (rel and rel.endswith("day")):

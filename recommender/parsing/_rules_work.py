@@ -120,7 +120,7 @@ _STEPS = r"(?:training |optimizer )?(?:steps|iterations|iters|updates)"
 #: "1000 steps at batch 64", "200 steps at a global batch of 128 sequences of 2048 tokens",
 #: "800 steps per epoch at batch 128" (times the epochs).
 STEPS_AT_BATCH = (
-    rf"{NUM} ?(?P<k>k|m)? {_STEPS}(?P<pe>(?: (?:per|an|each|a) |/)epoch)?,? "
+    rf"(?P<of>of )?{NUM} ?(?P<k>k|m)? {_STEPS}(?P<pe>(?: (?:per|an|each|a) |/)epoch)?,? "
     r"(?P<at>(?:at|with|of|x) )?(?:an? )?"
     r"(?P<q>global |effective |total )?"
     r"(?:batch|bs|gbs)(?:[- ]size)?(?: of)? (?P<b>[0-9]+)"
@@ -230,7 +230,9 @@ def _steps_at_batch(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     batch = _whole(_number(m["b"], raw), 1, 1e9, raw, "A global batch")
     if not (_set(st, "steps", steps) and _set(st, "global_batch", batch)):
         return False
-    st.steps_per_epoch = bool(m.groupdict().get("pe"))
+    # "800 steps per epoch", and "3 epochs of 1,000 steps" (the epochs read just before)
+    said = m.groupdict()
+    st.steps_per_epoch = bool(said.get("pe") or (said.get("of") and st.epochs is not None))
     if not m.groupdict().get("at") and not m.groupdict().get("q"):  # "500 steps, batch 32"
         st.notes.append(_global_batch_note(batch))
     if m["ln"] is not None:

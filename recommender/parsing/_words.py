@@ -116,6 +116,10 @@ CJK_WORDS: tuple[str, ...] = (
     "最快",
     "希望",
     "完成",
+    "明天",
+    "今天",
+    "今晚",
+    "之前",
     "自己的",
     "自有的",
     "自有",
@@ -420,9 +424,10 @@ OWNED_AFTER = (
     r"|(?:我们 )?(?:自己的|自有的?)"  # "8张4090，我们自己的": our own
 )
 #: Chinese deadlines: "周五前", "周五之前" (the tokenizer cuts 周五 and 前 apart).
-#: "下周五前": next week's Friday; "本周五前": this week's.
+#: "下周五前": next week's Friday; "本周五前": this week's; "明天之前": by tomorrow.
 DEADLINE_CJK = (
-    rf"(?:(?P<next>下 )|本 )?(?P<wd>{alt(k for k in WEEKDAYS if not k.isascii())}) (?:前|之前|以前)"
+    rf"(?:(?:(?P<next>下 )|本 )?(?P<wd>{alt(k for k in WEEKDAYS if not k.isascii())})"
+    r"|(?P<rel>明天|今天|今晚)) (?:前|之前|以前)"
 )
 
 # ------------------------------------------------------------------ nodes

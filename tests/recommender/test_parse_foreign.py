@@ -193,3 +193,8 @@ def test_compounds_elision_and_articles() -> None:
     assert parse("pré-entraînement d'un modèle 1B sur 100 milliards de tokens").method is (
         Method.PRETRAIN
     )
+
+
+def test_before_the_weekday_in_spanish() -> None:
+    w = parse("QLoRA de Llama 3.1 70B con 20 millones de tokens en 2 H100 antes del viernes")
+    assert w.duration_hours == 110

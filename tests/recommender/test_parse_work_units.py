@@ -577,3 +577,20 @@ class TestHeldOutTwentyForms:
         w = parse("预训练一个13B模型，1万亿tokens，512张H800，一个月")
         assert w.duration_hours == 730
         assert parse("qwen2.5-7b lora 1亿tokens 两个小时").duration_hours == 2
+
+
+class TestHeldOutTwentyOneForms:
+    def test_grand_is_a_thousand_dollars(self) -> None:
+        assert parse("8b lora 100M tokens, budget of 2 grand").budget_usd == 2000
+
+    def test_epochs_of_steps_are_steps_per_epoch(self) -> None:
+        w = parse("llama-3-8b sft 3 epochs of 1,000 steps at global batch 64 and 4k context")
+        assert w.tokens == 3 * 1000 * 64 * 4096
+        # steps said alone stay the total, epochs or not
+        assert parse("llama-3-8b sft 2 epochs, 800 steps at batch 128, 2048 seq").tokens == (
+            800 * 128 * 2048
+        )
+
+    def test_chinese_by_tomorrow(self) -> None:
+        w = parse("用2张A100全参微调qwen2.5-3b，5000万tokens，明天之前")
+        assert w.duration_hours == 38

@@ -377,11 +377,23 @@ def retokenize(raw: tuple[str, ...], norm: tuple[str, ...]) -> Tokens:
 _QUANTITY = re.compile(r"[$€£¥￥~≈]?[-+]?\.?[0-9][0-9.,]*[a-z%]{0,6}[$€£¥￥]?")
 
 
+#: Words that end an amount written in words ("five hundred dollars").
+_HUNDREDS = frozenset({"hundred", "thousand", "million", "grand"})
+
+
 def ask_back(toks: Tokens, unknown: list[int], readable: Callable[[Tokens, int], bool]) -> None:
     """A quantity no rule understood is asked about, never dropped: pricing a job without it
     could answer a different question. One that a rule reads (``readable``) but that
     contradicts an earlier value (a second model size) stays reported in ``ignored``."""
     for i in unknown:
+        spelt = i > 0 and (toks.norm[i - 1] in w.NUMBER_WORDS or toks.norm[i - 1] in _HUNDREDS)
+        if toks.norm[i] in money.CURRENCY_WORDS and spelt:
+            # "budget five hundred dollars": an amount in words is asked about, never dropped
+            raise WorkloadError(
+                f"I couldn't read the amount of money around {toks.raw[i]!r}, so I won't guess.",
+                not_understood=(toks.raw[i],),
+                hint='Try: the amount in digits, as in "budget $500" or "500 euros".',
+            )
         if not _QUANTITY.fullmatch(toks.norm[i]) or readable(toks, i):
             continue
         raw = toks.raw[i]

@@ -594,3 +594,10 @@ class TestHeldOutTwentyOneForms:
     def test_chinese_by_tomorrow(self) -> None:
         w = parse("用2张A100全参微调qwen2.5-3b，5000万tokens，明天之前")
         assert w.duration_hours == 38
+
+
+def test_an_amount_of_money_in_words_is_asked_about_not_dropped() -> None:
+    with pytest.raises(WorkloadError, match="amount of money") as err:
+        parse("llama-3-8b lora 50M tokens, budget five hundred dollars")
+    assert err.value.not_understood == ("dollars",)
+    assert parse("llama 8b lora 1B tokens, price in dollars please").budget_usd is None

@@ -6,12 +6,14 @@ tokens/s per GPU, the estimate, and the error, then median |error| and the share
 ±35 % for the whole set, for the published runs alone and for the llm-foundry rows.
 Figures only: nothing here is timed or asserted.
 
-    .venv/bin/python -m bench.time_calibration [--markdown] [--product]
+    .venv/bin/python -m bench.time_calibration [--product] [--markdown]
 
 ``--product`` costs each pretraining case as the product answers it instead: the layout search
 picks the strategy for the case's GPU and count (not the published TP/PP/EP), and the global
 batch comes from the rule of ``recommender/estimation/global_batch.py`` (not the published one);
-the run's attention kernel is stated as a user would ("eager attention").
+the run's attention kernel and, where its source states it, full activation recomputation are
+stated as a user would ("eager attention", "activation checkpointing"): they are the run's
+recipe, not its layout.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import csv
 import statistics
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from recommender.estimation.activations import Kernels
@@ -33,6 +35,7 @@ from recommender.gpus import IntraNode, get_gpu
 from recommender.models import Architecture, Block, lookup_model
 from recommender.pricing.offers import Fabric
 from recommender.workload import (
+    Framework,
     MemorySavers,
     Method,
     Offload,
@@ -63,6 +66,7 @@ class Case:
     high_confidence: bool = True  # the figure and the layout rest on no named assumption
     flash: bool = True  # a fused attention kernel (``attention`` column: ``standard`` if not)
     dropout: bool = False  # attention dropout on the unfused path (``standard+dropout``)
+    recompute_stated: bool = False  # the source states full recomputation (``checkpointing`` 1)
 
     @property
     def validation(self) -> bool:
@@ -104,6 +108,7 @@ def load_cases(path: Path = CASES) -> list[Case]:
     lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if not ln.startswith("#")]
     cases = []
     for row in csv.DictReader(lines):
+        stack = (row.get("stack") or "").split()
         workload = Workload(
             model=_arch(row),
             method=Method(row["method"]),
@@ -115,13 +120,16 @@ def load_cases(path: Path = CASES) -> list[Case]:
             savers=MemorySavers(
                 flash_attention=False
                 if (row.get("attention") or "").startswith("standard")
-                else None
+                else None,
+                compile="compile" in stack,
             ),
+            # the stack the run names, where the row says ("torchtune compile")
+            framework=Framework(stack[0]) if stack and stack[0] != "compile" else None,
         )
         strategy = Strategy(
             sharding=Sharding(row["sharding"]),
             offload=Offload.NONE,
-            checkpointing=row["checkpointing"] == "1",
+            checkpointing=row["checkpointing"] in ("1", "assumed"),
             parallel=parallel(row.get("parallel")),
         )
         cases.append(
@@ -142,6 +150,7 @@ def load_cases(path: Path = CASES) -> list[Case]:
                 high_confidence=row.get("confidence") != "low",
                 flash=not (row.get("attention") or "flash").startswith("standard"),
                 dropout=row.get("attention") == "standard+dropout",
+                recompute_stated=row["checkpointing"] == "1",
             )
         )
     return cases
@@ -155,10 +164,11 @@ def estimate_product(case: Case) -> tuple[float, str] | None:
     """The product's tokens/s per GPU for ``case``: searched layout, the batch by the rule
     (``None`` when the search finds no layout that fits)."""
     gpu = get_gpu(case.gpu_id)
-    plan = evaluate(case.workload, gpu, gpus=case.gpus, gpus_per_node=case.gpus_per_node)
+    workload = replace(case.workload, checkpointing=True if case.recompute_stated else None)
+    plan = evaluate(workload, gpu, gpus=case.gpus, gpus_per_node=case.gpus_per_node)
     if not plan.fits:
         return None
-    step = plan_step(case.workload, plan, Network(gpu.intra_node, case.fabric))
+    step = plan_step(workload, plan, Network(gpu.intra_node, case.fabric))
     rate = step.tokens_per_second if case.end_to_end else step.steady_tokens_per_second
     return rate / case.gpus, plan.strategy.describe(plan.gpus)
 
@@ -237,9 +247,13 @@ GROUPS: dict[str, Callable[[Case], bool]] = {
 }
 
 
-def product(cases: list[Case]) -> None:
-    """Print the product path's error per pretraining case and the group summaries."""
+def product(cases: list[Case], *, markdown: bool = False) -> None:
+    """Print the product path's error per pretraining case (a Markdown table with
+    ``markdown``) and the group summaries."""
     rows = []
+    if markdown:
+        print("| case | set | conf. | published tok/s/GPU | product | error | layout chosen |")
+        print("|---|---|---|---|---|---|---|")
     for c in cases:
         if c.workload.method is not Method.PRETRAIN:
             continue
@@ -249,7 +263,13 @@ def product(cases: list[Case]) -> None:
             continue
         e = error(got[0], c.published)
         rows.append((c, e))
-        print(f"{c.name:32s} {c.published:10.0f} {got[0]:10.0f} {e:+6.0%}   {got[1]}")
+        if markdown:
+            kind = "validation" if c.validation else "calibration"
+            conf = "high" if c.high_confidence else "low"
+            cells = f"{c.published:,.0f} | {got[0]:,.0f} | {e:+.0%} | {got[1]}"
+            print(f"| {c.name} | {kind} | {conf} | {cells} |")
+        else:
+            print(f"{c.name:32s} {c.published:10.0f} {got[0]:10.0f} {e:+6.0%}   {got[1]}")
     print()
     for label, keep in GROUPS.items():
         errs = [e for c, e in rows if keep(c)]
@@ -262,10 +282,10 @@ def product(cases: list[Case]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    if "--product" in argv:
-        product(load_cases())
-        return
     markdown = "--markdown" in argv
+    if "--product" in argv:
+        product(load_cases(), markdown=markdown)
+        return
     cases = load_cases()
     rows = [(c, estimate(c), estimate_flat(c)) for c in cases]
     if markdown:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from recommender.estimation.model_states import adapted_widths
 from recommender.estimation.posttrain import (
     ADAPTER_TRAIN_FLOPS,
     FORWARD_FLOPS,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:  # steptime calls this module: the type only, to avoid a cycle
 
 __all__ = [
     "PER_LAYER_S",
+    "adapter_bytes_per_token",
     "epochs",
     "eval_tokens",
     "micro_step",
@@ -85,6 +87,32 @@ SAVE_GBS = 0.56
 FULL_STATE_BYTES = 12.0
 #: The trained weights exported at the end, 16-bit (``save_pretrained`` of a bf16 model)
 EXPORT_BYTES = 2.0
+
+#: Bytes a token moves through HBM per input and per output element of each adapted matrix,
+#: beyond the frozen layer's own GEMM, with the adapter applied beside it in bf16 (torchtune's
+#: and LitGPT's LoRALinear, NeMo's adapters): forward, B's output written, scaled and added to
+#: the layer's (12 a d_out element); backward, the scale's gradient (4) and B's weight gradient
+#: reading its output gradient (2) per d_out element, A's weight gradient reading the input and
+#: its input gradient written and accumulated into the layer's (10) per d_in element. Counted
+#: from the ops; one H200 measured 0.074 s a step over the estimate without them for Llama 3.1
+#: 8B, 8,192 tokens, bf16 adapters, against 0.079 s counted (docs/estimator.md, "Measured on
+#: one H200").
+PLAIN_ADAPTER_BYTES = (10.0, 18.0)
+#: PEFT keeps adapters in fp32 over a bf16 base (``get_peft_model(autocast_adapter_dtype=True)``,
+#: its default) and casts each layer's input to their dtype (``LoraLayer._cast_input_dtype``);
+#: under HF Trainer's bf16 autocast the matmul casts it back, forward (12 more a d_in element)
+#: and backward (12 more): measured 0.153 s a step over the estimate for the case above, under
+#: autocast, against 0.143 s counted.
+PEFT_ADAPTER_BYTES = (34.0, 18.0)
+#: What recomputation adds: the forward again (12 a d_in element more with PEFT's casts);
+#: measured 0.212 s and 0.104 s with checkpointing, against 0.21 s and 0.115 s counted.
+RECOMPUTE_ADAPTER_BYTES = {True: (12.0, 12.0), False: (0.0, 12.0)}
+#: Stacks that apply LoRA through PEFT: HF Trainer/TRL (and no framework named: the answer
+#: assumes HF Trainer defaults), Axolotl and llm-foundry build on it (their docs' LoRA
+#: sections); Unsloth's Triton LoRA kernels fuse these passes (its README) and pay none, as
+#: does a compiled model (TorchInductor fuses chains of pointwise ops into one kernel and into
+#: matmul epilogues: Ansel et al., "PyTorch 2", ASPLOS 2024, §4).
+_PEFT_STACKS = frozenset({None, Framework.HF, Framework.AXOLOTL, Framework.LLM_FOUNDRY})
 
 #: (low, high) multipliers on an estimated time (ours, from the calibration split of
 #: bench/posttrain_calibration.py): published ÷ estimated runs from 0.74 to 1.75 on the eight
@@ -138,6 +166,23 @@ def micro_step(
         train = busy_s * scale + overhead
         added += max(rollout - train, 0.0) if workload.async_rollouts else rollout
     return scale, added
+
+
+def adapter_bytes_per_token(workload: Workload, *, checkpointing: bool) -> float:
+    """HBM bytes a token moves through LoRA's adapters beside the frozen layers, per
+    micro-step (0 for full-weight training, Unsloth's fused kernels and compiled models)."""
+    if workload.method not in (Method.LORA, Method.QLORA):
+        return 0.0
+    if workload.framework is Framework.UNSLOTH or workload.savers.compile:
+        return 0.0
+    peft = workload.framework in _PEFT_STACKS
+    per_in, per_out = PEFT_ADAPTER_BYTES if peft else PLAIN_ADAPTER_BYTES
+    if checkpointing:
+        more_in, more_out = RECOMPUTE_ADAPTER_BYTES[peft]
+        per_in, per_out = per_in + more_in, per_out + more_out
+    d_in, d_out = adapted_widths(workload.model, workload.lora_targets)
+    scale = workload.precision.compute_bytes / 2.0  # the figures are for 16-bit elements
+    return (per_in * d_in + per_out * d_out) * workload.model.layers * scale
 
 
 def epochs(workload: Workload) -> int:

@@ -19,11 +19,13 @@ pipeline full:
   DeepSeek-V3 m = 7.5p (15,360 sequences over 128 PP16 pipelines; DeepSeek-AI 2024 §4.2,
   §3.2); Llama 3 405B ran m = p = 16 at 16,384 H100 (16M tokens) with an interleaved
   schedule to shrink the bubble instead (Dubey et al. 2024 §3.3.2, §3.4.1);
-* capped: dense runs at Llama 3's 16M tokens, mixtures of experts at DeepSeek-V3's 63M, or
-  the compute-optimal batch of DeepSeek LLM's scaling law when that is larger: B_opt =
-  0.292·C^0.3271 tokens for C = 6·N·D FLOPs (DeepSeek-AI 2024a §3.1), D taken as Chinchilla's
-  compute-optimal 20 tokens per parameter (Hoffmann et al. 2022) so that the rate of a layout
-  does not depend on the work asked of it.
+* capped at the batches the largest published runs used: dense runs at Llama 3 405B's final
+  16M tokens (3.8e25 FLOPs, the largest dense run with a published batch; Dubey et al. 2024
+  §3.4.1), mixtures of experts at DeepSeek-V3's 63M. DeepSeek LLM's compute-optimal batch
+  B_opt = 0.292·C^0.3271 (DeepSeek-AI 2024a §3.1, fitted on 1e17-3e20 FLOPs) is not a ceiling:
+  it matches DeepSeek's own 67B (18.9M tokens at 8e23 FLOPs) but extrapolates to 55-68M tokens
+  for a 405B model, over three times what Llama 3 ran (4M → 8M → 16M over the run); past
+  the critical batch a larger batch buys little progress per token (McCandlish et al. 2018).
 
 Fine-tuning keeps a fixed batch: NeMo's SFT and LoRA recipes use 32 packed sequences of
 4,096 tokens (NeMo 24.07 performance summary), whatever the cluster.
@@ -31,9 +33,13 @@ Fine-tuning keeps a fixed batch: NeMo's SFT and LoRA recipes use 32 packed seque
 
 from __future__ import annotations
 
-from recommender.estimation.parallelism import Parallel
+from typing import TYPE_CHECKING
+
 from recommender.models import Architecture
 from recommender.workload import Method, Workload
+
+if TYPE_CHECKING:  # parallelism's search reads the batch rule
+    from recommender.estimation.parallelism import Parallel
 
 __all__ = [
     "FINETUNE_BATCH_TOKENS",
@@ -58,10 +64,6 @@ MAX_DENSE_BATCH_TOKENS = 16_777_216
 MAX_MOE_BATCH_TOKENS = 15_360 * 4_096
 # Falcon 180B's m = 4p (model card: TP8 PP8 DP64, 2,048 sequences); Megatron-LM 8-24p
 MICROBATCHES_PER_STAGE = 4
-# DeepSeek LLM (2024) §3.1: B_opt = 0.292 · C^0.3271, C in FLOPs, B in tokens
-BOPT_COEFF, BOPT_EXPONENT = 0.292, 0.3271
-# Chinchilla: ~20 training tokens per parameter is compute-optimal (Hoffmann et al. 2022)
-CHINCHILLA_TOKENS_PER_PARAM = 20.0
 # NeMo 24.07 SFT/LoRA: global batch 32 × 4,096 packed tokens (performance summary)
 FINETUNE_BATCH_TOKENS = 131_072
 
@@ -76,11 +78,8 @@ def size_batch_tokens(model: Architecture) -> float:
 
 
 def ceiling_tokens(model: Architecture) -> float:
-    """The largest batch assumed: the published ceiling, or the compute-optimal batch of a
-    Chinchilla-optimal run of this model when that is larger."""
-    ceiling = MAX_MOE_BATCH_TOKENS if model.experts > 1 else MAX_DENSE_BATCH_TOKENS
-    flops = 6.0 * model.active_params * CHINCHILLA_TOKENS_PER_PARAM * model.active_params
-    return float(max(ceiling, BOPT_COEFF * flops**BOPT_EXPONENT))
+    """The largest batch assumed: the largest batch a published run of its kind used."""
+    return float(MAX_MOE_BATCH_TOKENS if model.experts > 1 else MAX_DENSE_BATCH_TOKENS)
 
 
 def pretrain_batch_tokens(

@@ -17,6 +17,7 @@ from recommender.workload import Method, Optimizer, Precision, Sharding, Workloa
 
 __all__ = [
     "Regime",
+    "adapted_widths",
     "block_params",
     "frozen_base_bytes",
     "lora_params",
@@ -144,6 +145,20 @@ def lora_params(m: Architecture, rank: int, targets: str) -> int:
     mlp = rank * (m.hidden + m.ffn) * m.mlp_matrices * m.experts
     per_layer = attention + (mlp if targets == "all" else 0)
     return per_layer * m.layers
+
+
+def adapted_widths(m: Architecture, targets: str) -> tuple[int, int]:
+    """(inputs, outputs) summed over the matrices LoRA adapts in one layer, as one token
+    passes them: q, k, v and o; with ``"all"`` the MLP's too, for the experts a token is
+    routed to (:func:`lora_params` counts every expert's adapters)."""
+    kv = m.head_dim * m.kv_heads
+    q_heads = m.head_dim * m.heads
+    d_in, d_out = 3 * m.hidden + q_heads, q_heads + 2 * kv + m.hidden
+    if targets == "all":
+        ups = m.mlp_matrices - 1  # gate and up (SwiGLU), or up alone (GeLU)
+        d_in += (ups * m.hidden + m.ffn) * m.experts_per_token
+        d_out += (ups * m.ffn + m.hidden) * m.experts_per_token
+    return d_in, d_out
 
 
 # ------------------------------------------------------------------ frozen base (LoRA, QLoRA)

@@ -26,6 +26,7 @@ __all__ = [
     "CAPACITY_FACTOR",
     "SplitTraffic",
     "bubble_share",
+    "expert_params",
     "routed_params",
     "split_traffic",
 ]
@@ -62,6 +63,18 @@ class SplitTraffic:
     @property
     def overlap_s(self) -> float:
         return self.cp_s + self.pp_s + (self.ep_s if self.ep_hidden else 0.0)
+
+
+def expert_params(m: Architecture) -> float:
+    """Parameters in routed experts, all of them (0 for a dense model): expert parallelism
+    splits these, and each is reduced only over the data-parallel ranks holding it
+    (Megatron-Core's expert data-parallel group)."""
+    if m.experts <= 1:
+        return 0.0
+    every_layer = m.mlp_matrices * m.hidden * m.ffn * m.layers * m.experts
+    # at most what the active parameters leave outside the routed experts: DeepSeek-V3's
+    # first 3 of 61 layers are dense (DeepSeek-AI 2024 §4.2), which the shape does not say
+    return float(min(every_layer, m.params - (m.active_params - routed_params(m))))
 
 
 def routed_params(m: Architecture) -> float:
@@ -101,7 +114,9 @@ def split_traffic(
         cp_s = 3 * (par.cp - 1) * kv * layers / bw  # forward K,V; backward K,V + grads
     if par.pp > 1:
         bw = span_bw if nodes > 1 else intra_bw
-        pp_s = 2 * layer_bytes / par.tp / bw  # activations out, their gradient back
+        # activations out, their gradient back; ×vp interleaved, each micro-batch crossing
+        # every rank vp times (Narayanan et al. 2021 §2.2.2: communication grows by v)
+        pp_s = 2 * par.vp * layer_bytes / par.tp / bw
     if par.ep > 1 and m.experts > 1:
         token_bytes = layer_bytes / par.tp  # one copy of this GPU's tokens
         k = m.experts_per_token

@@ -20,7 +20,9 @@ Memory (memory.md §2, §6; Korthikanti et al. 2022):
 
 The search (:func:`auto_layouts`) keeps tensor parallelism inside a node and only over
 NVLink, grows it before adding pipeline stages across nodes, and gives the rest to data
-parallelism; long sequences try context parallelism first.
+parallelism; long sequences try context parallelism first, mixtures of experts expert
+parallelism before tensor parallelism, EP × TP inside the node; a pipeline whose global batch
+leaves few micro-batches per stage tries the interleaved 1F1B schedule first.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from recommender.estimation.global_batch import MICROBATCHES_PER_STAGE, default_batch_tokens
 from recommender.models import Architecture
 from recommender.workload import Workload
 
@@ -38,6 +41,7 @@ __all__ = [
     "Parallel",
     "activation_scale",
     "auto_layouts",
+    "layers_per_stage",
     "parallel_notes",
     "requested",
     "stage_fractions",
@@ -50,6 +54,10 @@ __all__ = [
 CP_MIN_SEQ = 16_384
 #: Largest tensor-parallel degree: one 8-GPU HGX/DGX board (Megatron-LM keeps TP ≤ 8).
 MAX_TP = 8
+#: Layers per virtual stage of an interleaved pipeline: one, as NeMo 24.07's pretraining
+#: recipes mostly run it (Llama 2 13B PP4 VP10, Llama 2 70B PP4 VP20, Nemotron-22B PP4 VP10,
+#: Nemotron-340B PP8 VP12; GPT-3 175B PP8 VP6 has two; performance summary).
+INTERLEAVE_LAYERS_PER_STAGE = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +98,8 @@ class Parallel:
             return f"{self.describe_degrees()} needs a multiple of {self.replica} GPUs"
         if self.pp > m.layers:
             return f"PP{self.pp} needs at least {self.pp} layers"
+        if self.pp * self.vp > m.layers:
+            return f"PP{self.pp} interleaved ×{self.vp} needs at least {self.pp * self.vp} layers"
         if self.ep > 1 and (m.experts % self.ep or (self.dp(gpus) * self.cp) % self.ep):
             return f"EP{self.ep} must divide the experts and the data-parallel GPUs"
         return None
@@ -187,34 +197,91 @@ def _divisors(n: int, cap: int) -> list[int]:
     return [d for d in range(2, min(n, cap) + 1) if n % d == 0]
 
 
+def layers_per_stage(layers: int, stages: int) -> int | None:
+    """Whole layers per (virtual) pipeline stage that cut ``layers`` into exactly ``stages``
+    (torchtitan's ``pipeline_parallel_layers_per_stage`` makes ⌈layers / per stage⌉ of them),
+    or ``None`` when no count does."""
+    per = math.ceil(layers / stages)
+    return per if math.ceil(layers / per) == stages else None
+
+
+def _pipelines(workload: Workload, base: Parallel, gpus: int) -> list[Parallel]:
+    """``base`` with ``base.pp`` stages: under the interleaved 1F1B schedule first when the
+    global batch leaves each pipeline fewer than ``MICROBATCHES_PER_STAGE`` micro-batches per
+    stage (the batch rule's ceiling binds, as for Llama 3 405B at 16,384 GPUs: m = p = 16,
+    interleaved; Dubey et al. 2024 §3.3.2) and the stages hold more than one layer: as many
+    virtual stages as cut the layers into whole, even stages of at least
+    ``INTERLEAVE_LAYERS_PER_STAGE`` (:func:`layers_per_stage`); then plain 1F1B, which holds
+    fewer micro-batches' activations (Korthikanti et al. 2022 §4.2.3)."""
+    m = workload.model
+    # the most virtual stages of at least that many whole layers that cut the model evenly
+    most = m.layers // base.pp // INTERLEAVE_LAYERS_PER_STAGE
+    vp = next((v for v in range(most, 1, -1) if layers_per_stage(m.layers, base.pp * v)), 1)
+    pipelines = base.dp(gpus)
+    per_round = pipelines * workload.micro_batch * workload.seq_len
+    micro_batches = default_batch_tokens(workload, base, gpus) / per_round
+    if vp < 2 or micro_batches >= MICROBATCHES_PER_STAGE * base.pp:
+        return [base]
+    return [replace(base, vp=vp), base]
+
+
+def _node_splits(m: Architecture, *, gpus: int, gpus_per_node: int) -> list[list[Parallel]]:
+    """Splits inside one NVLink node, by size tp·ep = 2, 4, … up to the node: a dense model's
+    TP; a mixture of experts' EP before TP at each size (Megatron-Core MoE README, "Best
+    Practices", guideline 4: prefer EP over TP for expert layers, EP8 × TP1 beating EP4 × TP2
+    for Mixtral 8x7B; guideline 2: keep EP × TP inside the NVLink domain)."""
+    groups: list[list[Parallel]] = []
+    size = 2
+    while size <= min(gpus_per_node, MAX_TP, gpus) and gpus % size == 0:
+        group = []
+        for tp in (2**i for i in range(size.bit_length())):  # 1, 2, … size: EP first
+            ep = size // tp
+            if m.heads % tp or (ep > 1 and (m.experts <= 1 or m.experts % ep)):
+                continue
+            group.append(Parallel(tp=tp, ep=ep))
+        if not group:
+            break
+        groups.append(group)
+        size *= 2
+    return groups
+
+
 def auto_layouts(
     workload: Workload, *, gpus: int, gpus_per_node: int, nvlink: bool
 ) -> tuple[Parallel, ...]:
     """Model-parallel splits to try on this layout, cheapest first, none of them trivial.
 
-    Long sequences try context parallelism inside the node first; then tensor parallelism
-    2, 4, ... up to the node (NVLink only); then, at the largest tensor degree, pipeline
-    stages (degrees dividing what is left, fewest first, each at least one layer).
+    Long sequences try context parallelism inside the node first; then the splits inside an
+    NVLink node, smallest first (:func:`_node_splits`: TP 2, 4, …; a mixture of experts EP
+    before TP at each size); then, for each split of the largest size (a mixture of experts'
+    least TP first), pipeline stages across nodes (degrees dividing what is left, fewest
+    first, each at least one layer; Megatron-Core's guideline 3: scale past a node with PP,
+    keeping EP × TP inside it), each interleaved first where the batch leaves few
+    micro-batches (:func:`_pipelines`).
     """
     m = workload.model
     out: list[Parallel] = []
     if workload.seq_len >= CP_MIN_SEQ:
         out += [Parallel(cp=c) for c in _divisors(gpus, gpus_per_node) if c & (c - 1) == 0]
-    top = 1
-    if nvlink:
-        t = 2
-        while t <= min(gpus_per_node, MAX_TP, gpus) and gpus % t == 0 and m.heads % t == 0:
-            out.append(Parallel(tp=t))
-            top, t = t, 2 * t
-    out += [Parallel(tp=top, pp=p) for p in _divisors(gpus // top, m.layers)]
+    groups = _node_splits(m, gpus=gpus, gpus_per_node=gpus_per_node) if nvlink else []
+    for group in groups:
+        out += group
+    top = groups[-1] if groups else [NO_PARALLEL]
+    size = top[0].tp * top[0].ep
+    for split in top:  # EP before TP: more pipeline stages before more TP (guideline 4)
+        for p in _divisors(gpus // size, m.layers):
+            out += _pipelines(workload, replace(split, pp=p), gpus)
     return tuple(out)
 
 
 def with_fixed(layouts: tuple[Parallel, ...], fixed: dict[str, int]) -> tuple[Parallel, ...]:
     """The layouts with the workload's fixed degrees imposed, duplicates dropped, starting
-    from exactly the fixed degrees (the others 1)."""
+    from exactly the fixed degrees (the others 1). A searched schedule's virtual stages are
+    dropped where the pipeline degree is fixed (they were chosen for another degree)."""
     out: list[Parallel] = []
     for base in (NO_PARALLEL, *layouts):
+        if "pp" in fixed and "vp" not in fixed:
+            base = replace(base, vp=1)
         try:
             par = replace(base, **fixed)
         except ValueError:
@@ -270,7 +337,10 @@ def parallel_notes(
     if par.cp > 1:
         notes.append(f"CP{par.cp}: each GPU holds 1/{par.cp} of the sequence (ring attention)")
     if par.ep > 1:
-        notes.append(f"EP{par.ep}: experts split over {par.ep} GPUs (all-to-all per layer)")
+        notes.append(
+            f"EP{par.ep}: experts split over {par.ep} GPUs (all-to-all per layer; each expert's "
+            f"gradients reduced over the {par.dp(gpus) * par.cp // par.ep} ranks holding it)"
+        )
     label = strategy.describe(gpus).split(" + ")[0].split(" with ")[-1]
     notes.append(f"{label} over the {par.dp(gpus) * par.cp} data-parallel ranks")
     return notes

@@ -49,12 +49,19 @@ COLOCATED_MEMORY_SHARE = 0.4
 #: v0.6.0 performance blog, 2024-09-05); its 16.1 GB of weights read in 6.9 ms at 70 % of
 #: 3.35 TB/s, which leaves 6 ms of scheduling, sampling and output processing per step
 VLLM_STEP_S = 0.006
-#: HF ``generate``, eager: the transformers docs' GPT-NeoX page (model_doc/gpt_neox.md,
-#: pythia-410m-deduped, RTX 3080 Ti, float16) measure 6.57 ms per token at batch 1 with
-#: eager attention, 7.3 ms at batch 4; the 0.81 GB of weights read in 1.3 ms at 70 % of
-#: 912 GB/s, which leaves 5.3 ms for its 24 layers: 0.22 ms of launches and Python per layer
-#: and step, so a deeper model pays more (the cost is per kernel, and kernels are per layer)
-HF_LAYER_STEP_S = 0.00022
+#: HF ``generate``, eager: 40 ms a decode step beyond the weight and cache reads, measured on
+#: one H200 (bench/device_steps.py, transformers 5.17, torch 2.11: 33-57 ms in 9 runs of
+#: 0.5B-8B models at batch 1-256, median 43 ms; it does not grow with the layers, so it is
+#: the loop's own Python, masks and logits processing, not per-kernel launches). The
+#: transformers docs' GPT-NeoX page measured 6.57 ms a token for pythia-410m on an older stack
+#: (model_doc/gpt_neox.md), a floor this stack no longer reaches (ours: 40 ms, rounded down)
+HF_STEP_S = 0.040
+#: DeepSpeed-Chat's Hybrid Engine generates with DeepSpeed-Inference's fused transformer
+#: kernels (blogs/deepspeed-chat/README.md, "DeepSpeed Hybrid Engine"), not HF's Python loop:
+#: per layer and step, the eager launch cost the transformers docs' GPT-NeoX page implies
+#: (6.57 ms a token for pythia-410m less its 1.3 ms of weight reads, over 24 layers), an
+#: upper bound for fused kernels (ours: that figure; the DS-Chat rows hold it)
+DS_HYBRID_LAYER_STEP_S = 0.00022
 #: HF ``generate`` batches at least this many prompts per device: DeepSpeed-Chat's
 #: --per_device_generation_batch_size default 16 (training/step3_rlhf_finetuning/main.py);
 #: TRL generates each optimizer step's completions together (ours: the same floor)
@@ -74,6 +81,15 @@ def engine(workload: Workload) -> str:
     if workload.generation_gpus or (workload.rl_framework in _VLLM_FRAMEWORKS):
         return "vllm"
     return "hf"
+
+
+def _step_overhead_s(workload: Workload) -> float:
+    """An engine's cost per decode step beyond its reads and FLOPs."""
+    if engine(workload) == "vllm":
+        return VLLM_STEP_S
+    if workload.rl_framework == "deepspeed-chat":
+        return DS_HYBRID_LAYER_STEP_S * workload.model.layers
+    return HF_STEP_S
 
 
 def completion_tokens(workload: Workload) -> int:
@@ -136,7 +152,7 @@ def decode_seconds(
     hbm = gpu.mem_bandwidth_tbps * 1e12 * DECODE_HBM_SHARE * tp
     reads = (m.params * 2.0 + batch * (p + c / 2) * _kv_bytes_per_token(workload)) / hbm
     compute = 2.0 * m.active_params * batch / (flops_rate * tp)
-    overhead = VLLM_STEP_S if engine(workload) == "vllm" else HF_LAYER_STEP_S * m.layers
+    overhead = _step_overhead_s(workload)
     step = max(reads, compute) + overhead
     rounds = sequences / (batch * replicas)  # batches each replica decodes in turn
     prefill = 2.0 * m.active_params * p * sequences / (flops_rate * tp * replicas)

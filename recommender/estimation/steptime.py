@@ -40,6 +40,7 @@ from recommender.estimation.parallel_time import (
     CAPACITY_FACTOR,
     SplitTraffic,
     bubble_share,
+    expert_params,
     routed_params,
     split_traffic,
 )
@@ -308,6 +309,9 @@ def step_time(
         scores = per_gpu_tokens * m.layers * m.heads * workload.seq_len
         traffic = unfused_score_bytes(checkpointing=ckpt, dropout=kernels.attention_dropout)
         compute_s += scores * traffic / hbm / replica
+    # LoRA's adapters beside the frozen layers: elementwise traffic no GEMM hides
+    adapters = finetune_speed.adapter_bytes_per_token(workload, checkpointing=ckpt)
+    compute_s += per_gpu_tokens * adapters / hbm / replica
 
     # HBM: every pass (forward, recompute, backward) reads all the weights it multiplies
     w_bytes = precision.compute_bytes
@@ -356,6 +360,8 @@ def step_time(
             nic_bw=node_bw * 1e9 / gpn,
         )
         trained, w_store, ranks = trained / mp, w_store / mp, dp * par.cp
+        if par.ep > 1:  # an expert's gradients reduce only over the ranks holding it
+            trained *= 1 - expert_params(m) / params * (1 - 1 / par.ep)
         span_bw = intra_bw if ranks * par.tp <= gpn else ring_bw
     span_bw *= cross_pod_factor(fabric, gpus=gpus, ranks=ranks)
     if ranks > 1:

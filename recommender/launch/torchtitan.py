@@ -26,12 +26,12 @@ Only models torchtitan 0.2.2 defines are launched (:data:`FLAVORS`, each checked
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from recommender.estimation.parallelism import layers_per_stage
 from recommender.estimation.plan import Plan
 from recommender.pricing.costing import Option
 from recommender.workload import Method, Objective, Offload, Sharding, Workload
@@ -117,13 +117,6 @@ def reshard(sharding: Sharding, pp: int) -> str | None:
 #: Accelerate's mixed_precision → torchtitan's ``training.mixed_precision_param`` (a Literal of
 #: these two in job_config.py).
 _PARAM_DTYPE = {"bf16": "bfloat16", "no": "float32"}
-
-
-def layers_per_stage(layers: int, stages: int) -> int | None:
-    """``pipeline_parallel_layers_per_stage`` that gives exactly ``stages`` virtual stages
-    (torchtitan makes ⌈layers / per stage⌉ of them), or ``None`` when no value does."""
-    per = math.ceil(layers / stages)
-    return per if math.ceil(layers / per) == stages else None
 
 
 def torchtitan_reason(

@@ -45,10 +45,6 @@ __all__ = [
 #: A faster node count is listed beside the chosen one while it costs at most this multiple
 #: of it: the answer's "fastest sensible" plan (ours: half as much again).
 FASTEST_COST_FACTOR = 1.5
-#: When no node count meets a deadline, those finishing within this factor of the soonest
-#: are as good as it, and the cheapest of them is taken (ours: a reserved cluster's day of
-#: lead makes 4 and 1,024 nodes finish nearly together).
-NEAR_FINISH = 1.05
 
 #: What an offer's plan depends on: GPU, GPUs per instance, link, fast fabric, host RAM.
 _Shape = tuple[str, int, IntraNode, bool, float | None]
@@ -253,8 +249,8 @@ def choose_nodes(
     """The node count an offer group runs on, at its best price:
 
     * with a deadline, the fewest nodes whose pessimistic hours meet it (powers of two,
-      then bisection between the last that missed and the first that met); the fastest
-      count priced when none meets it;
+      then bisection between the last that missed and the first that met); when none
+      meets it, the count whose cost plus its pessimistic hours at the value of time is least;
     * otherwise the count with the best :meth:`PlanObjective.score` within the budget
       (the cheapest count when none is within it), stopping once two counts in a row
       score worse than the best.
@@ -327,10 +323,18 @@ def choose_nodes(
         if not deadline or econ.meets_deadline:
             chosen = (scaled.plan, econ)
         previous = scaled
-    if chosen is None:  # a deadline none meets: the cheapest of the fastest counts priced
-        soonest = min(run[1].pessimistic_finish_hours for run in priced)
-        close = [run for run in priced if run[1].pessimistic_finish_hours <= soonest * NEAR_FINISH]
-        chosen = min(close, key=lambda run: (cost(run[1]), run[1].pessimistic_finish_hours))
+    if chosen is None:
+        # A deadline no count meets: the count that trades cost against lateness best at
+        # the stated value of time. A reserved cluster's day of lead makes 4 and 1,024 nodes
+        # finish nearly together; an hour sooner is not worth thousands of dollars more.
+        per_hour = objective.time_value_usd_per_day / 24
+        chosen = min(
+            priced,
+            key=lambda run: (
+                cost(run[1]) + per_hour * run[1].pessimistic_finish_hours,
+                run[0].nodes,
+            ),
+        )
     priced.sort(key=lambda run: run[0].nodes)
     return Runs(chosen, priced)
 

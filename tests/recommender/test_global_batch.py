@@ -44,6 +44,15 @@ def test_batch_is_capped_but_never_below_one_micro_batch_per_replica() -> None:
     assert huge == 16_384 * 4096
 
 
+def test_the_largest_dense_models_keep_llama_3s_16m_ceiling() -> None:
+    """Llama 3 405B ran at most 16M tokens (Dubey et al. 2024 §3.4.1) on 16,384 H100, where
+    DeepSeek LLM's compute-optimal batch law would give 55M: the published batch holds."""
+    m = model("Llama 3.1 405B")
+    assert ceiling_tokens(m) == 16_777_216
+    at_16k = pretrain_batch_tokens(m, pipelines=512, microbatch_tokens=8192, stages=4)
+    assert at_16k == 16_777_216
+
+
 def test_mixtures_of_experts_get_deepseek_v3s_ceiling() -> None:
     assert ceiling_tokens(model("DeepSeek V3")) == 15_360 * 4096
 

@@ -112,6 +112,22 @@ class TestDeadline:
         assert hours == sorted(hours)
         assert any("no plan meets the" in n for n in rec.notes)
 
+    def test_a_late_plan_reserves_no_cluster_to_finish_an_hour_sooner(self) -> None:
+        """An 8B fine-tune that no H200 count finishes in 12 h: four or more nodes wait a
+        day for a reservation, so 64 of them finish within an hour of two that need none.
+        The late H200 plan is the one whose cost plus hours at the value of time is least:
+        a handful of nodes, not the largest cluster that is a few percent sooner."""
+        from recommender.feeds import bundled_catalog
+        from recommender.parsing.parse import parse_workload
+
+        w = parse_workload("llama-3-8b full finetune on 5B tokens, must finish within 12 hours")
+        rec = recommend(w, bundled_catalog(), now=NOW, top=400)
+        late_h200 = [
+            o for o in rec.options if o.offer.gpu_id.startswith("H200") and not o.meets_deadline
+        ]
+        assert late_h200
+        assert all(o.nodes < RESERVE_FROM_NODES for o in late_h200)
+
 
 class TestTimeHasValue:
     @pytest.mark.parametrize("tokens", [3e11, 3e10, 3e9])

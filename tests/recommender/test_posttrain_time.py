@@ -14,11 +14,13 @@ from recommender.estimation.finetune_speed import (
     LOAD_GBS,
     SAVE_GBS,
     START_S,
+    adapter_bytes_per_token,
     eval_tokens,
     run_overhead_s,
     time_range,
 )
-from recommender.estimation.rollout import decode_seconds, engine, engine_batch
+from recommender.estimation.rollout import HF_STEP_S, decode_seconds, engine, engine_batch
+from recommender.estimation.steptime import step_time
 from recommender.estimation.strategies import Strategy
 from recommender.estimation.throughput import Network, flops_per_token, peak_tflops, plan_step
 from recommender.estimation.topology import LayoutSearch, Plan
@@ -26,7 +28,16 @@ from recommender.gpus import IntraNode, get_gpu
 from recommender.parsing.parse import parse_workload
 from recommender.pricing.billing import RULES
 from recommender.pricing.economics import Economics, economics
-from recommender.workload import Framework, Method, Objective, Offload, Sharding, Workload
+from recommender.pricing.offers import Fabric
+from recommender.workload import (
+    Framework,
+    Method,
+    Objective,
+    Offload,
+    Precision,
+    Sharding,
+    Workload,
+)
 from tests.factories import model, workload
 
 H100 = get_gpu("H100-SXM-80GB")
@@ -236,6 +247,28 @@ class TestAlgorithmsWork:
         hf = decode_seconds(replace(w, engine="hf"), H100, **args)
         vllm = decode_seconds(replace(w, engine="vllm"), H100, **args)
         assert vllm < hf / 2
+
+    def test_hf_generate_pays_its_measured_step_whatever_the_depth(self) -> None:
+        # bench/device_h200.jsonl: ~35-58 ms a decode step for 24- and 32-layer models alike
+        flops = peak_tflops(H100, Precision.BF16_MIXED) * 1e12 * 0.5
+        args = {"sequences": 64.0, "gen_gpus": 1, "dedicated": False, "flops_rate": flops}
+        seconds = {}
+        for name in ("qwen2.5-0.5b", "llama-3.1-8b"):
+            w = replace(workload(model=name, seq_len=512), objective=Objective.GRPO)
+            w = replace(w, completion_len=256, engine="hf")
+            seconds[name] = decode_seconds(w, H100, **args)
+        batches = 64 / engine_batch(w, H100, gen_gpus=1, dedicated=False)
+        assert seconds["qwen2.5-0.5b"] >= batches * 256 * HF_STEP_S
+        # the 8B reads 16x the weights, yet decodes well under twice as long
+        assert seconds["llama-3.1-8b"] < 2 * seconds["qwen2.5-0.5b"]
+
+    def test_deepspeed_chat_generates_with_its_fused_kernels(self) -> None:
+        w = replace(workload(seq_len=512), objective=Objective.PPO, completion_len=256)
+        flops = peak_tflops(H100, w.precision) * 1e12 * 0.5
+        args = {"sequences": 512.0, "gen_gpus": 8, "dedicated": False, "flops_rate": flops}
+        hf = decode_seconds(w, H100, **args)
+        hybrid = decode_seconds(replace(w, rl_framework="deepspeed-chat"), H100, **args)
+        assert hybrid < hf / 2
 
     def test_decode_is_bound_by_memory_bandwidth(self) -> None:
         w = replace(workload(), objective=Objective.GRPO, completion_len=1024, engine="vllm")
@@ -485,3 +518,39 @@ class TestPhysicalFloor:
         tph = plan_step(w, found, NVLINK).tokens_per_second * 3600
         econ = economics(w, found, rule=RULES["aws"], spot=False, tokens_per_hour=tph)
         assert econ.hours >= cal.floor_hours(w, H100.id, gpus)
+
+
+class TestAdapterTraffic:
+    """LoRA's adapters beside the frozen layers move elementwise traffic no GEMM hides."""
+
+    def test_peft_casts_cost_more_than_bf16_adapters_and_unsloth_fuses_them(self) -> None:
+        w = workload(method=Method.LORA, framework=Framework.HF)
+        peft = adapter_bytes_per_token(w, checkpointing=False)
+        plain = adapter_bytes_per_token(
+            replace(w, framework=Framework.TORCHTUNE), checkpointing=False
+        )
+        fused = adapter_bytes_per_token(
+            replace(w, framework=Framework.UNSLOTH), checkpointing=False
+        )
+        assert peft > 1.5 * plain > 0
+        assert fused == 0.0
+        assert adapter_bytes_per_token(workload(), checkpointing=False) == 0.0  # full weights
+
+    def test_recomputation_and_more_targets_add_traffic(self) -> None:
+        w = workload(method=Method.LORA, framework=Framework.HF)
+        assert adapter_bytes_per_token(w, checkpointing=True) > adapter_bytes_per_token(
+            w, checkpointing=False
+        )
+        attention = replace(w, lora_targets="attention")
+        assert adapter_bytes_per_token(attention, checkpointing=False) < adapter_bytes_per_token(
+            w, checkpointing=False
+        )
+
+    def test_the_traffic_lengthens_the_step_of_a_large_micro_batch(self) -> None:
+        w = workload(method=Method.LORA, framework=Framework.HF, micro_batch=4)
+        strategy = Strategy(Sharding.DDP, Offload.NONE, False)
+        h200 = get_gpu("H200-SXM-141GB")
+        args = {"gpus": 1, "nodes": 1, "link": IntraNode.NVLINK, "fabric": Fabric.NONE}
+        peft = step_time(w, h200, strategy, **args).compute_s
+        fused = step_time(replace(w, framework=Framework.UNSLOTH), h200, strategy, **args)
+        assert peft > fused.compute_s * 1.1

@@ -154,6 +154,9 @@ def _split_cjk(word: str) -> list[str]:
     joined: list[str] = []
     for piece in pieces:
         last = joined[-1] if joined else ""
+        if last == "预算" and len(piece) > 1 and piece.endswith("块"):  # "预算两千块": 2,000 yuan
+            joined.extend((piece[:-1], "块"))
+            continue
         # "预算5000块": after "budget", 块 is yuan, not cards
         money = piece == "块" and len(joined) > 1 and joined[-2] == "预算"
         counter = last.isdigit() and piece in _w.CJK_CARD_COUNTERS and not money

@@ -209,6 +209,7 @@ EXAMPLE_NOUNS = (
     "receipts",
     "invoices",
     "responses",
+    "answers",
     "issues",
     "commits",
     "logs",

@@ -601,3 +601,9 @@ def test_an_amount_of_money_in_words_is_asked_about_not_dropped() -> None:
         parse("llama-3-8b lora 50M tokens, budget five hundred dollars")
     assert err.value.not_understood == ("dollars",)
     assert parse("llama 8b lora 1B tokens, price in dollars please").budget_usd is None
+
+
+def test_answers_are_examples_and_numerals_with_kuai_after_budget_are_yuan() -> None:
+    assert parse("kto gemma-2-9b lora, 25k upvoted/downvoted answers").tokens == 25_000 * 1024
+    w = parse("8b lora 100M tokens, 预算两千块")
+    assert w.budget_usd == pytest.approx(to_usd(2000, "CNY"))

@@ -65,6 +65,7 @@ SETS = {
     "heldout20": DATA / "phrasings_heldout20.jsonl",
     "heldout21": DATA / "phrasings_heldout21.jsonl",
     "heldout22": DATA / "phrasings_heldout22.jsonl",
+    "heldout23": DATA / "phrasings_heldout23.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

@@ -235,11 +235,11 @@ _LEN = (
     r"(?:[- ]?tok(?:en)?s?|[- ](?:seq(?:uence)?|ctx|context)(?:[- ]?len(?:gth)?)?(?![- ]?window))"
 )
 _LEN2 = r"(?P<ln2>[0-9]+(?:\.[0-9]+)?) ?(?P<lk2>k)?[- ]?tok(?:en)?s?"
-#: Up to two words that say what the examples are ("12k instruction samples", "45k pref
+#: Up to four words that say what the examples are ("12k instruction samples", "45k pref
 #: pairs", "80k thumbs-up/down examples"), but not a preposition or a unit of their own.
 ADJECTIVES = (
     r"(?: (?!(?:of|on|over|for|at|with|x|in|and|or|epochs?|steps?|days?|hours?|tok(?:en)?s"
-    r"|(?:m|b|tr)il+i?[oa]?n+s?)(?: |$))[a-z][a-z0-9/&-]*){0,2}?"  # nor a (mistyped) magnitude
+    r"|(?:m|b|tr)il+i?[oa]?n+s?)(?: |$))[a-z][a-z0-9/&-]*){0,4}?"  # nor a (mistyped) magnitude
 )
 #: "100k samples", "100k samples of 512 tokens", "100k 512-token samples",
 #: "100k samples x 512 tokens", "100k samples, 512 tokens each".

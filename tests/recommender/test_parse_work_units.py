@@ -607,3 +607,10 @@ def test_answers_are_examples_and_numerals_with_kuai_after_budget_are_yuan() -> 
     assert parse("kto gemma-2-9b lora, 25k upvoted/downvoted answers").tokens == 25_000 * 1024
     w = parse("8b lora 100M tokens, 预算两千块")
     assert w.budget_usd == pytest.approx(to_usd(2000, "CNY"))
+
+
+def test_up_to_four_describing_words_between_a_count_and_its_noun() -> None:
+    w = parse("kto mistral-7b lora, 30k thumbs up / thumbs down samples")
+    assert w.tokens == 30_000 * 1024
+    with pytest.raises(WorkloadError, match="100"):
+        parse("llama-3-8b lora on 100 quux of data")  # "of" ends the words: asked about

@@ -8,8 +8,10 @@ set is the one to tune on. Each question is parsed (``now`` is a fixed Monday, s
 Friday" is 110 hours) and judged on:
 
 * read as meant: every expected field matches (tokens within 3 %, to allow ``1k`` as 1,000
-  or 1,024; money within 1 % after the shipped exchange-rate table; sizes within 2 %), or,
-  for ``"ask"``, the parser asks back naming the words listed;
+  or 1,024; money within 1 % after the shipped exchange-rate table; sizes within 2 %; the
+  spot policy, the providers allowed (``providers``) or refused (``no_providers``: some
+  allowed, none of these) and owned hardware where the set states them), or, for
+  ``"ask"``, the parser asks back naming the words listed;
 * tracebacks: any exception other than :class:`~recommender.errors.WorkloadError`;
 * silent drops: a number or currency word of the question that no phrase used
   (:attr:`~recommender.workload.Workload.phrases`) and the answer does not list as not
@@ -47,6 +49,23 @@ SETS = {
     "heldout4": DATA / "phrasings_heldout4.jsonl",
     "heldout5": DATA / "phrasings_heldout5.jsonl",
     "heldout6": DATA / "phrasings_heldout6.jsonl",
+    "heldout7": DATA / "phrasings_heldout7.jsonl",
+    "heldout8": DATA / "phrasings_heldout8.jsonl",
+    "heldout9": DATA / "phrasings_heldout9.jsonl",
+    "heldout10": DATA / "phrasings_heldout10.jsonl",
+    "heldout11": DATA / "phrasings_heldout11.jsonl",
+    "heldout12": DATA / "phrasings_heldout12.jsonl",
+    "heldout13": DATA / "phrasings_heldout13.jsonl",
+    "heldout14": DATA / "phrasings_heldout14.jsonl",
+    "heldout15": DATA / "phrasings_heldout15.jsonl",
+    "heldout16": DATA / "phrasings_heldout16.jsonl",
+    "heldout17": DATA / "phrasings_heldout17.jsonl",
+    "heldout18": DATA / "phrasings_heldout18.jsonl",
+    "heldout19": DATA / "phrasings_heldout19.jsonl",
+    "heldout20": DATA / "phrasings_heldout20.jsonl",
+    "heldout21": DATA / "phrasings_heldout21.jsonl",
+    "heldout22": DATA / "phrasings_heldout22.jsonl",
+    "heldout23": DATA / "phrasings_heldout23.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.
@@ -78,6 +97,8 @@ def dropped_numbers(text: str, workload: Workload) -> list[str]:
     for phrase in workload.phrases:
         if phrase.sets:
             used.update(phrase.text.split(" "))
+            # a number grouped with spaces ("5 000 €") is one word of the question
+            used.update(w for w in wanted if " " in w and w in phrase.text)
     listed = set(workload.ignored)  # listed once, however often it occurs
     return sorted(w for w in (wanted - used).elements() if w not in listed)
 
@@ -117,6 +138,15 @@ def _mismatches(w: Workload, expect: dict[str, Any]) -> list[str]:
         elif key == "stale":
             stale = any("days old" in line for line in w.warnings)
             checks[key] = (stale, stale == want)
+        elif key == "spot":
+            checks[key] = (w.spot.value, w.spot.value == want)
+        elif key == "providers":
+            checks[key] = (sorted(w.providers), set(w.providers) == set(want))
+        elif key == "no_providers":
+            left = set(w.providers)
+            checks[key] = (sorted(left), bool(left) and not left & set(want))
+        elif key == "owned":
+            checks[key] = (w.owned, w.owned == want)
         elif key in ("seq_len", "group_size", "completion_len"):
             checks[key] = (getattr(w, key), getattr(w, key) == want)
         else:

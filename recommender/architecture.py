@@ -9,11 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["VLM_TEXT_TOKENS", "Architecture", "Block"]
+__all__ = ["AUDIO_WINDOW_S", "VLM_TEXT_TOKENS", "Architecture", "Block"]
 
 #: Text tokens one vision-language training example carries beside its image tokens when the
 #: question does not say (``seq N`` changes it).
 VLM_TEXT_TOKENS = 512  # ours: one question-and-answer turn about an image
+#: Seconds of audio one speech example holds: Whisper pads or cuts every example to a 30-s
+#: window (Radford et al. 2022, arXiv:2212.04356 §2.2; ``chunk_length`` 30 in its
+#: preprocessor_config.json); a speech model with no window of its own counts 30-s examples
+#: too (ours: one unit for every speech model).
+AUDIO_WINDOW_S = 30.0
 
 
 class Block(StrEnum):

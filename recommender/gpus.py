@@ -111,7 +111,8 @@ _SXM = re.compile(r"\bsxm[2-6]?\b")
 # from every digit of a long run and scans the rest of the run each time, so a 2,000-digit
 # word took ~60 ms (quadratic). A run that can match is matched from its first digit
 # anyway, so what these match is unchanged.
-_GB = re.compile(r"(?<!\d)(\d+)\s*gb\b")
+#: "80GB", "80 gb", "80GiB", and "-80G" after a separator ("A100-80G"; "A10G" is a name)
+_GB = re.compile(r"(?<!\d)(\d+)\s*gi?b\b|(?<=[-_ ])(\d+)g\b")
 _MEMORY_SUFFIX = re.compile(r"(?<!\d)(\d+)gb$")
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 
@@ -122,7 +123,7 @@ def _key(name: str) -> str:
     s = _VENDOR_WORDS.sub(" ", s)
     s = s.replace("hbm3e", " ").replace("hbm3", " ").replace("hbm2e", " ").replace("hbm2", " ")
     s = _SXM.sub("sxm", s)
-    s = _GB.sub(r"\1gb", s)
+    s = _GB.sub(lambda m: f"{m[1] or m[2]}gb", s)
     return _NOT_ALNUM.sub("", s)
 
 

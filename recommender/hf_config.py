@@ -13,9 +13,10 @@ counted from the shapes, and the answer says so.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
-from recommender.architecture import VLM_TEXT_TOKENS, Architecture, Block
+from recommender.architecture import AUDIO_WINDOW_S, VLM_TEXT_TOKENS, Architecture, Block
 from recommender.errors import WorkloadError
 
 __all__ = ["architecture_from_config"]
@@ -31,9 +32,13 @@ _SEQ2SEQ_TYPES = frozenset({"t5", "mt5", "umt5", "bart", "mbart", "whisper"})
 #: (``tie_word_embeddings`` defaults to True in ``PretrainedConfig`` and to False in the
 #: Llama-style configs that override it).
 _TIED_BY_DEFAULT = _GPT_TYPES | _SEQ2SEQ_TYPES | {"gemma", "gemma2", "gemma3_text"}
-#: Audio encoders' positions per second: Whisper's conv stem halves 100 mel frames/s
-#: (arXiv:2212.04356 §2.2), wav2vec 2.0's feature encoder strides 20 ms (arXiv:2006.11477 §2).
-_AUDIO_HZ = {"whisper": 50.0, "wav2vec2": 50.0, "hubert": 50.0}
+#: wav2vec 2.0 and HuBERT read 16 kHz audio (arXiv:2006.11477 §4.2; ``sampling_rate`` 16000
+#: in their preprocessor_config.json), one position per product of ``conv_stride``.
+_WAV2VEC_SAMPLE_HZ = 16_000
+#: ``Wav2Vec2Config`` / ``HubertConfig`` default ``conv_stride`` (transformers).
+_WAV2VEC_STRIDES = (5, 2, 2, 2, 2, 2, 2)
+#: ``WhisperConfig`` default ``max_source_positions`` (transformers).
+_WHISPER_POSITIONS = 1500
 _HINT = (
     "Try: the model's config.json from the Hugging Face Hub (Files tab), or a known name "
     '("llama 3 70b", "qwen2-vl-7b").'
@@ -114,7 +119,7 @@ def architecture_from_config(config: Mapping[str, object], name: str) -> Archite
             f"{image_tokens:,} image tokens per {image_px}-px image plus "
             f"{VLM_TEXT_TOKENS} text tokens (say `seq N` to change)"
         )
-    audio = _AUDIO_HZ.get(kind, 0.0)
+    audio = _audio_hz(text, kind, name)
     return Architecture(
         name=name,
         params=params,
@@ -139,6 +144,28 @@ def architecture_from_config(config: Mapping[str, object], name: str) -> Archite
         patch_px=patch,
         audio_hz=audio,
     )
+
+
+def _audio_hz(config: Mapping[str, object], kind: str, name: str) -> float:
+    """An audio encoder's positions per second, from the config's own shapes (the model
+    table's ``audio_hz`` is the same figure for the models gpufit knows): Whisper's
+    ``max_source_positions`` over its 30-s window (``AUDIO_WINDOW_S``), wav2vec 2.0's
+    sample rate over its total conv stride."""
+    if kind == "whisper":
+        positions = _size(config, name, "max_source_positions", default=_WHISPER_POSITIONS)
+        return positions / AUDIO_WINDOW_S
+    if kind in ("wav2vec2", "hubert"):
+        strides = config.get("conv_stride", _WAV2VEC_STRIDES)
+        if not isinstance(strides, list | tuple) or not all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in strides
+        ):
+            raise WorkloadError(
+                f"The config.json for {name!r} has a conv_stride that is not a list of "
+                "positive whole numbers.",
+                hint=_HINT,
+            )
+        return _WAV2VEC_SAMPLE_HZ / math.prod(strides)
+    return 0.0
 
 
 def _merged(config: Mapping[str, object], vision: Mapping[str, object]) -> int:

@@ -195,7 +195,11 @@ KNOWN_MODELS = _BUILT_IN + _registry()
 
 # "-base" is a suffix only after a size ("qwen2.5-7b-base"); "whisper-base", "vit-base" and
 # "wav2vec2-base" are sizes themselves, and "whisper" alone names no model.
-_MODEL_SUFFIX = re.compile(r"[- ](hf|instruct|chat|it|v0\.\d|4k|128k)\b|(?<=[0-9][bm])[- ]base\b")
+# A context-length suffix ("phi-3-mini-4k-instruct") only joined to the name: after a space,
+# "4k" is a count ("llama-3.2-3b-instruct 4k prompts").
+_MODEL_SUFFIX = re.compile(
+    r"[- ](hf|instruct|chat|it|v0\.\d)\b|-(4k|128k)\b|(?<=[0-9][bm])[- ]base\b"
+)
 # "llava-v1.6-34b" and "llava 1.6 34b", "whisper-large-v3" and "whisper large 3" are one key
 _VERSION_V = re.compile(r"(?<=[-_ ])v(?=[0-9])")
 _NOT_MODEL_CHAR = re.compile(r"[^a-z0-9.]+")
@@ -207,7 +211,7 @@ def _model_key(text: str) -> str:
     s = s.replace("/", "") if s.rsplit("/", 1)[-1].isdigit() else s.rsplit("/", 1)[-1]
     s = _VERSION_V.sub("", _MODEL_SUFFIX.sub("", s))
     s = s.replace("meta-llama-", "llama-").replace("meta-", "")
-    return _NOT_MODEL_CHAR.sub("", s)
+    return _NOT_MODEL_CHAR.sub("", s.replace("+", "plus"))  # "command-r+" is "-plus"
 
 
 def _model_index() -> dict[str, Architecture]:

@@ -133,6 +133,7 @@ class Draft:
     image_px: tuple[int, int] | None = None
     dataset: str | None = None
     bare_batch: bool = False
+    steps_per_epoch: bool = False  # "800 steps per epoch": times the epochs stated
     #: What each phrase a rule read set (Workload.phrases).
     phrases: list[Phrase] = field(default_factory=list)
 

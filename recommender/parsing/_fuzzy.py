@@ -100,7 +100,11 @@ def correct(word: str) -> tuple[str, str] | None:
     """(replacement, name) for a mistyped ``word`` (its normalised form), or ``None``."""
     if not 4 <= len(word) <= _LONGEST or word in _KEEP or not any(c.isalpha() for c in word):
         return None
-    key = word.replace("-", "") if "-" in word and word.replace("-", "") in _vocabulary() else word
+    # a model's spellings are keyed without dashes ("llama3.18b"): so is a word with a
+    # version or size in it ("lama-3.1-8b"), and a dashed word spelt right
+    dashless = word.replace("-", "")
+    digits_in = any(c.isdigit() for c in word)
+    key = dashless if "-" in word and (digits_in or dashless in _vocabulary()) else word
     if key in _vocabulary():
         return None  # a word spelt right is no typo: "billion" is not one edit from "million"
     limit = _allowed(key)

@@ -26,12 +26,14 @@ FILLER: frozenset[str] = frozenset(
     wanna we we'd we're what what's whats which will with within would www you your
     base job jobs under of size max done must finish finished complete completed already
     ready deadline next need needed
+    w
     """.split()  # noqa: SIM905 (a word list reads better as text)
 )
 
 #: Count words accepted before a GPU: "single gpu", "two H100s".
 GPU_COUNT_WORDS: dict[str, int] = {
     "single": 1,
+    "单": 1,  # "单卡4090": a single card
     "one": 1,
     "two": 2,
     "three": 3,
@@ -128,6 +130,7 @@ DURATION_HOURS: dict[str, float] = {
 SIZE_UNITS: dict[str, float] = {
     "m": 1e6,
     "mn": 1e6,
+    "mln": 1e6,
     "million": 1e6,
     "b": 1e9,
     "bn": 1e9,
@@ -144,6 +147,7 @@ TOKEN_UNITS: dict[str, float] = {"k": 1e3, "thousand": 1e3, **SIZE_UNITS}
 MONEY_UNITS: dict[str, float] = {
     "k": 1e3,
     "thousand": 1e3,
+    "grand": 1e3,  # "2 grand": $2,000
     "m": 1e6,
     "mm": 1e6,
     "mn": 1e6,
@@ -193,11 +197,32 @@ _REGION_ID = _either(
 )
 
 MIXTRAL = r"8x7b(?:[- ]moe)?"
-SEQ_FIRST = rf"(?:max[- ]?)?(?:{_SEQ_WORD}|len){_OF} ?{NUM} ?(?P<k>k)?(?: tok(?:en)?s?)?"
-SEQ_AFTER = rf"{NUM} ?(?P<k>k)?(?:[- ]tok(?:en)?s?)?[- ]{_SEQ_WORD}"
+#: "seq 4096", "max len 2k", "input 512" (an encoder-decoder's input: its sequence).
+SEQ_FIRST = (
+    rf"(?:max[- ]?)?(?:{_SEQ_WORD}|len|(?:input|source)(?:[- ]len(?:gth)?)?){_OF} ?{NUM}"
+    r" ?(?P<k>k)?(?: tok(?:en)?s?)?"
+)
+#: "4k context", "2048 max length".
+SEQ_AFTER = rf"{NUM} ?(?P<k>k)?(?:[- ]tok(?:en)?s?)?[- ](?:{_SEQ_WORD}|max[- ]len(?:gth)?)"
 TOKENS = (
-    rf"(?:(?:on|over|for|with|of) )?{NUM} ?(?P<u>{alt(TOKEN_UNITS)})?"
-    r"(?:[- ](?:training|train|text))?[- ]tok(?:en)?s"
+    rf"(?:(?:on|over|for|with|of) )?{NUM}"
+    rf"(?: ?(?P<u>{alt(TOKEN_UNITS)})"
+    r"(?: of)?"  # "300 millions de tokens" (French, read through English words)
+    # after a magnitude, one word saying what they are ("30B domain tokens"), not a method
+    # or a model word (and not a mistyped magnitude: "2.5 bilion tokens" has none before it)
+    r"(?:[- ](?!(?:lora|qlora|full|model|param|params|parameters|per|x)(?:[- ]|$))[a-z][a-z-]*)?"
+    r")?"
+    # "tokens"; "token" and "tok" ("10亿token", "100B tok") but not before a noun they
+    # describe ("a 512 token context")
+    r"[- ](?:tok(?:en)?s|tok(?:en)?(?![- ](?:samples?|examples?|sequences?|seqs?|context|window"
+    r"|length|len|limit|completions?|responses?|prompts?|outputs?|inputs?|each|per|chunks?)\b))"
+    # "2.5M tokens/epoch", "2.4M tokens per epoch": with "4 epochs" the epochs multiply them
+    r"(?:/epoch|[- ](?:per|an|each|a)[- ]epoch)?"
+)
+#: "half a billion tokens".
+TOKENS_HALF = (
+    r"(?:(?:on|over|for|with|of) )?(?:half a|a half) (?P<u>million|billion|trillion)"
+    r"[- ]tok(?:en)?s"
 )
 MONEY_DOLLAR = (
     rf"(?:{_BUDGET_WORD})?\$ ?{NUM} ?(?P<u>{alt(MONEY_UNITS)})?(?: usd| dollars?)?"
@@ -209,6 +234,8 @@ MONEY_BUDGET = rf"budget{_OF} {NUM}(?! ?(?:b|bn|billion)\b) ?(?P<u>{alt(MONEY_UN
 MONEY_HAVE = rf"(?:have|got|spend|spending) {NUM} ?(?P<u>k|thousand)(?! tok| context| ctx| seq)"
 DURATION = (
     rf"(?:(?:for|in|within|over|under|about|around|~|approx|roughly) )?"
+    # "2-3 hours", "2 to 3 days": a range, read as its upper end
+    r"(?:(?P<lo>[0-9]+(?:\.[0-9]+)?)(?:-| to | or ))?"
     rf"{NUM} ?(?P<u>{alt(DURATION_HOURS)})"
 )
 DURATION_ONE = r"(?:(?:for|in|within|over) )?(?:a|an|one) (?P<n>)(?P<u>hour|day|week|month)"
@@ -272,9 +299,11 @@ ZERO = r"(?:deepspeed[- ]|ds[- ])?zero[- ]?(?:stage[- ]?)?(?P<z>[0-3])"
 DDP = r"ddp|(?:distributed[- ])?data[- ]parallel(?:ism)?"
 SPOT_ONLY = r"spot[- ](?:instances[- ])?only|only[- ](?:spot|preemptible)"
 NO_SPOT = _either(
-    r"(?:no|without|not)[- ](?:spot|preemptibles?|interruptions?)",
+    r"(?:no|without|not)[- ](?:instances[- ])?(?:spot|preemptibles?|preemptions?|interruptions?)",
     r"(?:only[- ])?on[- ]demand(?:[- ]only)?",
     r"non[- ]?(?:spot|preemptible|interruptible)|uninterruptible",
+    r"(?:spot|preemptible|preemption)(?:[- ]instances?)?[- ](?:is[- ]|are[- ])?(?:not|n't)[- ]"
+    r"(?:ok|okay|fine|allowed|acceptable|an[- ]option)",
     rf"(?:{_CANT})[- ]be[- ](?:interrupted|preempted)",
 )
 SPOT_OK = _either(
@@ -282,9 +311,14 @@ SPOT_OK = _either(
     r"(?:[- ](?:is[- ]|are[- ])?(?:ok|okay|fine|allowed|welcome))?",
     r"ok(?:ay)?[- ](?:with[- ])?spot",
 )
+#: One provider's name, whole.
+PROVIDER_NAME = rf"(?:{alt(PROVIDERS)})(?![a-z0-9])"
+#: "aws only", "no aws", "exclude vast and runpod", "except aws/azure": a list of providers,
+#: which a negation before it covers whole.
 PROVIDER = (
     r"(?:only )?(?:(?P<neg>no|not|except|excluding|exclude|without|avoid) )?"
-    rf"(?:(?:on|use|via|using|at|from) )?(?P<p>{alt(PROVIDERS)})(?:[- ]only)?"
+    rf"(?:(?:on|use|via|using|at|from) )?"
+    rf"(?P<p>{PROVIDER_NAME}(?:(?:(?: and| or| nor| &)? |/){PROVIDER_NAME})*)(?:[- ]only)?"
 )
 REGION = (
     r"(?:(?P<pre>in|region|regions|within|near)(?: the)? )?"
@@ -295,10 +329,17 @@ LORA = rf"lora{_LORA_SUFFIX}"
 PRETRAIN = r"(?:continued[- ])?pre[- ]?train(?:ing|ed)?|(?:train(?:ing)?[- ])?from[- ]scratch"
 FULL = _either(
     rf"full[- ](?:param(?:eter)?s?[- ])?(?:{_TUNE}|ft|sft|training)",
+    # "fine-tuning complet" (French, read through English words): the adjective after
+    rf"(?:{_TUNE}|training)[- ]full(?![- ](?:precision|dataset|data|set|epochs?|model card))",
     r"full[- ]param(?:eter)?s?|fft",
 )
 FINE_TUNE = rf"(?:supervised[- ])?{_TUNE}|ft|sft"
-SIZE = rf"{NUM} ?(?P<u>{alt(SIZE_UNITS)})"  # "params" after it is a filler
+# "params" after it is a filler; "3B-Modell", "7b-model": the size of a model; "a 7b" and
+# "一个3B模型" (read as "a 3b"): the article is part of the phrase
+SIZE = (
+    rf"(?:(?:a|an) )?{NUM} ?(?P<u>{alt(SIZE_UNITS)})"
+    r"(?:-(?:model|modell|modells|modelo|modèle|modele))?"
+)
 SIZE_PARAMS = rf"{NUM}[- ](?:params?|parameters)"
 
 
@@ -355,7 +396,9 @@ OBJECTIVE = (
     r"(?:[- ](?:training|train|fine[- ]?tun(?:e|ing)|ft|loss|trainer|style))?"
 )
 GROUP_SIZE = rf"(?:group(?:[- ]size)?|num[- ]generations|generations){_OF} ?{NUM}"
-GROUP_COMPLETIONS = rf"{NUM}[- ](?:completions|generations|samples|rollouts)(?:[- ]per[- ]prompt)?"
+GROUP_COMPLETIONS = (
+    rf"{NUM}[- ](?:completions|generations|gens|samples|rollouts)(?:[- ](?:per[- ]prompt|each))?"
+)
 
 
 # ------------------------------------------------------------------ model-parallel degrees

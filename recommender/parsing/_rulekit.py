@@ -81,7 +81,21 @@ def _bad(raw: tuple[str, ...], what: str) -> WorkloadError:
     return WorkloadError(f"{what} (in {phrase!r}).", not_understood=raw)
 
 
+#: "50.000": fifty thousand, as Europe groups thousands, or fifty? A question in Spanish,
+#: German or French reads it as the former (recommender.parsing._foreign); any other is asked.
+_DOT_GROUPED = re.compile(r"[1-9][0-9]{0,2}\.[0-9]{3}")
+
+
 def _number(text: str, raw: tuple[str, ...]) -> float:
+    if _DOT_GROUPED.fullmatch(text):
+        whole = text.replace(".", "")
+        word = next((w for w in raw if text in w), text)
+        raise WorkloadError(
+            f"Is {word!r} {int(whole):,} or {float(text):g}? I won't guess.",
+            not_understood=(word,),
+            hint=f'Try: "{int(whole):,}" or "{int(whole) // 1000}k" for thousands, or '
+            f'"{float(text):g}".',
+        )
     value = float(text)
     if not math.isfinite(value):
         raise _bad(raw, "That number is too large")

@@ -1,5 +1,6 @@
-"""The framework phrases of the workload parser (issue #36): framework names and the phrases
-that turn a framework's default saver off. The handlers record them in the
+"""The framework phrases of the workload parser (issue #36): framework names (trainers, and
+the RL frameworks and recipes that make rollouts) and the phrases that turn a framework's
+default saver off. The handlers record them in the
 :class:`~recommender.parsing._draft.Draft`; :mod:`recommender.parsing._draft` applies the named
 framework's
 defaults (:mod:`recommender.estimation.frameworks`) when the text is finished."""
@@ -10,10 +11,10 @@ import re
 
 from recommender.parsing import _lexicon as lex
 from recommender.parsing._draft import Draft
-from recommender.parsing._rulekit import _Rule, _rx, _sets
+from recommender.parsing._rulekit import _Rule, _rx, _set, _sets
 from recommender.workload import Framework, LossKernel
 
-__all__ = ["FRAMEWORK_RULES", "FRAMEWORK_WORDS"]
+__all__ = ["FRAMEWORK_RULES", "FRAMEWORK_WORDS", "HF_RECIPES", "RL_FRAMEWORKS", "RL_FRAMEWORK_RULE"]
 
 
 #: Framework words → :class:`~recommender.workload.Framework` values. DeepSpeed is also read
@@ -73,6 +74,53 @@ def _framework(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
         st.framework = named if named is not Framework.DEEPSPEED else st.framework or named
         return True
     return named is Framework.DEEPSPEED
+
+
+#: RL and post-training frameworks → :attr:`Workload.rl_framework` (how rollouts are made);
+#: the trainer frameworks (TRL, torchtune, Axolotl, Unsloth, …) are read by
+#: :mod:`recommender.parsing._rules_framework` into :attr:`Workload.framework`.
+RL_FRAMEWORKS: dict[str, str] = {
+    "openrlhf": "openrlhf",
+    "verl": "verl",
+    "deepspeed chat": "deepspeed-chat",
+    "deepspeed-chat": "deepspeed-chat",
+    "ds chat": "deepspeed-chat",
+    "ds-chat": "deepspeed-chat",
+    "dschat": "deepspeed-chat",
+    "open r1": "open-r1",
+    "open-r1": "open-r1",
+    "openr1": "open-r1",
+}
+#: Recipes built on TRL and the HF Trainer: their trainer is :attr:`Framework.HF`.
+HF_RECIPES = (
+    "alignment handbook",
+    "alignment-handbook",
+    "llama factory",
+    "llama-factory",
+    "llamafactory",
+    "open r1",
+    "open-r1",
+    "openr1",
+)
+_RL_FRAMEWORK = r"(?P<f>" + "|".join(
+    re.escape(k) for k in sorted({*RL_FRAMEWORKS, *HF_RECIPES}, key=len, reverse=True)
+)
+_RL_FRAMEWORK += r")(?:'s)?"
+
+
+def _rl_framework(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    """An RL framework (how rollouts are made) or a recipe on the HF Trainer."""
+    name = m["f"]
+    if name in RL_FRAMEWORKS and not _set(st, "rl_framework", RL_FRAMEWORKS[name]):
+        return False
+    if name in HF_RECIPES and st.framework is None:
+        st.framework = Framework.HF
+    return True
+
+
+#: Tried with the post-training phrases (:mod:`recommender.parsing._rules_post`), in their
+#: place in :data:`recommender.parsing.parse._RULES`.
+RL_FRAMEWORK_RULE = _Rule("rl framework", _rx(_RL_FRAMEWORK, _rl_framework))
 
 
 #: Tried after the objective rule ("dpo trainer" is the objective) and before the savers'

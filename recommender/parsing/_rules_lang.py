@@ -18,6 +18,7 @@ from recommender.errors import WorkloadError
 from recommender.gpus import try_normalize
 from recommender.models import family_models, infer_architecture
 from recommender.parsing import _lexicon as lex
+from recommender.parsing import _money_words as money
 from recommender.parsing import _words as w
 from recommender.parsing._draft import Draft
 from recommender.parsing._rulekit import Matcher, _bad, _number, _set
@@ -171,16 +172,16 @@ def settle(st: Draft) -> None:
 
 def _currency(m: re.Match[str], st: Draft, raw: tuple[str, ...]) -> str:
     groups = m.groupdict()
-    word = (groups.get("cur") or "").replace("-", " ")
+    word = (groups.get("cur") or groups.get("cur2") or "").replace("-", " ")
     if word:
-        return w.CURRENCY_WORDS.get(word) or {"rmb": "CNY"}.get(word, word.upper())
+        return money.CURRENCY_WORDS.get(word) or {"rmb": "CNY"}.get(word, word.upper())
     if not groups.get("sym"):  # "预算 5000": 元 or dollars? never a silent guess on money
         raise WorkloadError(
             f"{' '.join(raw)!r}: which currency is the budget in?",
             not_understood=raw,
             hint='Try: "预算5000元", "预算5000美元" or "budget $5000"',
         )
-    code = w.CURRENCY_SYMBOLS[groups["sym"]]
+    code = money.CURRENCY_SYMBOLS[groups["sym"]]
     if code != "?":
         return code
     if st.cjk:  # "¥500" in a Chinese message: yuan
@@ -194,8 +195,16 @@ def _currency(m: re.Match[str], st: Draft, raw: tuple[str, ...]) -> str:
 
 
 def h_money(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    amount = _num(m["n"], raw) * w.MONEY_UNITS.get(m["u"] or "", 1.0)
+    amount = _num(m["n"], raw) * money.MONEY_UNITS.get(m["u"] or "", 1.0)
     code = _currency(m, st, raw)
+    known = fx_table().per_eur
+    if code not in known:  # "budget 1,200 CHF": never priced as dollars
+        raise WorkloadError(
+            f"{' '.join(raw)!r}: I have no exchange rate for {code}, so I can't tell what "
+            "the budget buys.",
+            not_understood=tuple(r for r in raw if r.upper() == code) or raw,
+            hint=f'Try: the budget in {", ".join(sorted(known))} ("budget $1,300").',
+        )
     usd = amount if code == "USD" else to_usd(amount, code)
     if not MIN_BUDGET_USD <= usd <= MAX_BUDGET_USD:
         raise _bad(raw, "A budget must be between a cent and $1B")
@@ -230,6 +239,15 @@ def owned(*hardware: Matcher) -> Matcher:
         return end - i
 
     return match
+
+
+def h_owned_after(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    """``4x 4090 we already own``: hardware stated before is the team's (none stated: not
+    this rule's words)."""
+    if st.gpu_id is None and st.gpu_count is None:
+        return False
+    st.owned = True
+    return True
 
 
 # ------------------------------------------------------------------ counts
@@ -337,7 +355,7 @@ CJK_FILLER = lex.alt(
     """
     用 使用 训练 的 我 我们 要 想 在 上 和 跟 请 问 多少 钱 需要 吗 么 呢 吧 什么 怎么
     一下 推荐 哪个 最 便宜 模型 跑 做 个 大概 左右 内 以内 之内 完成 完 把 对 给 帮
-    租 云 机器 数据 数据集 共 总共 预计 大约 约 了 啊
+    租 云 机器 数据 数据集 共 总共 预计 大约 约 了 啊 希望
     """.split()  # noqa: SIM905 (a word list reads better as text)
 )
 
@@ -359,11 +377,23 @@ def retokenize(raw: tuple[str, ...], norm: tuple[str, ...]) -> Tokens:
 _QUANTITY = re.compile(r"[$€£¥￥~≈]?[-+]?\.?[0-9][0-9.,]*[a-z%]{0,6}[$€£¥￥]?")
 
 
+#: Words that end an amount written in words ("five hundred dollars").
+_HUNDREDS = frozenset({"hundred", "thousand", "million", "grand"})
+
+
 def ask_back(toks: Tokens, unknown: list[int], readable: Callable[[Tokens, int], bool]) -> None:
     """A quantity no rule understood is asked about, never dropped: pricing a job without it
     could answer a different question. One that a rule reads (``readable``) but that
     contradicts an earlier value (a second model size) stays reported in ``ignored``."""
     for i in unknown:
+        spelt = i > 0 and (toks.norm[i - 1] in w.NUMBER_WORDS or toks.norm[i - 1] in _HUNDREDS)
+        if toks.norm[i] in money.CURRENCY_WORDS and spelt:
+            # "budget five hundred dollars": an amount in words is asked about, never dropped
+            raise WorkloadError(
+                f"I couldn't read the amount of money around {toks.raw[i]!r}, so I won't guess.",
+                not_understood=(toks.raw[i],),
+                hint='Try: the amount in digits, as in "budget $500" or "500 euros".',
+            )
         if not _QUANTITY.fullmatch(toks.norm[i]) or readable(toks, i):
             continue
         raw = toks.raw[i]

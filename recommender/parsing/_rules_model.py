@@ -64,7 +64,7 @@ def model_name(toks: Tokens, i: int, st: Draft) -> int:
                 return 0
             # "OPT-1.3b actor" (DeepSpeed-Chat's words): the model is the policy
             return span + (i + span < len(toks.norm) and toks.norm[i + span] in _ROLE)
-    return _model_family(toks, i, st)
+    return _model_family(toks, i, st) or _size_family(toks, i, st) or _vit_at(toks, i, st)
 
 
 #: Words after a model name that say it is the policy being trained.
@@ -84,6 +84,32 @@ def _model_family(toks: Tokens, i: int, st: Draft) -> int:
     params = float(size["n"]) * (1e9 if size["u"] == "b" else 1e6)
     arch = lookup_family(toks.norm[i], params)
     return 2 if arch is not None and _set(st, "model", arch) else 0
+
+
+def _size_family(toks: Tokens, i: int, st: Draft) -> int:
+    """``124M gpt-2``, ``a 7b llama``: a size and then a family word, as ``llama 70b``."""
+    article = 1 if toks.norm[i] in ("a", "an") else 0
+    j = i + article
+    if j + 1 >= len(toks.norm) or (size := _FAMILY_SIZE.fullmatch(toks.norm[j])) is None:
+        return 0
+    params = float(size["n"]) * (1e9 if size["u"] == "b" else 1e6)
+    arch = lookup_family(toks.norm[j + 1], params)
+    return 2 + article if arch is not None and _set(st, "model", arch) else 0
+
+
+#: A Hugging Face ViT name with its resolution: ``google/vit-base-patch16-384``.
+_VIT_AT = re.compile(r"(?:google/)?(?P<base>vit-[a-z]+-patch[0-9]+)-(?P<px>[0-9]{3,4})(?:-in21k)?")
+
+
+def _vit_at(toks: Tokens, i: int, st: Draft) -> int:
+    """A ViT named with a resolution its table row is not at: the model, and its images at
+    that resolution (``vit-base-patch16-384``: ViT-B/16 at 384 px)."""
+    m = _VIT_AT.fullmatch(toks.norm[i])
+    arch = lookup_model(f"{m['base']}-224") if m else None
+    if m is None or arch is None or not _set(st, "model", arch):
+        return 0
+    px = int(m["px"])
+    return 1 if _set(st, "image_px", (px, px)) else 0
 
 
 def mixtral(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:

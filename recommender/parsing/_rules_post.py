@@ -18,9 +18,10 @@ from recommender.estimation.rollout import DEFAULT_PROMPT_TOKENS
 from recommender.models import infer_architecture
 from recommender.parsing._draft import Draft
 from recommender.parsing._rulekit import Handler, _bad, _number, _Rule, _rx, _set, _sets, _whole
-from recommender.workload import Framework, Method, Objective
+from recommender.parsing._rules_framework import RL_FRAMEWORK_RULE
+from recommender.workload import Method, Objective
 
-__all__ = ["HF_RECIPES", "RL_FRAMEWORKS", "RULES", "settle"]
+__all__ = ["RULES", "settle"]
 
 _N = r"(?P<n>[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?) ?(?P<k>k)?"
 _OF = r"(?: of| is| to)?"
@@ -29,37 +30,6 @@ _GPUS = r"(?:gpus?|cards?|devices?)"
 #: A config key's dotted prefix: verl's ``data.max_response_length``, ``actor_rollout_ref.…``.
 _KEY = r"(?:[a-z0-9-]+\.)*"
 _GEN = r"(?:vllm|generation|generator|inference|rollout|sampling|sampler)"
-
-#: RL and post-training frameworks → :attr:`Workload.rl_framework` (how rollouts are made);
-#: the trainer frameworks (TRL, torchtune, Axolotl, Unsloth, …) are read by
-#: :mod:`recommender.parsing._rules_framework` into :attr:`Workload.framework`.
-RL_FRAMEWORKS: dict[str, str] = {
-    "openrlhf": "openrlhf",
-    "verl": "verl",
-    "deepspeed chat": "deepspeed-chat",
-    "deepspeed-chat": "deepspeed-chat",
-    "ds chat": "deepspeed-chat",
-    "ds-chat": "deepspeed-chat",
-    "dschat": "deepspeed-chat",
-    "open r1": "open-r1",
-    "open-r1": "open-r1",
-    "openr1": "open-r1",
-}
-#: Recipes built on TRL and the HF Trainer: their trainer is :attr:`Framework.HF`.
-HF_RECIPES = (
-    "alignment handbook",
-    "alignment-handbook",
-    "llama factory",
-    "llama-factory",
-    "llamafactory",
-    "open r1",
-    "open-r1",
-    "openr1",
-)
-_FRAMEWORK = r"(?P<f>" + "|".join(
-    re.escape(k) for k in sorted({*RL_FRAMEWORKS, *HF_RECIPES}, key=len, reverse=True)
-)
-_FRAMEWORK += r")(?:'s)?"
 
 #: Settings practitioners state that do not change time or memory: read and shown.
 _READ_ONLY = (
@@ -70,7 +40,9 @@ _READ_ONLY = (
     rf"max{_S}grad{_S}norm|n{_S}gpus{_S}per{_S}node|nnodes|save{_S}total{_S}limit|"
     rf"top{_S}p|top{_S}k|rollout{_S}micro{_S}batch{_S}size|micro{_S}rollout{_S}batch{_S}size|"
     rf"ppo{_S}(?:mini|micro){_S}batch{_S}size(?:{_S}per{_S}gpu)?|tensor{_S}model{_S}"
-    rf"parallel{_S}size|gpu{_S}memory{_S}utili[sz]ation))"
+    rf"parallel{_S}size|gpu{_S}memory{_S}utili[sz]ation|"
+    # an encoder-decoder's target length ("input 512 target 128"): the input is the sequence
+    rf"(?:max{_S})?target(?:{_S}(?:seq{_S})?len(?:gth)?)?))"
     rf"{_OF} ?(?P<v>-?[0-9.]+(?:e[+-]?[0-9]+)?)"
 )
 
@@ -89,15 +61,6 @@ def _count(attr: str, what: str, high: float = 1e9, kilo: int = 1024) -> Handler
 
 def _read_only(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     st.notes.append(f"read {' '.join(raw)!r}: understood, it does not change the estimate")
-    return True
-
-
-def _framework(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    name = m["f"]
-    if name in RL_FRAMEWORKS and not _set(st, "rl_framework", RL_FRAMEWORKS[name]):
-        return False
-    if name in HF_RECIPES and st.framework is None:
-        st.framework = Framework.HF
     return True
 
 
@@ -219,13 +182,18 @@ RULES: tuple[_Rule, ...] = (
             _gen_gpus,
         ),
     ),
-    _Rule(
+    *_each(
         "N samples per prompt",
-        _rx(
-            rf"{_N} (?:samples|completions|generations|rollouts|responses|answers)"
+        (
+            rf"{_N} (?:samples|completions|generations|gens|rollouts|responses|answers)"
             r"(?: per |/)prompt",
-            _count("group_size", "A GRPO group size", 1024),
+            # "每个prompt采样8次", "每个问题生成8个回答": 8 samples for each prompt
+            rf"每 ?个? ?(?:prompt|问题|题|提示词?) ?(?:采样|生成) ?{_N}(?: ?(?:次|个))?"
+            r"(?: ?(?:回答|答案|样本))?",
+            # "每个问题8个回答": 8 answers for each question
+            rf"每 ?个? ?(?:prompt|问题|题|提示词?) ?{_N} ?个? ?(?:回答|答案|样本)",
         ),
+        _count("group_size", "A GRPO group size", 1024),
     ),
     _Rule(
         "rollout.n",
@@ -257,7 +225,7 @@ RULES: tuple[_Rule, ...] = (
         _rx(rf"load{_S}in{_S}4{_S}?bit(?: true)?|bnb{_S}4bit", _sets("four_bit", True)),
     ),
     _Rule("ds-chat step", _rx(r"(?:rlhf )?step ?(?P<s>[123])(?: rlhf)?", _ds_step)),
-    _Rule("framework", _rx(_FRAMEWORK, _framework)),
+    RL_FRAMEWORK_RULE,
     _Rule("vllm", _rx(r"vllm(?: engine| generation| rollouts?)?", _sets("engine", "vllm"))),
     _Rule(
         "hf generate",
@@ -276,6 +244,9 @@ RULES: tuple[_Rule, ...] = (
             rf"{_N} max{_S}new{_S}tok(?:en)?s",
             rf"{_N} max{_S}(?:completion|response|generation){_S}tok(?:en)?s",
             rf"{_N} (?:completion|response)",  # "1k completion" (plural "8 completions": a group)
+            rf"max {_N} new{_S}tok(?:en)?s",  # "max 1024 new tokens"
+            rf"{_N} max (?:completion|response|generation)(?:{_S}len(?:gth)?)?",
+            rf"(?:最长|最多) ?生成 ?{_N} ?(?:个 ?)?tok(?:en)?s?",  # "最长生成1024 tokens"
         ),
         _count("completion_len", "A completion length", 10_000_000),
     ),

@@ -27,8 +27,10 @@ def _duration(st: Draft, hours: float, raw: tuple[str, ...], note: str | None) -
 
 
 def h_duration_words(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    count = w.NUMBER_WORDS[m["w"].replace("-", " ")]
-    return _duration(st, count * w.WORD_HOURS[m["u"]], raw, None)
+    count = w.NUMBER_WORDS[(m["w2"] or m["w"]).replace("-", " ")]
+    hours = count * w.WORD_HOURS[m["u"]]
+    note = f"read {' '.join(raw)!r} as its upper end, {hours:g} h" if m["w2"] else None
+    return _duration(st, hours, raw, note)
 
 
 def h_duration_phrase(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -38,20 +40,29 @@ def h_duration_phrase(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool
     return _duration(st, hours, raw, note)
 
 
+#: Chinese relative days, as the English words of :data:`recommender.parsing._words.DEADLINE`.
+_CJK_DAYS = {"明天": "tomorrow", "今天": "today", "今晚": "tonight"}
+
+
 def _deadline_day(m: re.Match[str], now: datetime) -> datetime:
     """The day the deadline falls on (midnight at its start, in ``now``'s time zone)."""
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     groups = m.groupdict()
     if groups.get("wd"):
         ahead = (w.WEEKDAYS[groups["wd"]] - today.weekday()) % 7
+        if groups.get("next"):  # "下周五": the Friday of next week (Monday-first weeks)
+            ahead = 7 - today.weekday() + w.WEEKDAYS[groups["wd"]]
         return today + timedelta(days=ahead)
-    rel = groups.get("rel")
+    rel = _CJK_DAYS.get(groups.get("rel") or "", groups.get("rel"))
+    if rel and any(word in rel for word in ("tomorrow", "tmrw", "tmr", "tomorow")):
+        return today + timedelta(days=1)  # "by eod tomorrow", "by tmrw"
     if rel in ("today", "tonight", "eod") or (rel and rel.endswith("day")):
         return today
-    if rel == "tomorrow":
-        return today + timedelta(days=1)
-    if rel and rel.endswith("week"):
-        return today + timedelta(days=(6 - today.weekday()) % 7)  # through Sunday
+    if rel and (rel.endswith("week") or rel == "eow"):
+        # "by end of week": the working week's, through Friday (ours: what EOW means at
+        # work); on a weekend, the coming Friday
+        friday = today + timedelta(days=(4 - today.weekday()) % 7)
+        return friday + timedelta(days=7) if "next" in rel else friday
     if rel and rel.endswith("month"):
         first_next = (today.replace(day=28) + timedelta(days=4)).replace(day=1)
         return first_next - timedelta(days=1)
@@ -87,7 +98,10 @@ def h_deadline(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     except ValueError as exc:  # "by Feb 31", "by 2026-13-01"
         raise _bad(raw, "That date does not exist") from exc
     end = day + timedelta(days=1)  # "by Friday": by the end of Friday
-    if end - st.now <= timedelta(hours=1) and m.groupdict().get("wd"):
+    weekday = m.groupdict().get("wd")
+    if weekday and day <= st.now and m.group(0).startswith("before"):
+        end += timedelta(days=7)  # "before Monday" said on a Monday: next Monday
+    elif end - st.now <= timedelta(hours=1) and weekday:
         end += timedelta(days=7)  # "by Friday" late on a Friday: next Friday
     hours = (end - st.now).total_seconds() / 3600
     if hours <= 0:

@@ -1,7 +1,7 @@
 """Parser rules for the amount of work, in the units people state it (issue #35 item 3):
 hours of audio, images at a resolution, steps at a batch ("1000 steps at batch 64"),
-tokens per step, and "the whole of <a well-known dataset>"
-(:mod:`recommender.parsing._datasets`).
+tokens per step, prompts × samples × length, and "the whole of <a well-known dataset>"
+(read by :mod:`recommender.parsing._rules_dataset`).
 
 Tokens, samples × length × epochs, preference pairs and prompts × samples are read by
 :mod:`recommender.parsing._rules_lang` and :mod:`recommender.parsing._rules_post`.
@@ -17,25 +17,21 @@ from __future__ import annotations
 
 import re
 
+from recommender.architecture import AUDIO_WINDOW_S
 from recommender.errors import WorkloadError
 from recommender.gpus import try_normalize
 from recommender.models import Architecture
 from recommender.parsing import _lexicon as lex
-from recommender.parsing._datasets import Dataset, Unit, find_dataset
 from recommender.parsing._draft import Draft
 from recommender.parsing._lexicon import NUM, alt
 from recommender.parsing._rulekit import _bad, _number, _Rule, _rx, _set, _whole
-from recommender.parsing._scan import Tokens
+from recommender.parsing._rules_dataset import named_dataset
 from recommender.parsing._words import ADJECTIVES
 from recommender.workload import Objective
 
 __all__ = ["RULES", "audio_positions_per_second", "image_positions", "settle"]
 
 # ------------------------------------------------------------------ model facts
-#: Encoder positions per second of audio, by model family (the name's first word).
-#: Whisper pads or cuts every example to 30 s (Radford et al. 2022, §2.2); a model with no
-#: window of its own counts 30 s examples too (ours: the same unit for every speech model).
-_AUDIO_WINDOW_S = 30.0
 
 
 def audio_positions_per_second(model: Architecture) -> float | None:
@@ -64,15 +60,36 @@ def image_positions(model: Architecture, width: int, height: int) -> int | None:
 # ------------------------------------------------------------------ phrases
 
 _AUDIO_NOUN = (
-    r"(?:audio|speech|recordings?|voice|calls?|podcasts?|utterances|transcripts?|音频|语音|录音)"
+    r"(?:audio|speech|recordings?|voice|calls?|podcasts?|utterances|transcripts?|音频|语音|录音"
+    # a speech corpus named as what the hours are of ("100 hours librispeech clean"): the
+    # hours stated, not the whole corpus
+    r"|(?:librispeech|libri-?light|common[- ]voice|gigaspeech|voxpopuli)(?: (?:clean|other))?)"
+)
+#: Units an amount of audio is stated in ("1000 hours", "3 days of audio", "90 minutes").
+_AUDIO_UNIT = alt(
+    "h hr hrs hour hours min mins minute minutes day days week weeks 小时 个小时 分钟 天".split()  # noqa: SIM905
 )
 #: "1000 hours of audio", "300 hours of transcribed speech", "50 hrs of call-center
-#: recordings", "1000h audio": an amount of data, not a run length.
+#: recordings", "1000h audio", "3 days of audio", "2,000 hours german speech", "500小时 中文语音":
+#: an amount of data, not a run length (up to two words before the noun describe it; a
+#: preposition there starts another phrase).
 AUDIO = (
-    rf"(?:(?:on|over|with|of|for) )?{NUM} ?(?P<k>k)? ?(?:h|hrs?|hours?|小时|个小时)"
-    rf"(?: of(?: [a-z-]+){{0,2}}?| 的)? {_AUDIO_NOUN}(?: data)?"
+    rf"(?:(?:on|over|with|of|for) )?{NUM} ?(?P<k>k)? ?(?P<au>{_AUDIO_UNIT})"
+    rf"(?: of| 的)?(?: (?!(?:on|with|for|in|at|to|by|and|or) )(?:[a-z-]+|[\u4e00-\u9fff]+)){{0,4}}?"
+    rf" {_AUDIO_NOUN}(?: data)?"
 )
-_IMAGE_NOUN = r"(?:images?|photos?|pictures?|imgs?)"
+#: "wav2vec2-large on 1000h", "hubert-large finetune 100h": hours with no noun and no time
+#: preposition, for a speech model named before them, are its data ("for 100 hours" is read
+#: by the duration rule first; for another model "100h" is a run length).
+AUDIO_ON = (
+    rf"(?:(?:on|with) )?{NUM} ?(?P<k>k)? ?(?P<au>h|hrs?|hours?)"
+    # "12 hours max", "10h wall clock", "6 hours of training": a run length
+    r"(?! (?:max|maximum|at most|or less|tops|wall|runtime|long|of training|to train|to run))"
+)
+_IMAGE_NOUN = (
+    r"(?:images?|photos?|pictures?|pics|imgs?|selfies|headshots|shots|renders|frames|charts"
+    r"|diagrams|slides)"
+)
 _COUNTS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9}
 _COUNT = alt(_COUNTS)
 #: "1.2M images at 224x224", "100k 224x224 images", "500k images at 384px resolution".
@@ -81,7 +98,9 @@ IMAGES = (
     r"(?: (?P<w1>[0-9]{2,5})(?:x(?P<h1>[0-9]{2,5})|[- ]?px))?"
     rf"{ADJECTIVES} {_IMAGE_NOUN}"
     r"(?: (?:at|of|@|in) (?P<w2>[0-9]{2,5})(?:x(?P<h2>[0-9]{2,5})|[- ]?px|[- ]pixels?|(?! tok))"
-    r"(?:[- ](?:resolution|res))?)?"
+    r"(?:[- ](?:resolution|res))?"
+    # a side the way image models are trained, said bare ("2M images 224")
+    r"| (?P<w5>224|256|288|320|336|384|448|512|518|576|640|768|896|1024)(?= |$))?"
 )
 #: "at 384px", "224x224 resolution", "at 512x512": a resolution alone.
 RESOLUTION = (
@@ -90,15 +109,20 @@ RESOLUTION = (
     r"|(?:at|@|resolution|res) (?P<w3>[0-9]{2,5})x(?P<h3>[0-9]{2,5})(?:[- ](?:resolution|res))?"
     r"|(?P<w4>[0-9]{2,5})x(?P<h4>[0-9]{2,5})"  # bare "384x384": see _resolution
 )
+#: "vit-l/14 at 224": a bare side after "at", for a model that takes images.
+RESOLUTION_AT = r"(?:at|@) (?P<w>[0-9]{2,4})(?= |$)"
 #: "每条1000 tokens" (each example 1000 tokens), "每个样本 512 tokens".
 EACH_CJK = (
     r"每 ?(?:条|个|个样本|样本|条数据|条样本) ?(?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?[- ]?"
     r"(?:tok(?:en)?s?|个token)"
 )
 _STEPS = r"(?:training |optimizer )?(?:steps|iterations|iters|updates)"
-#: "1000 steps at batch 64", "200 steps at a global batch of 128 sequences of 2048 tokens".
+#: "1000 steps at batch 64", "200 steps at a global batch of 128 sequences of 2048 tokens",
+#: "800 steps per epoch at batch 128" (times the epochs).
 STEPS_AT_BATCH = (
-    rf"{NUM} ?(?P<k>k)? {_STEPS},? (?:at|with|of|x) (?:an? )?(?:global |effective |total )?"
+    rf"(?P<of>of )?{NUM} ?(?P<k>k|m)? {_STEPS}(?P<pe>(?: (?:per|an|each|a) |/)epoch)?,? "
+    r"(?P<at>(?:at|with|of|x) )?(?:an? )?"
+    r"(?P<q>global |effective |total )?"
     r"(?:batch|bs|gbs)(?:[- ]size)?(?: of)? (?P<b>[0-9]+)"
     r"(?: (?:sequences|seqs|samples|examples))?"
     r"(?: of (?P<ln>[0-9]+) ?(?P<lk>k)?[- ]tok(?:en)?s?(?: (?:sequences|seqs|samples))?)?"
@@ -126,19 +150,33 @@ STEPS_X_SEQUENCES = (
     r"(?:sequences|seqs|samples|examples)"
     r"(?:(?: (?:x|of|at))? (?P<ln>[0-9]+) ?(?P<lk>k)?[- ]?tok(?:en)?s)?"
 )
-#: "the whole of", "all of", "the entire", "the full": a dataset's name follows.
-_WHOLE = ("the whole of", "whole of", "all of", "the entire", "entire", "the full", "full")
-_ON = ("on", "over", "with", "using")
-#: Names too common as words to read without "the whole of" or the dataset's own casing.
-_ONLY_AFTER_WHOLE = frozenset({"math", "pile"})
-_DATASET_NOUN = frozenset({"dataset", "set", "corpus", "data", "split", "train", "thing"})
+#: "4k prompts × 8 samples × 1k tokens": prompts, completions sampled for each, and each
+#: completion's length (a "×" between words is dropped as punctuation, an "x" is read).
+PROMPTS_X_GROUP_X_LEN = (
+    rf"{NUM} ?(?P<u>{_COUNT})? prompts,?(?: x)? (?P<g>[0-9]+) "
+    r"(?:samples|completions|generations|rollouts|responses)(?: (?:per|/) ?prompt| each)?,?(?: x)? "
+    r"(?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?[- ]?tok(?:en)?s(?: each)?"
+)
 
 
 def _audio(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    hours = _number(m["n"], raw) * (1000 if m["k"] else 1)
+    hours = _number(m["n"], raw) * (1000 if m["k"] else 1) * lex.DURATION_HOURS[m["au"]]
     if not 0 < hours <= 1e7:  # ours: 10M hours (1,141 years) is a typo, not a corpus
         raise _bad(raw, "Hours of audio must be positive and at most 10M")
     return _set(st, "audio_hours", hours)
+
+
+def _audio_on(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    model = st.model
+    if model is None or not model.tokens_per_audio_second or st.examples is not None:
+        return False  # not a speech model, or its data already stated: a run length
+    if not _audio(m, raw, st):
+        return False
+    st.notes.append(
+        f"read {' '.join(raw)!r} as hours of audio for {model.name}; say `for "
+        f"{m['n']} hours` for how long to train"
+    )
+    return True
 
 
 def _side(w: str | None, h: str | None, raw: tuple[str, ...]) -> tuple[int, int] | None:
@@ -154,7 +192,7 @@ def _images(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     count = _number(m["n"], raw) * _COUNTS.get(m["u"] or "", 1.0)
     if not 1 <= count <= 1e12:  # the dataset bound of recommender.parsing._rules_lang
         raise _bad(raw, "A dataset must have from 1 to 1T images")
-    side = _side(m["w1"], m["h1"], raw) or _side(m["w2"], m["h2"], raw)
+    side = _side(m["w1"], m["h1"], raw) or _side(m["w2"], m["h2"], raw) or _side(m["w5"], None, raw)
     if side is not None and not _set(st, "image_px", side):
         return False
     return _set(st, "examples", count)
@@ -174,20 +212,40 @@ def _resolution(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     return _set(st, "image_px", side)
 
 
+def _resolution_at(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    model = st.model
+    if model is None or not (model.patch_px or model.vision_params or _PATCH.match(model.name)):
+        return False
+    return _set(st, "image_px", _side(m["w"], None, raw))
+
+
 def _each_cjk(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     length = _number(m["ln"], raw) * (1024 if m["lk"] else 1)
     return _set(st, "example_len", _whole(length, 1, 1e7, raw, "An example length"))
 
 
 def _steps_at_batch(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    steps = _whole(_number(m["n"], raw) * (1000 if m["k"] else 1), 1, 1e9, raw, "A step count")
+    scale = {"k": 1e3, "m": 1e6}.get(m["k"] or "", 1.0)  # "1M steps": a count, k is 1,000
+    steps = _whole(_number(m["n"], raw) * scale, 1, 1e9, raw, "A step count")
     batch = _whole(_number(m["b"], raw), 1, 1e9, raw, "A global batch")
     if not (_set(st, "steps", steps) and _set(st, "global_batch", batch)):
         return False
+    # "800 steps per epoch", and "3 epochs of 1,000 steps" (the epochs read just before)
+    said = m.groupdict()
+    st.steps_per_epoch = bool(said.get("pe") or (said.get("of") and st.epochs is not None))
+    if not m.groupdict().get("at") and not m.groupdict().get("q"):  # "500 steps, batch 32"
+        st.notes.append(_global_batch_note(batch))
     if m["ln"] is not None:
         length = _number(m["ln"], raw) * (1024 if m["lk"] else 1)
         return _set(st, "example_len", _whole(length, 1, 1e7, raw, "A sequence length"))
     return True
+
+
+def _global_batch_note(batch: int) -> str:
+    return (
+        f"read 'batch {batch}' as the global batch (sequences per optimizer step), as a step "
+        "count was given; say `micro-batch 4` for a GPU's share"
+    )
 
 
 def _batch_of(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
@@ -206,92 +264,27 @@ def _step_tokens(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     return _set(st, "step_tokens", value)
 
 
-def _dataset(toks: Tokens, i: int, st: Draft) -> int:
-    """``the whole of Alpaca``, ``on all of UltraChat 200k``, ``on the Pile``: the dataset's
-    published size. After "the whole of" or "all of" a name we do not know is asked about."""
-    norm, j = toks.norm, i
-    if norm[j] in _ON and j + 1 < len(norm):
-        j += 1
-    whole = ""
-    for phrase in _WHOLE:
-        words = tuple(phrase.split(" "))
-        if norm[j : j + len(words)] == words:
-            whole, j = phrase, j + len(words)
-            break
-    if j < len(norm) and norm[j] == "the" and j + 1 < len(norm):
-        j += 1
-    found = find_dataset(norm[j:])
-    if found is None:
-        if whole in ("the whole of", "whole of", "all of") and j < len(norm):
-            _ask_unknown(toks, j)
-        return 0
-    dataset, span = found
-    if not whole and norm[j] in _ONLY_AFTER_WHOLE:
-        cased = toks.raw[j] == dataset.name  # "MATH", as the dataset is written
-        the_pile = norm[j] == "pile" and j > i and norm[j - 1] == "the"
-        if not (cased or the_pile):
-            return 0
-    end = j + span
-    while end < len(norm) and norm[end] in _DATASET_NOUN:
-        end += 1
-    end = _restated(toks, end, dataset)
-    if not _apply(dataset, st):
-        return 0
-    return end - i
-
-
-_RESTATED = re.compile(
-    r"(?:all |the )?(?P<n>[0-9]+(?:\.[0-9]+)?) ?(?P<u>h|hrs?|hours|[kmbt]|bn|billion|trillion)?"
-    r"(?: (?:of )?(?:audio|speech|tok(?:en)?s|images|examples|samples|pairs|prompts|rows))?(?= |$)"
-)
-
-
-def _restated(toks: Tokens, end: int, dataset: Dataset) -> int:
-    """Past the dataset's size when the question restates it: "LibriSpeech (all 960
-    hours)", "SlimPajama 627B tokens". A different figure is left for the rules to read."""
-    if end >= len(toks.norm):
-        return end
-    m = _RESTATED.match(toks.text, toks.starts[end])
-    if m is None:
-        return end
-    unit = m["u"] or ""
-    scale = lex.TOKEN_UNITS.get(unit, 1.0) if unit[:1] not in ("h", "") else 1.0
-    if abs(float(m["n"]) * scale - dataset.size) > 0.02 * dataset.size:
-        return end
-    return toks.index_after(m.end())
-
-
-def _ask_unknown(toks: Tokens, j: int) -> None:
-    word, after = toks.norm[j], toks.norm[j + 1] if j + 1 < len(toks.norm) else ""
-    if word in lex.FILLER or word in ("our", "my", "your", "it", "them"):
-        return
-    looks_named = any(c in word for c in "-_/.") or after in ("", *_DATASET_NOUN)
-    if looks_named:
-        raise WorkloadError(
-            f"I don't know the dataset {toks.raw[j]!r}, so I can't tell how big it is.",
-            not_understood=(toks.raw[j],),
-            hint='Say its size: "on 50k samples of 512 tokens" or "on 2B tokens".',
-        )
-
-
-def _apply(dataset: Dataset, st: Draft) -> bool:
-    if dataset.unit is Unit.TOKENS:
-        taken = _set(st, "tokens", dataset.size)
-    elif dataset.unit is Unit.AUDIO_HOURS:
-        taken = _set(st, "audio_hours", dataset.size)
-    else:
-        taken = _set(st, "examples", dataset.size)
-    if not taken or not _set(st, "dataset", dataset.name):
-        return False
-    st.notes.append(f"{dataset.name}: {dataset.size:,.0f} {dataset.unit.value} ({dataset.source})")
-    return True
+def _prompts_x_group(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    prompts = _number(m["n"], raw) * _COUNTS.get(m["u"] or "", 1.0)
+    if not 1 <= prompts <= 1e12:
+        raise _bad(raw, "A dataset must have from 1 to 1T prompts")
+    group = _whole(_number(m["g"], raw), 1, 1024, raw, "A GRPO group size")
+    length = _whole(_number(m["ln"], raw) * (1024 if m["lk"] else 1), 1, 1e7, raw, "A length")
+    return (
+        _set(st, "examples", prompts)
+        and _set(st, "group_size", group)
+        and _set(st, "completion_len", length)
+    )
 
 
 RULES: tuple[_Rule, ...] = (
-    _Rule("the whole of a dataset", _dataset),
+    _Rule("the whole of a dataset", named_dataset),
     _Rule("N hours of audio", _rx(AUDIO, _audio)),
+    _Rule("speech model on N hours", _rx(AUDIO_ON, _audio_on)),
     _Rule("N images at WxH", _rx(IMAGES, _images)),
     _Rule("at 384px", _rx(RESOLUTION, _resolution)),
+    _Rule("an image model at 224", _rx(RESOLUTION_AT, _resolution_at)),
+    _Rule("N prompts x G samples x L tokens", _rx(PROMPTS_X_GROUP_X_LEN, _prompts_x_group)),
     _Rule("N steps at batch B", _rx(STEPS_AT_BATCH, _steps_at_batch)),
     _Rule("N steps of B x L tokens", _rx(STEPS_OF_BATCH_X_LEN, _steps_at_batch)),
     _Rule("N steps x B sequences", _rx(STEPS_X_SEQUENCES, _steps_at_batch)),
@@ -310,6 +303,9 @@ def settle(st: Draft) -> None:
     :func:`recommender.parsing._rules_post.settle` and
     :func:`recommender.parsing._rules_lang.settle`."""
     rollouts = st.objective in (Objective.GRPO, Objective.PPO)
+    if st.steps is not None and st.steps_per_epoch and st.epochs is not None:
+        st.notes.append(f"{st.steps:,} steps per epoch × {st.epochs:g} epochs")
+        st.steps = round(st.steps * st.epochs)
     if st.step_tokens is not None and (st.steps is None or st.tokens is not None):
         st.notes.append(
             f"read {st.step_tokens:,.0f} tokens per step: not used, "
@@ -321,10 +317,7 @@ def settle(st: Draft) -> None:
         st.steps = None  # counted: not again as steps × batch
     if st.steps is not None and st.bare_batch and st.global_batch is None and st.micro_batch:
         st.global_batch, st.micro_batch = st.micro_batch, None
-        st.notes.append(
-            f"read 'batch {st.global_batch}' as the global batch (sequences per optimizer "
-            "step), as a step count was given; say `micro-batch 4` for a GPU's share"
-        )
+        st.notes.append(_global_batch_note(st.global_batch))
     if st.steps is not None and st.examples is not None and st.step_tokens is None:
         # a dataset size was stated too: it counts the work, so the steps are said unused
         st.notes.append(
@@ -363,7 +356,7 @@ def _settle_audio(st: Draft, model: Architecture, hours: float) -> None:
             "of, so I can't tell how many tokens that is.",
             hint='Try: "whisper-large-v3 on 1000 hours of audio", or say tokens: "on 2B tokens"',
         )
-    positions = model.default_seq or round(rate * _AUDIO_WINDOW_S)
+    positions = model.default_seq or round(rate * AUDIO_WINDOW_S)
     window = positions / rate
     examples = hours * 3600 / window
     if not _set(st, "examples", examples):

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from recommender.parsing import _foreign
 from recommender.parsing import _words as _w
 
 __all__ = ["Tokens", "holds_quantity", "tokenize"]
@@ -30,10 +31,19 @@ class Tokens:
         return bisect.bisect_left(self.starts, offset)
 
 
-_TOKEN = re.compile(r"(?:[^\s;()\[\]{}<>\"|!?&=:+*,`“”«»]|(?<=[0-9]),(?=[0-9]{3}(?![0-9])))+")
+# "&" splits words, but not one word ("q&a", "r&d"); a comma splits them, but not digit groups
+_TOKEN = re.compile(
+    r"(?:[^\s;()\[\]{}<>\"|!?&=:+*,`“”«»]|(?<=[0-9]),(?=[0-9]{3}(?![0-9]))"
+    r"|(?<=[A-Za-z])&(?=[A-Za-z])|(?<=[0-9])\*(?=10\^)"  # and "3*10^8"
+    r"|(?<=[A-Za-z])\+(?![^\s,;.)]))+"  # and a name's "+" ("Command R+")
+)
 _FOLD = str.maketrans({"’": "'", "‘": "'", "´": "'", "×": "x", "_": "-", "–": "-", "—": "-"})
 _DIGIT_COMMA = re.compile(r"(?<=[0-9]),(?=[0-9]{3})")
+_DIGIT_SPACE = re.compile(r"(?<=[0-9])\s(?=[0-9]{3}(?![0-9]))")  # a space-grouped number
 _SPACES = re.compile(r"\s+")
+_POWER = re.compile(r"^(?:(?P<m>[0-9]+(?:\.[0-9]+)?)-?[*x]-?)?10\^(?P<e>[0-9]{1,2})(?=[a-z]*$)")
+_TEN_TO = re.compile(r"10\^[0-9]{1,2}")
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 _CURRENCY = "$€£¥￥"  # kept on a token's edge: "€500", "500€"
 
 
@@ -51,13 +61,35 @@ def _keeps(word: str, at: int, *, leading: bool) -> bool:
     ch = word[at]
     if ch.isalnum() or ch in _CURRENCY:
         return True
+    if not leading and ch == "+" and at > 0 and word[at - 1].isalpha():
+        return True  # a name's "+" ("Command R+")
     # keep the sign and point of "-5 days" and ".5 days"
     return leading and ch in "-." and at + 1 < len(word) and word[at + 1].isdigit()
 
 
+def _powers(raw: list[str], text: str) -> list[str]:
+    """``raw`` with "2.5 x 10^8" (or "×", "*") joined into one word, a slice of ``text``."""
+    out: list[str] = []
+    for word in raw:
+        if _TEN_TO.fullmatch(word) and out:
+            times = out[-2:] if len(out) > 1 and out[-1] in ("x", "X", "×") else out[-1:]
+            if _DECIMAL.fullmatch(times[0]) and (m := _slice(times[0], word, text)) is not None:
+                del out[-len(times) :]
+                out.append(m)
+                continue
+        out.append(word)
+    return out
+
+
+def _slice(first: str, last: str, text: str) -> str | None:
+    m = re.search(re.escape(first) + r"\s*[xX×*]\s*" + re.escape(last), text)
+    return m.group() if m else None
+
+
 def _normalise(raw: str) -> str:
     s = unicodedata.normalize("NFKC", raw).casefold().translate(_FOLD)
-    s = _SPACES.sub("-", _DIGIT_COMMA.sub("", s))
+    s = _SPACES.sub("-", _DIGIT_COMMA.sub("", _DIGIT_SPACE.sub("", s)))
+    s = _POWER.sub(lambda m: f"{m['m'] or '1'}e{m['e']}", s)  # "3*10^8", "10^9": 3e8, 1e9
     return s or raw.casefold()
 
 
@@ -71,7 +103,12 @@ def tokenize(text: str) -> Tokens:
             end -= 1
         if start < end:
             raw.extend(_split_cjk(word[start:end]))
-    norm = tuple(_cjk_number(w) or _normalise(w) for w in raw)
+    raw = _foreign.grouped_thousands(raw, text, zeros_only=True)  # "40 000 samples"
+    raw = _powers(raw, text)  # "2.5 x 10^8"
+    norm = tuple(_w.CJK_ENGLISH.get(w) or _cjk_number(w) or _normalise(w) for w in raw)
+    if _foreign.reads_foreign(norm):  # Spanish, German, French: read through English words
+        raw = _foreign.grouped_thousands(raw, text)
+        norm = tuple(_foreign.translate(_cjk_number(w) or _normalise(w)) for w in raw)
     starts, offset = [], 0
     for n in norm:
         starts.append(offset)
@@ -94,8 +131,9 @@ _CJK_WORD = re.compile(
     # a count of cards ("两张", "8块"), but not a magnitude and 块 ("1万块" is 10,000 yuan)
     rf"(?![百千万萬亿億]+块)"
     rf"(?:[0-9]+|[{_NUMERALS}]+)(?:{'|'.join(sorted(_w.CJK_CARD_COUNTERS))})(?![{_NUMERALS}])"
+    r"(?<!个(?=月|小时|星期))"  # "一个月", "两个小时": a duration word, 个 is part of it
     rf"|[{_NUMERALS}]+"
-    rf"|{'|'.join(sorted(_w.CJK_WORDS, key=len, reverse=True))}"
+    rf"|{'|'.join(sorted((*_w.CJK_WORDS, *_w.CJK_ENGLISH), key=len, reverse=True))}"
     rf"|{'|'.join(sorted((k for k in _w.WEEKDAYS if not k.isascii()), key=len, reverse=True))}"
     rf"|{'|'.join(sorted((k for k in _w.PHRASE_HOURS if not k.isascii()), key=len, reverse=True))}"
     r"|."
@@ -116,8 +154,14 @@ def _split_cjk(word: str) -> list[str]:
     joined: list[str] = []
     for piece in pieces:
         last = joined[-1] if joined else ""
-        counter = last.isdigit() and piece in _w.CJK_CARD_COUNTERS
-        if counter or (_AMOUNT.fullmatch(last) and _MAGNITUDE.fullmatch(piece)):
+        if last == "预算" and len(piece) > 1 and piece.endswith("块"):  # "预算两千块": 2,000 yuan
+            joined.extend((piece[:-1], "块"))
+            continue
+        # "预算5000块": after "budget", 块 is yuan, not cards
+        money = piece == "块" and len(joined) > 1 and joined[-2] == "预算"
+        counter = last.isdigit() and piece in _w.CJK_CARD_COUNTERS and not money
+        magnitude = _MAGNITUDE.fullmatch(piece) or _MAGNITUDE_COUNTED.fullmatch(piece)
+        if counter or (_AMOUNT.fullmatch(last) and magnitude):  # "1" "万个": one count
             joined[-1] += piece
         else:
             joined.append(piece)
@@ -132,6 +176,7 @@ def _is_punct(ch: str) -> bool:
 _UNIT_CHARS = "".join(_w.CJK_UNITS)
 _AMOUNT = re.compile(r"[$€£¥￥]?[0-9]+(?:\.[0-9]+)?")
 _MAGNITUDE = re.compile(rf"[{_UNIT_CHARS}]+")
+_MAGNITUDE_COUNTED = re.compile(rf"[{_UNIT_CHARS}]+个")
 _DIGITS_MAGNITUDE = re.compile(
     rf"(?P<sym>[$€£¥￥]?)(?P<n>[0-9]+(?:\.[0-9]+)?)(?P<u>[{_UNIT_CHARS}]+)"
 )
@@ -168,10 +213,14 @@ def _cjk_number(token: str) -> str | None:
         return m["sym"] + f"{amount:.15g}"
     counted = token[-1:] in _w.CJK_CARD_COUNTERS and len(token) > 1
     body = token[:-1] if counted else token
+    if counted and _DIGITS_MAGNITUDE.fullmatch(body):  # "1万个": 10,000 of them
+        return _cjk_number(body)
     if body.isascii() or not body:
         value = int(body) if counted and body.isdigit() else None
     else:
         value = cjk_value(body)
     if value is None:
         return None
-    return f"{value}x" if counted else str(value)
+    # a card counter ("两张", "8块") is written "2x" as "2x H100" is; 个 counts anything
+    # ("2个epoch", "四个 H100"): the number alone
+    return f"{value}x" if counted and token[-1] != "个" else str(value)

@@ -1,5 +1,6 @@
 """More word tables for the workload parser: dataset sizes, durations and deadlines in words,
-money in other currencies, node counts, and Chinese.
+node counts, and Chinese (money in other currencies is in
+:mod:`recommender.parsing._money_words`).
 
 :mod:`recommender.parsing._lexicon` holds the terse forms ("2B tokens", "$3k", "36h",
 model, method and GPU words); this module the words people write around them: dataset sizes
@@ -113,7 +114,45 @@ CJK_WORDS: tuple[str, ...] = (
     "不急",
     "尽快",
     "最快",
+    "希望",
+    "完成",
+    "明天",
+    "今天",
+    "今晚",
+    "之前",
+    "自己的",
+    "自有的",
+    "自有",
+    "采样",
+    "生成",
+    "最长",
+    "最多",
+    "回答",
+    "答案",
+    "道题",
+    "问题",
 )
+
+#: Chinese words read as the English word the rules know (the tokenizer gives them that
+#: normalised form): on-demand and spot instances ("按需实例，不要竞价实例", "竞价实例可以"),
+#: a negation, "OK".
+CJK_ENGLISH: dict[str, str] = {
+    "按需实例": "on-demand",
+    "按需": "on-demand",
+    "竞价实例": "spot",
+    "竞价": "spot",
+    "抢占式实例": "preemptible",
+    "抢占式": "preemptible",
+    "不要": "no",
+    "不用": "no",
+    "可以": "ok",
+    "单张": "1x",  # a single card ("单张4090")
+    "平均": "avg",
+    "一个": "a",  # "一个3B模型": a 3B model
+    "最大长度": "max-length",
+    "生成长度": "generation-length",  # "生成长度512": each completion's length
+    "数据": "data",
+}
 
 #: Counters between a count and a GPU name: "两张 4090", "8块 A100", "四个 H100".
 CJK_CARD_COUNTERS: frozenset[str] = frozenset({"张", "块", "片", "个"})
@@ -155,35 +194,68 @@ EXAMPLE_NOUNS = (
     "demonstrations",
     "trajectories",
     "transcripts",
+    "sentences",
+    "passages",
+    "paragraphs",
+    "pages",
+    "messages",
+    "captions",
+    "summaries",
+    "snippets",
+    "functions",
+    "files",
+    "screenshots",
+    "scans",
+    "receipts",
+    "invoices",
+    "responses",
+    "answers",
+    "issues",
+    "commits",
+    "logs",
+    "outputs",
+    "prefs",  # preference pairs, as teams shorten it
+    "preferences",
+    "comparisons",
     "样本",
+    "问题",  # "5000个问题": 5,000 questions
+    "道题",  # "2000道题": 2,000 problems
     "条数据",
     "条样本",
     "条",
 )
 _COUNT_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "b": 1e9}
 COUNT_UNITS: dict[str, float] = {**_COUNT_UNITS, "万": 1e4}
-_LEN = r"(?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?[- ]?tok(?:en)?s?"
+#: One example, as "per" names it: "512 tokens per row", "2k tokens/row".
+_ONE = r"(?:example|sample|row|conversation|doc|document|record|sequence|item)"
+#: One example's length: "512 tokens", or as a sequence length ("2048 seq", "4096 ctx": each
+#: example a full sequence of it).
+_LEN = (
+    r"(?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?"
+    r"(?:[- ]?tok(?:en)?s?|[- ](?:seq(?:uence)?|ctx|context)(?:[- ]?len(?:gth)?)?(?![- ]?window))"
+)
 _LEN2 = r"(?P<ln2>[0-9]+(?:\.[0-9]+)?) ?(?P<lk2>k)?[- ]?tok(?:en)?s?"
-#: Up to two words that say what the examples are ("12k instruction samples", "45k pref
+#: Up to four words that say what the examples are ("12k instruction samples", "45k pref
 #: pairs", "80k thumbs-up/down examples"), but not a preposition or a unit of their own.
 ADJECTIVES = (
-    r"(?: (?!(?:of|on|over|for|at|with|x|in|and|or|epochs?|steps?|days?|hours?|tok(?:en)?s)"
-    r"(?: |$))[a-z][a-z0-9/-]*){0,2}?"
+    r"(?: (?!(?:of|on|over|for|at|with|x|in|and|or|epochs?|steps?|days?|hours?|tok(?:en)?s"
+    r"|(?:m|b|tr)il+i?[oa]?n+s?)(?: |$))[a-z][a-z0-9/&-]*){0,4}?"  # nor a (mistyped) magnitude
 )
 #: "100k samples", "100k samples of 512 tokens", "100k 512-token samples",
 #: "100k samples x 512 tokens", "100k samples, 512 tokens each".
 DATASET = (
     r"(?:(?:on|over|for|with|of|across) )?(?:a dataset of |dataset of )?"
-    rf"{NUM} ?(?P<u>{alt(COUNT_UNITS)})?(?: {_LEN2})?{ADJECTIVES} (?P<noun>{alt(EXAMPLE_NOUNS)})"
+    rf"{NUM} ?(?P<u>{alt(COUNT_UNITS)})?(?:(?<=[a-z]) of)?(?: {_LEN2})?{ADJECTIVES}"
+    rf" (?P<noun>{alt(EXAMPLE_NOUNS)})"
     rf"(?:(?: of| x| at| with| averaging| avg| ~| each)? {_LEN}"
     # "10k prompts, 512 token responses": that length is the completion's, not the prompt's
     r"(?! (?:completions?|responses?|generations?|outputs?|answers?)(?: |$))"
-    r"(?: each| per (?:example|sample|row|conversation|doc|document|record|sequence))?)?"
+    rf"(?: each| per {_ONE}|/{_ONE})?)?"
 )
 #: "512 tokens per example", "avg 1k tokens each".
 EXAMPLE_LENGTH = (
     r"(?:(?:avg|average|averaging|about|~|at) )?"
-    rf"{_LEN} (?:each|per (?:example|sample|row|conversation|doc|document|record|sequence|item))"
+    rf"{_LEN}(?: each| per {_ONE}|/{_ONE})"
 )
 #: "avg length 1.5k tokens", "each about 600 tokens", "mean 900 toks": one example's length
 #: with no "each" after it.
@@ -192,8 +264,11 @@ EXAMPLE_LENGTH_AVG = (
     rf" {_LEN}"
 )
 _EPOCH_WORD = r"(?:epochs?|passes|pass|轮|个epoch)"
-#: "3 epochs", "three epochs", "for 2 epochs", "3轮".
-EPOCHS = rf"(?:(?:for|over|with|x) )?(?P<n>[0-9]+(?:\.[0-9]+)?|{alt(NUMBER_WORDS)}) ?{_EPOCH_WORD}"
+#: "3 epochs", "three epochs", "for 2 epochs", "3轮", "2个epoch" (a number with the counter 个
+#: is normalised as "2x", as "两个 H100" is).
+EPOCHS = (
+    rf"(?:(?:for|over|with|x) )?(?P<n>[0-9]+(?:\.[0-9]+)?|{alt(NUMBER_WORDS)})x? ?{_EPOCH_WORD}"
+)
 #: "epochs 3", "epochs=3" ("=" splits the token).
 EPOCHS_FIRST = r"epochs? (?P<n>[0-9]+(?:\.[0-9]+)?)"
 
@@ -215,11 +290,13 @@ WORD_HOURS: dict[str, float] = _HOURS_WORDS
 DURATION_WORDS = (
     r"(?:(?:for|in|within|over|under|about|around|~|approx|roughly) )?"
     rf"(?P<w>{alt(NUMBER_WORDS)}) (?P<u>{alt(_HOURS_WORDS)})"
+    rf"(?: or (?P<w2>{alt(NUMBER_WORDS)}))?"  # "a day or two": its upper end
 )
 #: Phrases for a stretch of time, read as fixed hours (stated in the answer):
 #: overnight ≈ 12 h (evening to morning), a weekend ≈ 48 h (Saturday and Sunday).
 PHRASE_HOURS: dict[str, float] = {
     "overnight": 12.0,
+    "overnite": 12.0,
     "over night": 12.0,
     "over the weekend": 48.0,
     "over a weekend": 48.0,
@@ -306,7 +383,8 @@ _DAY = r"(?P<d>[0-9]{1,2})(?:st|nd|rd|th)?"
 DEADLINE = (
     rf"{_BY}(?: the)? (?:"
     rf"{_NEXT}(?P<wd>{alt(WEEKDAYS)})(?: eod| night| evening)?"
-    r"|(?P<rel>tomorrow|tonight|today|eod|end of (?:the )?(?:day|week|month))"
+    r"|(?P<rel>(?:eod |end of (?:the )?day )?(?:tomorrow|tmrw|tmr|tomorow)(?: eod)?"
+    r"|tonight|today|eod|eow|end of (?:the )?(?:day|week|month)|end of next week)"
     rf"|(?P<mon>{alt(MONTHS)})\.? {_DAY}"
     r"|(?P<d2>[0-9]{1,2})(?:st|nd|rd|th)?"
     rf"(?: of)? (?P<mon2>{alt(MONTHS)})"
@@ -337,67 +415,25 @@ NO_RUSH = r"no rush|no hurry|not in a (?:rush|hurry)|not urgent|whenever|不急|
 #: "we have", "we already own", "we've got", "我们已经有" before the hardware: it is owned.
 OWNED = (
     r"(?:(?:we |we've |we have |i |i've )?(?:already )?(?:have|own|owned|got)(?: got)?"
+    r"|our(?: own)?(?: on-?prem(?:ises?)?| in-house| local)?"
     r"|们? ?(?:已 经 |已 )?有)"
 )
+#: "4x 4090 we already own", "8 A100s that we own": the hardware just named is the team's.
+OWNED_AFTER = (
+    r"(?:(?:that|which) )?(?:we|i) (?:already )?(?:own|have)(?: (?:them|it|those|these))?"
+    r"(?: already)?"
+    r"|(?:我们 )?(?:自己的|自有的?)"  # "8张4090，我们自己的": our own
+)
 #: Chinese deadlines: "周五前", "周五之前" (the tokenizer cuts 周五 and 前 apart).
-DEADLINE_CJK = rf"(?P<wd>{alt(k for k in WEEKDAYS if not k.isascii())}) (?:前|之前|以前)"
-
-# ------------------------------------------------------------------ money
-#: Currency words and symbols → ISO code. "¥" alone is ambiguous (CNY or JPY): see rules.
-CURRENCY_WORDS: dict[str, str] = {
-    "usd": "USD",
-    "us$": "USD",
-    "dollars": "USD",
-    "dollar": "USD",
-    "bucks": "USD",
-    "美元": "USD",
-    "美金": "USD",
-    "eur": "EUR",
-    "euro": "EUR",
-    "euros": "EUR",
-    "欧元": "EUR",
-    "gbp": "GBP",
-    "pounds": "GBP",
-    "pound": "GBP",
-    "quid": "GBP",
-    "英镑": "GBP",
-    "cny": "CNY",
-    "rmb": "CNY",
-    "yuan": "CNY",
-    "人民币": "CNY",
-    "元": "CNY",
-    "块钱": "CNY",
-    "块": "CNY",
-    "jpy": "JPY",
-    "yen": "JPY",
-    "日元": "JPY",
-    "日圆": "JPY",
-    "円": "JPY",
-}
-CURRENCY_SYMBOLS: dict[str, str] = {"€": "EUR", "£": "GBP", "¥": "?", "￥": "?"}
-_MONEY_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mm": 1e6, "million": 1e6}
-MONEY_UNITS: dict[str, float] = _MONEY_UNITS
-_BUDGET = (
-    r"(?:(?:budget|预算|have|got|spend|spending|under|below|max|maximum|up to|at most|less than"
-    r"|within|cap|limit|about|around|~)(?: of| is)? )?"
+#: "下周五前": next week's Friday; "本周五前": this week's; "明天之前": by tomorrow.
+DEADLINE_CJK = (
+    rf"(?:(?:(?P<next>下 )|本 )?(?P<wd>{alt(k for k in WEEKDAYS if not k.isascii())})"
+    r"|(?P<rel>明天|今天|今晚)) (?:前|之前|以前)"
 )
-#: "€500", "£2k", "¥3000 cny", "500 eur", "3k euros", "预算 500 美元", "3000 元".
-MONEY_SYMBOL = (
-    rf"{_BUDGET}(?P<sym>[€£¥￥]) ?{NUM} ?(?P<u>{alt(MONEY_UNITS)})?"
-    rf"(?: (?P<cur>{alt(CURRENCY_WORDS)}))?(?: (?:budget|total|max|cap|limit))?"
-)
-MONEY_CURRENCY = (
-    rf"{_BUDGET}{NUM} ?(?P<u>{alt(MONEY_UNITS)})? ?(?P<cur>{alt(CURRENCY_WORDS)})"
-    r"(?: (?:budget|total|max|cap|limit))?"
-)
-#: A currency code first: "usd 500", "eur 3k", "cny 2万".
-MONEY_CODE_FIRST = rf"{_BUDGET}(?P<cur>usd|eur|gbp|cny|rmb|jpy) ?{NUM} ?(?P<u>{alt(MONEY_UNITS)})?"
-#: "预算 500" with no currency: in a Chinese message 元 is as likely as dollars, so the
-#: rule asks which (:func:`recommender.parsing._rules_lang.h_money`).
-MONEY_CJK_BUDGET = rf"预算 {NUM} ?(?P<u>{alt(MONEY_UNITS)})?"
 
 # ------------------------------------------------------------------ nodes
-_NODE = r"(?:nodes?|machines?|servers?|hosts?|boxes|box|instances?|节点|台机器|台)"
+# a DGX or HGX system is one 8-GPU server ("a DGX H100")
+_NODE = r"(?:nodes?|machines?|servers?|hosts?|boxes|box|instances?|dgxs?|hgxs?|节点|台机器|台)"
 #: "2 nodes", "a node", "two nodes", "2 nodes of 8x H100" (the rule reads what follows).
 NODES = rf"(?:(?:on|using|with|across) )?(?P<n>[0-9]+|{alt(NUMBER_WORDS)}) ?{_NODE}"
 #: A node with no GPU count given is the common 8-GPU server (AWS p4d/p5, GCP a3, Azure

@@ -13,11 +13,8 @@ Conventions:
 * A known model name sets the real architecture; a bare size (``13B``) infers a typical one.
 * The first value stated for a field wins; a later, different value for the same field is
   reported as ignored rather than silently overriding it.
-* ``regions`` holds lower-case prefixes of provider region ids (see ``_lexicon.REGIONS``):
-  ``europe`` → ``("eu", "europe", "northeurope", "westeurope")`` so AWS ``eu-west-1``, GCP
-  ``europe-west4`` and Azure ``westeurope`` all match. A lower-case ``us`` is only a region
-  after ``in``/``region`` (otherwise it is the pronoun); ``US`` always is.
-* ``providers`` holds canonical provider ids; ``no aws``/``except aws`` keeps every other one.
+* Where the job runs (GPUs, counts, providers, regions) is read by
+  :mod:`recommender.parsing._rules_where`.
 """
 
 from __future__ import annotations
@@ -26,10 +23,10 @@ import re
 from datetime import datetime
 
 from recommender.errors import WorkloadError
-from recommender.gpus import normalize, try_normalize
 from recommender.models import Architecture
 from recommender.parsing import _fuzzy
 from recommender.parsing import _lexicon as lex
+from recommender.parsing import _money_words as money
 from recommender.parsing import _rules_lang as lang
 from recommender.parsing import _rules_model as model
 from recommender.parsing import _rules_post as post
@@ -41,7 +38,6 @@ from recommender.parsing._rulekit import (
     Handler,
     _bad,
     _number,
-    _ok,
     _Rule,
     _rx,
     _set,
@@ -52,10 +48,12 @@ from recommender.parsing._rulekit import (
 )
 from recommender.parsing._rules_framework import FRAMEWORK_RULES
 from recommender.parsing._rules_model import ask_back as ask_back_model
+from recommender.parsing._rules_where import hardware as _hardware
+from recommender.parsing._rules_where import provider as _provider
+from recommender.parsing._rules_where import region as _region
 from recommender.parsing._scan import Tokens, tokenize
 from recommender.workload import (
     MAX_BUDGET_USD,
-    MAX_GPU_COUNT,
     MIN_BUDGET_USD,
     Framework,
     LossKernel,
@@ -84,7 +82,8 @@ def _seq(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
 
 
 def _tokens(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    value = _number(m["n"], raw) * lex.TOKEN_UNITS.get(m["u"] or "", 1.0)
+    amount = _number(m["n"], raw) if m.groupdict().get("n") else 0.5  # "half a billion"
+    value = amount * lex.TOKEN_UNITS.get(m["u"] or "", 1.0)
     if not 0 < value <= 1e15:
         raise _bad(raw, "A token budget must be positive and below 1e15")
     return _set(st, "tokens", value)
@@ -102,6 +101,8 @@ def _duration(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     hours = amount * lex.DURATION_HOURS[m["u"]]
     if not 0 < hours <= 24 * 366:
         raise _bad(raw, "A duration must be positive and at most a year")
+    if m.groupdict().get("lo"):
+        st.notes.append(f"read {' '.join(raw)!r} as its upper end, {hours:g} h")
     return _set(st, "duration_hours", hours)
 
 
@@ -183,90 +184,6 @@ def _parallel_search(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     return True
 
 
-def _provider(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    ids = lex.PROVIDERS[m["p"].replace("-", " ")]
-    (st.excluded if m["neg"] else st.providers).update(ids)
-    return True
-
-
-def _region(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
-    word = m["r"].replace("-", " ")
-    if word == "us" and m["pre"] is None and raw[0] != "US":
-        return False  # "can you help us": the pronoun, not the region
-    prefixes = lex.REGIONS.get(word, (m["r"],))
-    st.regions.extend(p for p in prefixes if p not in st.regions)
-    return True
-
-
-_COUNT_X = re.compile(r"(-?[0-9]+)x(.*)", re.IGNORECASE)  # "8x", "8xa100"
-_INT = re.compile(r"-?[0-9]+")
-_LETTER_DIGIT = re.compile(r"(?=.*[a-z])(?=.*[0-9])")
-_SIZE_LIKE = re.compile(r"[0-9.]+[kmbt]")
-
-
-def _find_gpu(words: list[str]) -> tuple[str, int] | None:
-    for span in range(min(3, len(words)), 0, -1):
-        if not all(w.isascii() for w in words[1:span]):
-            continue  # GPU keys drop non-ASCII: "H100 周五" is not one name
-        name = " ".join(words[:span])
-        gpu = try_normalize(name) or (try_normalize(name[:-1]) if name.endswith("s") else None)
-        if gpu is not None:
-            return gpu, span
-    return None
-
-
-def _hardware(toks: Tokens, i: int, st: Draft) -> int:
-    """``on 8x H100``, ``8xA100 80GB``, ``8 x h100``, ``2 gpus``, ``single gpu``, ``an H100``."""
-    norm, n, j = toks.norm, len(toks.norm), i
-    prefixed = norm[j] in ("on", "using", "with", "across") and j + 1 < n
-    j += 1 if prefixed else 0
-    count: float | None = None
-    if norm[j] in ("a", "an") and j + 1 < n:
-        count, j = 1, j + 1
-    explicit, rest, word = False, "", norm[j]
-    if m := _COUNT_X.fullmatch(word):
-        count, explicit, rest, j = _number(m[1], toks.raw[i : j + 1]), True, m[2], j + 1
-    elif _INT.fullmatch(word) or word in lex.GPU_COUNT_WORDS:
-        count = lex.GPU_COUNT_WORDS.get(word) or _number(word, toks.raw[i : j + 1])
-        j += 1
-        if j < n and norm[j] == "x":
-            explicit, j = True, j + 1
-    words = ([rest] if rest else []) + list(norm[j : j + 3])
-    if not words:
-        return 0
-    gpu_id: str | None = None
-    if words[0] in lex.GPU_WORDS:
-        if count is None:
-            return 0
-        used = 1
-    elif found := _find_gpu(words):
-        gpu_id, used = found
-        if count is None and not (prefixed or used > 1 or _LETTER_DIGIT.match(words[0])):
-            return 0
-    else:
-        first = words[0]
-        if explicit and (
-            first in lex.ACCELERATOR_WORDS
-            or (_LETTER_DIGIT.match(first) and not _SIZE_LIKE.fullmatch(first))
-        ):
-            if rest:  # the name is inside the count's token: as typed, or as normalised
-                typed = _COUNT_X.fullmatch(toks.raw[j - 1])  # ("0×0A" only matches the latter)
-                name = typed[2] if typed else rest
-            else:
-                name = toks.raw[j]
-            normalize(name)  # raises UnknownGpuError
-        return 0
-    end = j + used - (1 if rest else 0)
-    if end < n and norm[end] in lex.GPU_WORDS:
-        end += 1
-    raw = toks.raw[i:end]
-    whole = None if count is None else _whole(count, 1, MAX_GPU_COUNT, raw, "The GPU count")
-    if not (_ok(st.gpu_id, gpu_id or st.gpu_id) and _ok(st.gpu_count, whole or st.gpu_count)):
-        return 0
-    st.gpu_id, st.gpu_count = gpu_id or st.gpu_id, whole or st.gpu_count
-    return end - i
-
-
 # ------------------------------------------------------------------ the rule table
 # Tried in order at each token; the first that matches consumes its span. Model names come
 # first ("8x7B" is Mixtral, not hardware), and sequence, token, money and duration phrases
@@ -291,21 +208,23 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("cheapest", _rx(words.CHEAPEST, _sets("urgency", Urgency.CHEAPEST))),
     _Rule("asap", _rx(words.FASTEST, _sets("urgency", Urgency.FASTEST))),
     _Rule("we already have", lang.owned(_hardware, lang.nodes(_hardware))),
+    _Rule("... we already own", _rx(words.OWNED_AFTER, lang.h_owned_after)),
     _Rule("周五前", _rx(words.DEADLINE_CJK, timing.h_deadline)),
-    _Rule("€N", _rx(words.MONEY_SYMBOL, lang.h_money)),
-    _Rule("N eur", _rx(words.MONEY_CURRENCY, lang.h_money)),
-    _Rule("eur N", _rx(words.MONEY_CODE_FIRST, lang.h_money)),
-    _Rule("预算 N", _rx(words.MONEY_CJK_BUDGET, lang.h_money)),
+    _Rule("€N", _rx(money.MONEY_SYMBOL, lang.h_money)),
+    _Rule("N eur", _rx(money.MONEY_CURRENCY, lang.h_money)),
+    _Rule("eur N", _rx(money.MONEY_CODE_FIRST, lang.h_money)),
+    _Rule("预算 N", _rx(money.MONEY_CJK_BUDGET, lang.h_money)),
     _Rule("seq N", _rx(lex.SEQ_FIRST, _seq)),
     _Rule("N context", _rx(lex.SEQ_AFTER, _seq)),
     _Rule("N tokens", _rx(lex.TOKENS, _tokens)),
+    _Rule("half a billion tokens", _rx(lex.TOKENS_HALF, _tokens)),
     _Rule("$N", _rx(lex.MONEY_DOLLAR, _budget)),
     _Rule("N usd", _rx(lex.MONEY_WORD, _budget)),
     _Rule("budget N", _rx(lex.MONEY_BUDGET, _budget)),
     _Rule("have Nk", _rx(lex.MONEY_HAVE, _budget)),
     _Rule("N hours", _rx(lex.DURATION, _duration)),
+    _Rule("two days", _rx(words.DURATION_WORDS, timing.h_duration_words)),  # "a day or two"
     _Rule("a day", _rx(lex.DURATION_ONE, _duration)),
-    _Rule("two days", _rx(words.DURATION_WORDS, timing.h_duration_words)),
     _Rule("overnight", _rx(words.DURATION_PHRASE, timing.h_duration_phrase)),
     _Rule("global batch", _rx(lex.GLOBAL_BATCH, _unsupported)),
     _Rule("micro-batch", _rx(lex.MICRO_BATCH, _micro_batch)),

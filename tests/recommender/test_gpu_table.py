@@ -66,3 +66,16 @@ def test_every_row_has_its_figures_and_their_source(spec: GpuSpec) -> None:
     if gpu.supports_fp8:
         assert gpu.fp8_tflops is not None
     assert gpu.intra_node.value in {"nvlink", "bridge", "pcie"}
+
+
+@pytest.mark.parametrize(
+    ("name", "gpu_id"),
+    [
+        ("A100-80G", "A100-SXM-80GB"),  # "G" for GB after a separator
+        ("a100 40g", "A100-SXM-40GB"),
+        ("A100 80GiB", "A100-SXM-80GB"),
+        ("A10G", "A10G"),  # a name ending in G is not a memory size
+    ],
+)
+def test_memory_written_short_resolves(name: str, gpu_id: str) -> None:
+    assert try_normalize(name) == gpu_id

@@ -8,6 +8,7 @@ import pytest
 
 from recommender import WorkloadError, architecture_from_config, parse_workload
 from recommender.architecture import Block
+from recommender.models import lookup_model
 
 # meta-llama/Meta-Llama-3-8B config.json (shape fields)
 LLAMA_3_8B = {
@@ -110,6 +111,46 @@ def test_a_vision_language_config_counts_its_tower_and_image_tokens() -> None:
     qwen = architecture_from_config(QWEN2_VL, "mine")
     assert qwen.vision_params == pytest.approx(631e6, rel=0.02)  # the tower, not its output
     assert qwen.image_tokens * 4 == qwen.vision_positions  # 2×2 patches merged per token
+
+
+# openai/whisper-small config.json (shape fields; 12 + 12 layers, 1,500 positions per 30 s)
+WHISPER_SMALL = {
+    "model_type": "whisper",
+    "encoder_layers": 12,
+    "decoder_layers": 12,
+    "d_model": 768,
+    "encoder_attention_heads": 12,
+    "encoder_ffn_dim": 3072,
+    "vocab_size": 51865,
+    "max_source_positions": 1500,
+}
+# facebook/wav2vec2-base config.json (shape fields and the feature encoder's strides)
+WAV2VEC2_BASE = {
+    "model_type": "wav2vec2",
+    "num_hidden_layers": 12,
+    "hidden_size": 768,
+    "num_attention_heads": 12,
+    "intermediate_size": 3072,
+    "vocab_size": 32,
+    "conv_stride": [5, 2, 2, 2, 2, 2, 2],
+}
+
+
+@pytest.mark.parametrize(
+    ("config", "known"), [(WHISPER_SMALL, "whisper-small"), (WAV2VEC2_BASE, "wav2vec2-base")]
+)
+def test_an_audio_config_reads_its_rate_from_its_shapes_as_the_table_states_it(
+    config: dict[str, object], known: str
+) -> None:
+    arch = architecture_from_config(config, "mine")
+    table = lookup_model(known)
+    assert table is not None
+    assert arch.tokens_per_audio_second == table.tokens_per_audio_second == 50
+    # a config with another window or stride gets its own rate, not a family's
+    faster = {**config, "max_source_positions": 3000, "conv_stride": [5, 2, 2, 2, 2, 2]}
+    assert architecture_from_config(faster, "mine").tokens_per_audio_second == 100
+    with pytest.raises(WorkloadError, match="conv_stride"):
+        architecture_from_config({**WAV2VEC2_BASE, "conv_stride": [5, 0]}, "mine")
 
 
 @pytest.mark.parametrize(

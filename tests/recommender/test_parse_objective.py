@@ -155,3 +155,30 @@ def test_a_budget_and_a_dataset_without_epochs_buys_epochs() -> None:
     assert any("the budget buys the epochs" in a for a in w.assumed)
     stated = parse_workload("$3k, llama-3-70b lora 2 epochs over 100k samples of 1024 tokens", NOW)
     assert stated.tokens == pytest.approx(2 * 100_000 * 1024)
+
+
+class TestHeldOutEightDeadlines:
+    """Monday 30 Nov 2026, 10:00 UTC (the phrasing sets' time)."""
+
+    MONDAY = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+
+    def test_end_of_week_is_the_working_weeks_end_friday(self) -> None:
+        w = parse_workload("7b lora on 2B tokens by end of week", self.MONDAY)
+        assert w.deadline_hours == pytest.approx(110)  # end of Friday 4 Dec
+
+    def test_before_the_weekday_it_is_means_next_week(self) -> None:
+        w = parse_workload("7b lora on 2B tokens before monday", self.MONDAY)
+        assert w.deadline_hours == pytest.approx(182)  # not the 14 h left of today
+        w = parse_workload("7b lora on 2B tokens by monday", self.MONDAY)
+        assert w.deadline_hours == pytest.approx(14)  # "by" today's weekday: today, as before
+
+
+@pytest.mark.parametrize("when", ["by eod tomorrow", "by tmrw", "by tomorrow eod"])
+def test_tomorrow_however_written(when: str) -> None:
+    w = parse_workload(f"7b lora on 2B tokens {when}", TestHeldOutEightDeadlines.MONDAY)
+    assert w.deadline_hours == pytest.approx(38)  # end of Tuesday
+
+
+def test_next_weeks_weekday_in_chinese() -> None:
+    w = parse_workload("qwen2.5-32b lora 2亿token 下周五前", TestHeldOutEightDeadlines.MONDAY)
+    assert w.deadline_hours == pytest.approx(110 + 168)  # Friday 11 Dec, not 4 Dec

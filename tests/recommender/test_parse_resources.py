@@ -195,3 +195,83 @@ class TestSpotProvidersRegions:
     def test_lower_case_us_is_the_pronoun(self) -> None:
         """ "can you help us" does not restrict the region."""
         assert parse("can you help us").regions == ()
+
+
+class TestHeldOutEightForms:
+    """General forms behind held-out set 8's misreads (issue #35 item 6)."""
+
+    @pytest.mark.parametrize(
+        ("text", "allowed", "refused"),
+        [
+            ("13b lora exclude vast and runpod", None, {"vast", "runpod"}),
+            ("13b lora no aws or gcp", None, {"aws", "gcp"}),
+            ("13b lora gcp or aws only", {"gcp", "aws"}, set()),
+            ("13b lora lambda labs only", {"lambda"}, set()),
+        ],
+    )
+    def test_a_negation_covers_the_list_of_providers_it_starts(
+        self, text: str, allowed: set[str] | None, refused: set[str]
+    ) -> None:
+        w = parse(text)
+        if allowed is not None:
+            assert set(w.providers) == allowed
+        assert w.providers
+        assert not set(w.providers) & refused
+
+    def test_hardware_then_we_own_it_is_owned(self) -> None:
+        w = parse("8b dpo on 60k prefs, 4x4090 we already own")
+        assert w.owned
+        assert w.hardware == HardwareRequest("RTX-4090", 4)
+        assert not parse("8b lora 1B tokens").owned
+
+    @pytest.mark.parametrize(
+        "text", ["13b lora, spot not ok", "13b lora, spot instances are not fine"]
+    )
+    def test_spot_not_ok_is_no_spot(self, text: str) -> None:
+        assert parse(text).spot is SpotPolicy.NEVER
+
+    def test_a_currency_without_an_exchange_rate_is_asked_about_never_read_as_dollars(
+        self,
+    ) -> None:
+        with pytest.raises(WorkloadError, match="no exchange rate for CHF") as err:
+            parse("13b lora 20k samples, budget 1,200 CHF")
+        assert err.value.not_understood == ("CHF",)
+
+
+class TestHeldOutNineForms:
+    def test_a_count_of_accelerators_we_do_not_price_names_them(self) -> None:
+        with pytest.raises(UnknownGpuError) as err:
+            parse("vit-l/16 pretrain on 1B tokens, 512 TPUs")
+        assert err.value.not_understood == ("TPUs",)
+
+    def test_memory_said_with_a_count_of_cards(self) -> None:
+        w = parse("70B qlora 100M tokens on a single 80GB card")
+        assert w.hardware == HardwareRequest(None, 1)
+        assert any("80GB a card" in line for line in w.assumed)
+
+
+def test_providers_joined_by_a_slash_are_a_list() -> None:
+    w = parse("lora, cheapest cloud except aws/azure")
+    assert w.providers
+    assert not {"aws", "azure"} & set(w.providers)
+
+
+class TestHeldOutElevenForms:
+    @pytest.mark.parametrize(
+        "text",
+        ["lora 1B tokens no preemption", "lora 1B tokens without spot instances"],
+    )
+    def test_more_ways_to_refuse_spot(self, text: str) -> None:
+        assert parse(text).spot is SpotPolicy.NEVER
+
+    def test_a_count_in_thousands_before_a_gpu(self) -> None:
+        w = parse_workload("70b pretraining, 15T tokens, 16k H100s")
+        assert w.hardware == HardwareRequest("H100-SXM-80GB", 16_000)
+
+
+@pytest.mark.parametrize("text", ["0×0A", "²X0A"])
+def test_an_unknown_gpu_inside_a_count_is_named_as_typed(text: str) -> None:
+    """Found by the property test: the name asked about is a slice of the question."""
+    with pytest.raises(UnknownGpuError) as err:
+        parse_workload(text)
+    assert all(word in text for word in err.value.not_understood)

@@ -66,6 +66,7 @@ SETS = {
     "heldout21": DATA / "phrasings_heldout21.jsonl",
     "heldout22": DATA / "phrasings_heldout22.jsonl",
     "heldout23": DATA / "phrasings_heldout23.jsonl",
+    "heldout_lead": DATA / "phrasings_heldout_lead.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

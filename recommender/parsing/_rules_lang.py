@@ -126,21 +126,25 @@ def settle(st: Draft) -> None:
         elif st.method is Method.PRETRAIN:
             length = st.seq_len or 2048
             said = "assumed: a pretraining example is one packed sequence"
+        elif st.seq_len is not None:
+            # The sequence the user set bounds each example: costed full, the upper bound of
+            # the bill (a shorter average is for the user to say, never guessed down)
+            length, said = st.seq_len, "each filling the seq stated"
+            st.notes.append(
+                f"assumed {length:,} tokens per example, the seq stated, an upper bound "
+                "(say `of 512 tokens` to change)"
+            )
         else:
-            length = min(DEFAULT_EXAMPLE_TOKENS, st.seq_len or DEFAULT_EXAMPLE_TOKENS)
+            length = DEFAULT_EXAMPLE_TOKENS
             said = "assumed"
             st.notes.append(
                 f"assumed {length:,} tokens per example, TRL SFTTrainer's default max_length "
                 "(say `of 512 tokens` to change)"
             )
         st.dataset_tokens = st.examples * length
-        if st.epochs is None and st.budget_usd is not None and st.duration_hours is None:
-            # A budget and a dataset but no epochs: the budget buys epochs of it.
-            st.notes.append(
-                f"{st.examples:,.0f} examples × {length:,} tokens ({said}) = "
-                f"{_tokens(st.dataset_tokens)} tokens an epoch; the budget buys the epochs"
-            )
-            return
+        # A budget beside a dataset caps the run, it does not buy epochs: "DPO on 100k pairs,
+        # budget $200" means one pass within $200, not as many passes as $200 buys (64 of
+        # them, on the bundled catalog); a budget alone still buys the work (ranking/work.py).
         tokens = st.examples * length * epochs
         if st.epochs is None:
             st.notes.append("1 epoch (say `3 epochs` to change)")

@@ -209,6 +209,7 @@ EXAMPLE_NOUNS = (
     "receipts",
     "invoices",
     "responses",
+    "completions",  # "40k labeled completions" (KTO); "8 completions per prompt" is a group
     "answers",
     "issues",
     "commits",

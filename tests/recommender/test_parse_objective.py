@@ -148,11 +148,12 @@ def test_cheapest_and_asap_are_read_not_dropped(text: str, urgency: Urgency | No
     assert w.ignored == ()
 
 
-def test_a_budget_and_a_dataset_without_epochs_buys_epochs() -> None:
+def test_a_budget_beside_a_dataset_caps_one_epoch_of_it() -> None:
     w = parse_workload("we have $3k, llama-3-70b lora on 100k samples of 1024 tokens", NOW)
-    assert w.tokens is None
+    assert w.tokens == pytest.approx(100_000 * 1024)
     assert w.dataset_tokens == pytest.approx(100_000 * 1024)
-    assert any("the budget buys the epochs" in a for a in w.assumed)
+    assert w.budget_usd == pytest.approx(3000)
+    assert any("1 epoch" in a for a in w.assumed)
     stated = parse_workload("$3k, llama-3-70b lora 2 epochs over 100k samples of 1024 tokens", NOW)
     assert stated.tokens == pytest.approx(2 * 100_000 * 1024)
 
@@ -182,3 +183,22 @@ def test_tomorrow_however_written(when: str) -> None:
 def test_next_weeks_weekday_in_chinese() -> None:
     w = parse_workload("qwen2.5-32b lora 2亿token 下周五前", TestHeldOutEightDeadlines.MONDAY)
     assert w.deadline_hours == pytest.approx(110 + 168)  # Friday 11 Dec, not 4 Dec
+
+
+def test_examples_with_a_stated_seq_fill_it() -> None:
+    """The seq a user sets bounds each example: costed full (the bill's upper bound), and
+    said; with no seq, TRL's 1,024-token default."""
+    w = parse_workload("lora gemma 3 12b, 90k examples, seq 4096, 2 epochs", NOW)
+    assert w.tokens == pytest.approx(90_000 * 4096 * 2)
+    assert any("the seq stated, an upper bound" in a for a in w.assumed)
+    pairs = parse_workload("dpo llama-3.1-70b with 25k preference pairs, seq 2048", NOW)
+    assert pairs.tokens == pytest.approx(25_000 * 2 * 2048)
+    unstated = parse_workload("lora gemma 3 12b, 90k examples, 2 epochs", NOW)
+    assert unstated.tokens == pytest.approx(90_000 * 1024 * 2)
+
+
+def test_labeled_completions_are_examples_and_per_prompt_ones_a_group() -> None:
+    kto = parse_workload("kto llama-3.1-8b lora 40k labeled completions, 1k tokens each", NOW)
+    assert kto.tokens == pytest.approx(40_000 * 1024, rel=0.03)
+    grpo = parse_workload("grpo qwen2.5-7b 10k prompts, 8 completions per prompt", NOW)
+    assert grpo.group_size == 8

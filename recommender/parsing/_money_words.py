@@ -6,7 +6,7 @@ Patterns run over the normalised text (see :mod:`recommender.parsing._scan`).
 
 from __future__ import annotations
 
-from recommender.parsing._lexicon import NUM, alt
+from recommender.parsing._lexicon import MONEY_UNITS, NUM, alt
 
 #: ISO 4217 codes the exchange-rate table (recommender/data/fx_rates.csv) lacks: read as
 #: currencies, so that a budget in them is asked about rather than read as dollars.
@@ -48,8 +48,6 @@ CURRENCY_WORDS: dict[str, str] = {
     "francs": "CHF",
 }
 CURRENCY_SYMBOLS: dict[str, str] = {"€": "EUR", "£": "GBP", "¥": "?", "￥": "?"}
-_MONEY_UNITS = {"k": 1e3, "thousand": 1e3, "grand": 1e3, "m": 1e6, "mm": 1e6, "million": 1e6}
-MONEY_UNITS: dict[str, float] = _MONEY_UNITS
 _BUDGET = (
     r"(?:(?:budget|预算|have|got|spend|spending|under|below|max|maximum|up to|at most|less than"
     r"|within|cap|limit|about|around|~)(?: of| is)? )?"

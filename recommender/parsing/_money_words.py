@@ -6,7 +6,8 @@ Patterns run over the normalised text (see :mod:`recommender.parsing._scan`).
 
 from __future__ import annotations
 
-from recommender.parsing._lexicon import MONEY_UNITS, NUM, alt
+from recommender.parsing import _lexicon as lex
+from recommender.parsing._lexicon import NUM, alt
 
 #: ISO 4217 codes the exchange-rate table (recommender/data/fx_rates.csv) lacks: read as
 #: currencies, so that a budget in them is asked about rather than read as dollars.
@@ -48,6 +49,9 @@ CURRENCY_WORDS: dict[str, str] = {
     "francs": "CHF",
 }
 CURRENCY_SYMBOLS: dict[str, str] = {"€": "EUR", "£": "GBP", "¥": "?", "￥": "?"}
+#: The dollar rules' multipliers up to millions: a billion before a currency word is a model
+#: size ("13B sgd" is a 13B model and the SGD optimizer, not S$13 billion)
+MONEY_UNITS: dict[str, float] = {u: x for u, x in lex.MONEY_UNITS.items() if x < 1e9}
 _BUDGET = (
     r"(?:(?:budget|预算|have|got|spend|spending|under|below|max|maximum|up to|at most|less than"
     r"|within|cap|limit|about|around|~)(?: of| is)? )?"

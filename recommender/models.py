@@ -101,7 +101,8 @@ KNOWN_MODELS: tuple[Architecture, ...] = (
     _m("Qwen2.5 0.5B", 0.494e9, 24, 896, 14, 2, 4864, 151936, tied=True),
     _m("Qwen2.5 1.5B", 1.54e9, 28, 1536, 12, 2, 8960, 151936, tied=True),
     _m("Qwen2.5 3B", 3.09e9, 36, 2048, 16, 2, 11008, 151936, tied=True),
-    _m("Qwen2.5 7B", 7.62e9, 28, 3584, 28, 4, 18944, 152064),
+    # Qwen/Qwen2.5-Math-7B is a fine-tune of it (its model card: base_model Qwen/Qwen2.5-7B)
+    _m("Qwen2.5 7B", 7.62e9, 28, 3584, 28, 4, 18944, 152064, aliases=("qwen2.5-math-7b",)),
     _m("Qwen2.5 14B", 14.7e9, 48, 5120, 40, 8, 13824, 152064),
     _m("Qwen2.5 32B", 32.5e9, 64, 5120, 40, 8, 27648, 152064),
     _m("Qwen2.5 72B", 72.7e9, 80, 8192, 64, 8, 29568, 152064),

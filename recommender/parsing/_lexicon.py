@@ -332,6 +332,10 @@ FULL = _either(
     # "fine-tuning complet" (French, read through English words): the adjective after
     rf"(?:{_TUNE}|training)[- ]full(?![- ](?:precision|dataset|data|set|epochs?|model card))",
     r"full[- ]param(?:eter)?s?|fft",
+    # "llama-3.1-8b full", "dpo qwen full 80k pairs": the method alone, but not "full
+    # precision", "full shard", "full checkpointing", "full bf16", "full dataset", ...
+    r"full(?![- ](?:precision|shard\w*|dataset|data|set|epochs?|model|activation\w*|ac"
+    r"|checkpoint\w*|recomput\w*|bf16|bfloat16|fp16|fp32|node|run|pass)(?:[- ]|$))(?=[- ]|$)",
 )
 FINE_TUNE = rf"(?:supervised[- ])?{_TUNE}|ft|sft"
 # "params" after it is a filler; "3B-Modell", "7b-model": the size of a model; "a 7b" and

@@ -54,8 +54,13 @@ def _num(text: str, raw: tuple[str, ...]) -> float:
 
 def _length(m: re.Match[str], raw: tuple[str, ...]) -> int | None:
     groups = m.groupdict()
-    number, k = (
-        (groups["ln"], groups["lk"]) if groups.get("ln") else (groups.get("ln2"), groups.get("lk2"))
+    number, k = next(
+        (
+            (groups[n], groups.get(u))
+            for n, u in (("ln", "lk"), ("ln3", "lk3"), ("ln2", "lk2"))
+            if groups.get(n)
+        ),
+        (None, None),
     )
     if not number:
         return None

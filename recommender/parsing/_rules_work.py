@@ -125,7 +125,8 @@ STEPS_AT_BATCH = (
     r"(?P<q>global |effective |total )?"
     r"(?:batch|bs|gbs)(?:[- ]size)?(?: of)? (?P<b>[0-9]+)"
     r"(?: (?:sequences|seqs|samples|examples))?"
-    r"(?: of (?P<ln>[0-9]+) ?(?P<lk>k)?[- ]tok(?:en)?s?(?: (?:sequences|seqs|samples))?)?"
+    # "... of 2048 tokens", "batch 128 x 4096 tokens"
+    r"(?: (?:of|x) (?P<ln>[0-9]+) ?(?P<lk>k)?[- ]tok(?:en)?s?(?: (?:sequences|seqs|samples))?)?"
 )
 #: "2000 steps of 64 x 4096 tokens": steps of a batch of sequences of a length.
 STEPS_OF_BATCH_X_LEN = (

@@ -37,7 +37,9 @@ _TOKEN = re.compile(
     r"|(?<=[A-Za-z])&(?=[A-Za-z])|(?<=[0-9])\*(?=10\^)"  # and "3*10^8"
     r"|(?<=[A-Za-z])\+(?![^\s,;.)]))+"  # and a name's "+" ("Command R+")
 )
-_FOLD = str.maketrans({"’": "'", "‘": "'", "´": "'", "×": "x", "_": "-", "–": "-", "—": "-"})
+_FOLD = str.maketrans(
+    {"’": "'", "‘": "'", "´": "'", "×": "x", "_": "-", "–": "-", "—": "-", "@": "at"}
+)
 _DIGIT_COMMA = re.compile(r"(?<=[0-9]),(?=[0-9]{3})")
 _DIGIT_SPACE = re.compile(r"(?<=[0-9])\s(?=[0-9]{3}(?![0-9]))")  # a space-grouped number
 _SPACES = re.compile(r"\s+")
@@ -97,6 +99,9 @@ def tokenize(text: str) -> Tokens:
     raw: list[str] = []
     for m in _TOKEN.finditer(text):
         word, start, end = m.group(), 0, len(m.group())
+        if word == "@":  # "60k prefs @ 2048": at (a mention's "@" is part of its name)
+            raw.append(word)
+            continue
         while start < end and not _keeps(word, start, leading=True):
             start += 1
         while end > start and not _keeps(word, end - 1, leading=False):

@@ -210,6 +210,7 @@ EXAMPLE_NOUNS = (
     "invoices",
     "responses",
     "completions",  # "40k labeled completions" (KTO); "8 completions per prompt" is a group
+    "turns",  # "1.1M chat turns"
     "answers",
     "issues",
     "commits",
@@ -235,6 +236,8 @@ _LEN = (
     r"(?P<ln>[0-9]+(?:\.[0-9]+)?) ?(?P<lk>k)?"
     r"(?:[- ]?tok(?:en)?s?|[- ](?:seq(?:uence)?|ctx|context)(?:[- ]?len(?:gth)?)?(?![- ]?window))"
 )
+#: "60k prefs at 2048", "60k prefs @ 2k": a bare length after "at" (or "@") and the examples
+_LEN_AT = r" at (?P<ln3>[0-9]+) ?(?P<lk3>k)?(?![0-9a-z.])"
 _LEN2 = r"(?P<ln2>[0-9]+(?:\.[0-9]+)?) ?(?P<lk2>k)?[- ]?tok(?:en)?s?"
 #: Up to four words that say what the examples are ("12k instruction samples", "45k pref
 #: pairs", "80k thumbs-up/down examples"), but not a preposition or a unit of their own.
@@ -248,7 +251,7 @@ DATASET = (
     r"(?:(?:on|over|for|with|of|across) )?(?:a dataset of |dataset of )?"
     rf"{NUM} ?(?P<u>{alt(COUNT_UNITS)})?(?:(?<=[a-z]) of)?(?: {_LEN2})?{ADJECTIVES}"
     rf" (?P<noun>{alt(EXAMPLE_NOUNS)})"
-    rf"(?:(?: of| x| at| with| averaging| avg| ~| each)? {_LEN}"
+    rf"(?:(?:(?: of| x| at| with| averaging| avg| ~| each)? {_LEN}|{_LEN_AT})"
     # "10k prompts, 512 token responses": that length is the completion's, not the prompt's
     r"(?! (?:completions?|responses?|generations?|outputs?|answers?)(?: |$))"
     rf"(?: each| per {_ONE}|/{_ONE})?)?"

@@ -10,7 +10,7 @@ import pytest
 
 from recommender.errors import WorkloadError
 from recommender.parsing.parse import parse_workload, reads_calendar
-from recommender.workload import Urgency
+from recommender.workload import Method, Urgency
 
 #: Friday 4 Dec 2026, 06:00 UTC.
 NOW = datetime(2026, 12, 4, 6, 0, tzinfo=UTC)
@@ -202,3 +202,33 @@ def test_labeled_completions_are_examples_and_per_prompt_ones_a_group() -> None:
     assert kto.tokens == pytest.approx(40_000 * 1024, rel=0.03)
     grpo = parse_workload("grpo qwen2.5-7b 10k prompts, 8 completions per prompt", NOW)
     assert grpo.group_size == 8
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("simpo llama-3.1-8b full, 60k prefs @ 2048", 60_000 * 2 * 2048),  # "@": at
+        ("lora llama-3-8b on 10k samples at 512", 10_000 * 512),  # a bare length after "at"
+        ("sft llama-3.1-8b on 1.1M chat turns (avg 380 tokens)", 1.1e6 * 380),
+        ("10k optimizer steps, batch 128 x 4096 tokens, llama 3.2 1b full", 1e4 * 128 * 4096),
+    ],
+)
+def test_lead2_forms_are_read(text: str, tokens: float) -> None:
+    w = parse_workload(text, NOW)
+    assert w.tokens == pytest.approx(tokens)
+    assert w.ignored == ()
+
+
+def test_full_alone_is_the_method_but_not_full_precision_or_shard() -> None:
+    assert parse_workload("dpo qwen2.5-7b full 80k pairs", NOW).ignored == ()
+    assert parse_workload("llama 3 8b lora, full precision, 1B tokens", NOW).method is Method.LORA
+
+
+def test_a_mention_is_not_read_as_at() -> None:
+    w = parse_workload("@gpufit lora llama-3-8b on 1B tokens", NOW)
+    assert w.tokens == pytest.approx(1e9)
+    assert w.ignored == ()
+
+
+def test_qwen_math_is_the_qwen2_5_shape_it_was_tuned_from() -> None:
+    assert parse_workload("grpo qwen2.5-math-7b 1k prompts", NOW).model.name == "Qwen2.5 7B"

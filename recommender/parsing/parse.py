@@ -93,7 +93,13 @@ def _budget(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _number(m["n"], raw) * lex.MONEY_UNITS.get(m["u"] or "", 1.0)
     if not MIN_BUDGET_USD <= value <= MAX_BUDGET_USD:
         raise _bad(raw, "A budget must be between a cent and $1B")
-    return _set(st, "budget_usd", value)
+    if not _set(st, "budget_usd", value):
+        return False
+    # "budget 5k" names no currency: dollars, said (never a silent guess about money)
+    said = " ".join(raw)
+    if "$" not in said and not re.search(r"usd|dollar|bucks", m.group(0)):
+        st.notes.append(f"read {said!r} as US dollars (say `€5k` or `5k EUR` otherwise)")
+    return True
 
 
 def _duration(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:

@@ -232,3 +232,11 @@ def test_a_mention_is_not_read_as_at() -> None:
 
 def test_qwen_math_is_the_qwen2_5_shape_it_was_tuned_from() -> None:
     assert parse_workload("grpo qwen2.5-math-7b 1k prompts", NOW).model.name == "Qwen2.5 7B"
+
+
+def test_a_budget_with_no_currency_says_it_is_read_as_dollars() -> None:
+    bare = parse_workload("budget 5k, lora llama-3-8b 100M tokens", NOW)
+    assert bare.budget_usd == pytest.approx(5000)
+    assert any("as US dollars" in a for a in bare.assumed)
+    dollars = parse_workload("lora llama-3-8b 100M tokens under $5k", NOW)
+    assert not any("as US dollars" in a for a in dollars.assumed)

@@ -68,6 +68,7 @@ SETS = {
     "heldout23": DATA / "phrasings_heldout23.jsonl",
     "heldout_lead": DATA / "phrasings_heldout_lead.jsonl",
     "heldout_lead2": DATA / "phrasings_heldout_lead2.jsonl",
+    "heldout_lead3": DATA / "phrasings_heldout_lead3.jsonl",
     "dev": DATA / "phrasings_dev.jsonl",
 }
 #: The time the questions are asked: a Monday morning, so "by Friday" is 110 hours away.

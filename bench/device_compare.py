@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from recommender.estimation.efficiency import compute_efficiency, dense_tflops
 from recommender.estimation.memory import MemoryModel
 from recommender.estimation.parallelism import NO_PARALLEL
-from recommender.estimation.rollout import DECODE_HBM_SHARE, HF_STEP_S
+from recommender.estimation.rollout import decode_step_seconds
 from recommender.estimation.steptime import RUN_EFFICIENCY, step_time
 from recommender.estimation.strategies import Strategy
 from recommender.gpus import IntraNode, get_gpu
@@ -31,6 +32,7 @@ from recommender.pricing.offers import Fabric
 from recommender.workload import (
     Framework,
     Method,
+    Objective,
     Offload,
     Optimizer,
     Precision,
@@ -102,19 +104,30 @@ def estimate_train(result: dict[str, Any]) -> Row:
 
 
 def estimate_generate(result: dict[str, Any]) -> Row:
-    """One decode step of HF ``generate`` as :mod:`recommender.estimation.rollout` costs it:
-    the weights and the KV cache read at the decode share of HBM, plus the eager per-layer
-    cost."""
+    """One decode step of HF ``generate`` as :func:`recommender.estimation.rollout.
+    decode_step_seconds` costs it (prompt and new tokens as measured, one GPU, the step
+    model's FLOP rate); a ``forward`` row times the model alone, which gpufit does not."""
     setting = result["setting"]
     arch = lookup_model(setting["model"])
     assert arch is not None
     gpu = get_gpu(GPU)
-    kv = 2 * arch.layers * arch.kv_heads * arch.head_dim * 2  # K and V, bf16, per token
-    context = setting["prompt"] + setting["new"] / 2
-    reads = arch.params * 2 + setting["batch"] * context * kv
-    step = reads / (gpu.mem_bandwidth_tbps * 1e12 * DECODE_HBM_SHARE)
-    # "forward" rows time the model alone (no generate loop): nothing of gpufit's to compare
-    step = step + HF_STEP_S if setting["engine"] == "generate" else 0.0
+    workload = Workload(
+        model=arch,
+        method=Method.FULL,
+        precision=Precision.BF16_MIXED,
+        optimizer=Optimizer.ADAMW,
+        seq_len=setting["prompt"] + setting["new"],
+        micro_batch=1,
+        objective=Objective.GRPO,
+        completion_len=setting["new"],
+        engine="hf",
+    )
+    rate = dense_tflops(gpu, workload.precision) * 1e12 * compute_efficiency(gpu, arch.hidden)
+    step = (
+        decode_step_seconds(workload, gpu, batch=setting["batch"], tp=1, flops_rate=rate)
+        if setting["engine"] == "generate"
+        else 0.0
+    )
     return Row(
         result["name"],
         result["status"],

@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_PROMPT_TOKENS",
     "completion_tokens",
     "decode_seconds",
+    "decode_step_seconds",
     "engine",
     "engine_batch",
     "prompt_tokens",
@@ -149,11 +150,21 @@ def decode_seconds(
     replicas = max(gen_gpus // tp, 1)
     batch = engine_batch(workload, gpu, gen_gpus=gen_gpus, dedicated=dedicated)
     c, p = completion_tokens(workload), prompt_tokens(workload)
-    hbm = gpu.mem_bandwidth_tbps * 1e12 * DECODE_HBM_SHARE * tp
-    reads = (m.params * 2.0 + batch * (p + c / 2) * _kv_bytes_per_token(workload)) / hbm
-    compute = 2.0 * m.active_params * batch / (flops_rate * tp)
-    overhead = _step_overhead_s(workload)
-    step = max(reads, compute) + overhead
+    step = decode_step_seconds(workload, gpu, batch=batch, tp=tp, flops_rate=flops_rate)
     rounds = sequences / (batch * replicas)  # batches each replica decodes in turn
     prefill = 2.0 * m.active_params * p * sequences / (flops_rate * tp * replicas)
     return rounds * c * step + prefill
+
+
+def decode_step_seconds(
+    workload: Workload, gpu: GpuSpec, *, batch: int, tp: int, flops_rate: float
+) -> float:
+    """One decode step of ``batch`` sequences on a replica of ``tp`` GPUs: the weights and
+    the KV cache (half the completion in, on average) read at the decode share of HBM, or
+    the step's FLOPs, whichever is slower, plus the engine's own cost."""
+    m = workload.model
+    c, p = completion_tokens(workload), prompt_tokens(workload)
+    hbm = gpu.mem_bandwidth_tbps * 1e12 * DECODE_HBM_SHARE * tp
+    reads = (m.params * 2.0 + batch * (p + c / 2) * _kv_bytes_per_token(workload)) / hbm
+    compute = 2.0 * m.active_params * batch / (flops_rate * tp)
+    return max(reads, compute) + _step_overhead_s(workload)

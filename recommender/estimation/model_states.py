@@ -139,25 +139,26 @@ def lora_params(m: Architecture, rank: int, targets: str) -> int:
     ``targets="attention"`` adapts q, k, v and o; ``"all"`` adds every MLP matrix (gate, up and
     down for SwiGLU; both for a GeLU MLP), for each expert of a mixture of experts.
     """
-    kv = m.head_dim * m.kv_heads
-    q_heads = m.head_dim * m.heads
-    attention = rank * ((m.hidden + q_heads) * 2 + (m.hidden + kv) * 2)
-    mlp = rank * (m.hidden + m.ffn) * m.mlp_matrices * m.experts
-    per_layer = attention + (mlp if targets == "all" else 0)
-    return per_layer * m.layers
+    d_in, d_out = _widths(m, targets, m.experts)
+    return rank * (d_in + d_out) * m.layers
 
 
 def adapted_widths(m: Architecture, targets: str) -> tuple[int, int]:
     """(inputs, outputs) summed over the matrices LoRA adapts in one layer, as one token
-    passes them: q, k, v and o; with ``"all"`` the MLP's too, for the experts a token is
-    routed to (:func:`lora_params` counts every expert's adapters)."""
+    passes them: the experts it is routed to (:func:`lora_params` counts every expert's
+    adapters)."""
+    return _widths(m, targets, m.experts_per_token)
+
+
+def _widths(m: Architecture, targets: str, experts: int) -> tuple[int, int]:
+    """(Σ d_in, Σ d_out) of one layer's adapted matrices, the MLP's over ``experts``."""
     kv = m.head_dim * m.kv_heads
     q_heads = m.head_dim * m.heads
-    d_in, d_out = 3 * m.hidden + q_heads, q_heads + 2 * kv + m.hidden
+    d_in, d_out = 3 * m.hidden + q_heads, q_heads + 2 * kv + m.hidden  # q, k, v, o
     if targets == "all":
         ups = m.mlp_matrices - 1  # gate and up (SwiGLU), or up alone (GeLU)
-        d_in += (ups * m.hidden + m.ffn) * m.experts_per_token
-        d_out += (ups * m.ffn + m.hidden) * m.experts_per_token
+        d_in += (ups * m.hidden + m.ffn) * experts
+        d_out += (ups * m.ffn + m.hidden) * experts
     return d_in, d_out
 
 

@@ -93,12 +93,15 @@ def _budget(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
     value = _number(m["n"], raw) * lex.MONEY_UNITS.get(m["u"] or "", 1.0)
     if not MIN_BUDGET_USD <= value <= MAX_BUDGET_USD:
         raise _bad(raw, "A budget must be between a cent and $1B")
-    if not _set(st, "budget_usd", value):
+    return _set(st, "budget_usd", value)
+
+
+def _budget_no_currency(m: re.Match[str], raw: tuple[str, ...], st: Draft) -> bool:
+    """ "budget 5k", "we have 3k": no currency named, read as dollars and said so (never a
+    silent guess about money)."""
+    if not _budget(m, raw, st):
         return False
-    # "budget 5k" names no currency: dollars, said (never a silent guess about money)
-    said = " ".join(raw)
-    if "$" not in said and not re.search(r"usd|dollar|bucks", m.group(0)):
-        st.notes.append(f"read {said!r} as US dollars (say `€5k` or `5k EUR` otherwise)")
+    st.notes.append(f"read {' '.join(raw)!r} as US dollars (say `€5k` or `5k EUR` otherwise)")
     return True
 
 
@@ -226,8 +229,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("half a billion tokens", _rx(lex.TOKENS_HALF, _tokens)),
     _Rule("$N", _rx(lex.MONEY_DOLLAR, _budget)),
     _Rule("N usd", _rx(lex.MONEY_WORD, _budget)),
-    _Rule("budget N", _rx(lex.MONEY_BUDGET, _budget)),
-    _Rule("have Nk", _rx(lex.MONEY_HAVE, _budget)),
+    _Rule("budget N", _rx(lex.MONEY_BUDGET, _budget_no_currency)),
+    _Rule("have Nk", _rx(lex.MONEY_HAVE, _budget_no_currency)),
     _Rule("N hours", _rx(lex.DURATION, _duration)),
     _Rule("two days", _rx(words.DURATION_WORDS, timing.h_duration_words)),  # "a day or two"
     _Rule("a day", _rx(lex.DURATION_ONE, _duration)),

@@ -41,6 +41,13 @@ class Background:
         self._tasks.add(task)
         task.add_done_callback(self._finished)
 
+    def adopt_current(self) -> None:
+        """Supervise the task running the caller (a Bolt lazy listener's work after its ack),
+        so that shutdown drains it like the rest."""
+        task = asyncio.current_task()
+        if task is not None:
+            self.adopt(task)
+
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
         if task.cancelled():

@@ -9,7 +9,6 @@ message and value, so a double click does the work once. A click is acknowledged
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -137,9 +136,7 @@ class ButtonClick:
         client: AsyncWebClient,
     ) -> None:
         """The button's work, after the ack; its failures reported where it was clicked."""
-        task = asyncio.current_task()
-        if task is not None:
-            self._services.background.adopt(task)  # drained at shutdown
+        self._services.background.adopt_current()  # drained at shutdown
         action_id = str(action.get("action_id", ""))
         click = Click(action, body, context, respond, client, self._services, self._top)
         await reporting(_WORK[action_id](click), body, respond, client)

@@ -10,7 +10,6 @@ in ``process_before_response`` mode, so the ack is the HTTP response Slack shows
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
@@ -73,9 +72,7 @@ class SlashCommand:
         if sub in _IN_ACK:
             return
         services = self._services
-        task = asyncio.current_task()
-        if task is not None:
-            services.background.adopt(task)  # drained at shutdown like all work after acks
+        services.background.adopt_current()  # drained at shutdown like all work after acks
         async with reported(body, respond, client):
             if sub in watches.WATCH_SUBCOMMANDS:
                 await watches.handle_watch_command(
